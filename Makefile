@@ -1,0 +1,98 @@
+# Remora build. `make` builds build/remora; `make test` builds and runs every
+# test (plain and ASan+UBSan); `make run` starts the chat on the default model.
+# Packages come from Debian; `make deps` installs what is missing when run as
+# root and otherwise prints the exact apt-get line.
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+DESTDIR ?=
+PKGS     = jansson libcurl libutf8proc ncursesw
+DEB_PKGS = build-essential pkg-config libjansson-dev libcurl4-openssl-dev \
+           libutf8proc-dev libncurses-dev libreadline-dev
+TEST_DEB_PKGS = clang tmux nginx-light mandoc groff-base unicode-data
+
+MODE ?= rel
+B     = build/$(MODE)
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lreadline -lm -pthread
+
+WARN    = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wshadow=local
+BASE_CFLAGS = -std=gnu11 -g $(WARN) -pthread -Iengine -I. $(PKG_CFLAGS)
+ifeq ($(MODE),asan)
+OPT = -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDOPT = -fsanitize=address,undefined
+else
+OPT = -O2
+LDOPT =
+endif
+CFLAGS_ALL = $(BASE_CFLAGS) $(OPT) $(CFLAGS)
+
+ENGINE_SRC := $(wildcard engine/*.c engine/kernels/*.c)
+UI_SRC     := $(wildcard ui/*.c)
+APP_SRC    := $(wildcard app/*.c)
+TEST_SRC   := $(wildcard tests/unit/*.c)
+
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
+UI_OBJ     := $(UI_SRC:%.c=$(B)/%.o)
+APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
+TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
+
+.PHONY: all run test deps test-deps check clean install unit bench
+all: deps-check build/remora
+
+# Release binary at build/remora; ASan test binaries under build/asan.
+build/remora: $(B)/remora
+	@cp $< $@
+
+$(B)/remora: $(APP_OBJ) $(UI_OBJ) $(B)/libremora.a
+	$(CC) $(LDOPT) -o $@ $(APP_OBJ) $(UI_OBJ) $(B)/libremora.a $(PKG_LIBS)
+
+$(B)/libremora.a: $(ENGINE_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/remora-tests: $(TEST_OBJ) $(UI_OBJ) $(B)/libremora.a
+	$(CC) $(LDOPT) -o $@ $(TEST_OBJ) $(UI_OBJ) $(B)/libremora.a $(PKG_LIBS)
+
+# SIMD variants are compiled with their own target flags; dispatch picks one at run time.
+$(B)/%_avx2.o: %_avx2.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -mavx2 -mfma -MMD -MP -c $< -o $@
+$(B)/%_avx512.o: %_avx512.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -mavx512f -mavx512bw -mavx512vl -mavx512dq -mfma -MMD -MP -c $< -o $@
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+-include $(ENGINE_OBJ:.o=.d) $(UI_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
+
+unit: $(B)/remora-tests $(B)/remora
+
+# ---- dependencies -------------------------------------------------------
+deps-check:
+	@sh tests/deps.sh build $(DEB_PKGS)
+deps:
+	@sh tests/deps.sh build $(DEB_PKGS)
+test-deps:
+	@sh tests/deps.sh test $(DEB_PKGS) $(TEST_DEB_PKGS)
+
+# ---- the two commands of the README -------------------------------------
+run: all
+	./build/remora chat --model assets/model
+
+test: test-deps
+	$(MAKE) MODE=rel unit build/remora
+	$(MAKE) MODE=asan unit
+	sh tests/run.sh
+
+bench: all
+	./build/remora bench-kernels
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 build/remora $(DESTDIR)$(PREFIX)/bin/remora
+	install -m 644 man/remora.1 $(DESTDIR)$(PREFIX)/share/man/man1/remora.1
+
+clean:
+	rm -rf build

@@ -1,0 +1,142 @@
+/* engine.h — the one public header of the Remora engine.
+ *
+ * app/ and ui/ include this file and nothing else from engine/. It opens a
+ * model directory (Kimi K3 or Kimi-Linear checkpoint format), runs the forward
+ * pass over token ids, tokenizes text, renders chats and publishes per-token
+ * statistics. The engine never prints: every failure comes back as a non-zero
+ * return and a message in an rm_err naming the file or tensor at fault.
+ */
+#ifndef REMORA_ENGINE_H
+#define REMORA_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- errors ------------------------------------------------------------ */
+
+typedef struct rm_err {
+    char msg[1024];
+} rm_err;
+
+/* Formats msg into err (if err is non-NULL) and returns -1, so callers can
+ * write `return rm_errf(err, "...")`. */
+int rm_errf(rm_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- model ------------------------------------------------------------- */
+
+typedef struct rm_model rm_model;
+typedef struct rm_state rm_state;
+
+typedef struct rm_open_opts {
+    int threads;            /* compute threads; 0 = all cores */
+} rm_open_opts;
+
+/* What a caller may want to know about an open model. */
+typedef struct rm_model_info {
+    const char *family;     /* "kimi_k3" or "kimi_linear" */
+    int vocab_size;
+    int hidden_size;
+    int num_layers;
+    int num_experts;        /* routed experts per MoE layer; 0 if none */
+    int experts_per_token;
+    int first_moe_layer;
+    int bos_id, eos_id, pad_id;
+    uint64_t total_weight_bytes;
+} rm_model_info;
+
+int  rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_err *err);
+void rm_model_free(rm_model *m);
+const rm_model_info *rm_model_get_info(const rm_model *m);
+
+/* Per-sequence state: KDA recurrent and conv states, MLA latent cache,
+ * position. max_tokens bounds the MLA cache; it grows on demand past it. */
+rm_state *rm_state_new(rm_model *m, rm_err *err);
+void      rm_state_free(rm_state *s);
+void      rm_state_reset(rm_state *s);
+int       rm_state_pos(const rm_state *s);
+
+/* Router choices reported during a forward pass, one call per MoE layer and
+ * position (pos counts from the start of the sequence). ids are ordered by
+ * descending selection score; weights are the final routing weights. */
+typedef void (*rm_route_fn)(void *ud, int layer, int pos, const int *ids,
+                            const float *weights, int k, float margin);
+
+/* Feeds n tokens at the end of the state's sequence. If logits is non-NULL it
+ * receives n rows of vocab_size floats (every position); if last_logits is
+ * non-NULL it receives the row of the last position only. */
+int rm_forward(rm_model *m, rm_state *s, const int32_t *ids, int n,
+               float *logits, float *last_logits,
+               rm_route_fn on_route, void *route_ud, rm_err *err);
+
+/* ---- tokenizer (engine/tokenizer.c, engine/pretok.c) -------------------- */
+
+typedef struct rm_tokenizer rm_tokenizer;
+
+/* Opens DIR/tiktoken.model and DIR/tokenizer_config.json. */
+int  rm_tokenizer_open(const char *dir, rm_tokenizer **out, rm_err *err);
+void rm_tokenizer_free(rm_tokenizer *t);
+int  rm_tokenizer_vocab(const rm_tokenizer *t);      /* ranks + specials */
+/* Id of a special token by its text ("<|open|>"), or -1. */
+int  rm_tokenizer_special_id(const rm_tokenizer *t, const char *text);
+/* Encodes len bytes of text. With allow_special, special-token strings map to
+ * their ids (leftmost match); otherwise they are plain text. Returns the
+ * number of ids (*ids malloc'd, caller frees) or -1 on error. */
+int  rm_tokenizer_encode(const rm_tokenizer *t, const char *text, size_t len,
+                         int allow_special, int32_t **ids, rm_err *err);
+/* The bytes of one token (special ids give their text). NULL if out of range. */
+const char *rm_tokenizer_token_bytes(const rm_tokenizer *t, int32_t id, size_t *len);
+
+/* Streaming UTF-8 assembly of token bytes: feed token bytes, get complete
+ * UTF-8 back; invalid sequences become U+FFFD. */
+typedef struct rm_utf8_stream { unsigned char pend[8]; int npend; } rm_utf8_stream;
+/* Appends to out (cap bytes) the complete characters now available; returns
+ * the byte count written. flush=1 emits any pending incomplete tail as U+FFFD. */
+size_t rm_utf8_stream_feed(rm_utf8_stream *s, const char *in, size_t len,
+                           char *out, size_t cap, int flush);
+
+/* ---- chat formats (engine/chat.c) -------------------------------------- */
+
+typedef enum { RM_CHAT_XTML = 1, RM_CHAT_IM = 2 } rm_chat_format;
+
+typedef struct rm_chat_msg {
+    const char *role;               /* "system", "user", "assistant", "tool" */
+    const char *content;
+    const char *reasoning_content;  /* assistant only; may be NULL */
+    const char *name;               /* optional */
+} rm_chat_msg;
+
+typedef struct rm_chat_opts {
+    int thinking;                   /* open the think channel (XTML) */
+    const char *thinking_effort;    /* NULL: no thinking-effort note */
+    int add_generation_prompt;
+    const char *tools_json;         /* JSON array of tool schemas, or NULL */
+} rm_chat_opts;
+
+/* Chooses the format from the tokenizer's special tokens (XTML when <|open|>
+ * exists, else the im format). */
+rm_chat_format rm_chat_detect(const rm_tokenizer *t);
+/* Renders a conversation to ids. Returns the count (*ids malloc'd) or -1. */
+int rm_chat_render(const rm_tokenizer *t, rm_chat_format f, const rm_chat_msg *msgs,
+                   int n, const rm_chat_opts *o, int32_t **ids, rm_err *err);
+
+/* Streaming splitter of generated tokens into reasoning and answer text; never
+ * emits control markers. */
+typedef struct rm_chat_stream rm_chat_stream;
+enum { RM_CHAN_REASONING = 1, RM_CHAN_ANSWER = 2 };
+typedef void (*rm_chat_text_fn)(void *ud, int channel, const char *text, size_t len);
+rm_chat_stream *rm_chat_stream_new(const rm_tokenizer *t, rm_chat_format f,
+                                   int starts_in_think, rm_chat_text_fn fn, void *ud);
+/* Feeds one generated id. Returns 1 when the id ends the message
+ * (end-of-message or [EOS]), else 0. */
+int  rm_chat_stream_feed(rm_chat_stream *s, int32_t id);
+void rm_chat_stream_finish(rm_chat_stream *s);
+void rm_chat_stream_free(rm_chat_stream *s);
+
+/* ---- kernels (benchmarks and self-checks) ------------------------------ */
+
+/* Name of the SIMD level chosen at run time: "avx512", "avx2" or "scalar". */
+const char *rm_kernels_level(void);
+/* Runs the kernel benchmark of `remora bench-kernels`, printing to stdout. */
+int rm_bench_kernels(int argc, char **argv);
+
+#endif

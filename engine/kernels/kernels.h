@@ -1,0 +1,58 @@
+/* kernels.h — matrix-vector and matrix-matrix kernels over the checkpoint's
+ * weight encodings (F32, BF16, MXFP4), with activations in fp32.
+ *
+ * Every kernel computes, for each output row r, y[r] = Σ_c W[r,c] · x[c] with
+ * weights decoded exactly to fp32. The accumulation order is fixed by the
+ * scalar reference (see kernels_scalar.c): 16 lane accumulators (lane =
+ * c mod 16) updated with fused multiply-add, then a fixed pairwise reduction.
+ * The AVX2 and AVX-512 versions follow that order, so all levels give the
+ * same bits. The gemm forms apply the gemv to each of T input rows with the
+ * same order, so batched prefill equals token-by-token decode bit for bit.
+ *
+ * Rows are split across the compute pool (threadpool.h) when the matrix is
+ * large enough to be worth it.
+ */
+#ifndef REMORA_KERNELS_H
+#define REMORA_KERNELS_H
+#include <stdint.h>
+#include <stddef.h>
+
+/* bf16 → fp32 is exact: the bf16 bits are the high half of the fp32 bits. */
+static inline float bf16_to_f32(uint16_t h)
+{
+    union { uint32_t u; float f; } v = { .u = (uint32_t)h << 16 };
+    return v.f;
+}
+
+/* The 16 E2M1 values of an MXFP4 nibble (bit 3 is the sign). */
+extern const float kern_e2m1[16];
+/* 2^(e-127) for an E8M0 scale byte; 255 gives +Inf as the reference does. */
+float kern_e8m0(uint8_t e);
+
+/* y[rows] = W[rows, cols] · x[cols] */
+void kern_gemv_f32(const float *W, const float *x, float *y, int rows, int cols);
+void kern_gemv_bf16(const uint16_t *W, const float *x, float *y, int rows, int cols);
+/* MXFP4 (compressed-tensors mxfp4-pack-quantized): packed [rows, cols/2], the
+ * even column in the low nibble; scale [rows, cols/32] E8M0. cols % 32 == 0. */
+void kern_gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *x,
+                     float *y, int rows, int cols);
+
+/* Y[T, rows] = X[T, cols] · W[rows, cols]ᵀ — each row of Y bit-identical to
+ * the gemv of the matching row of X. Reads each weight row once for all T. */
+void kern_gemm_f32(const float *W, const float *X, float *Y, int T, int rows, int cols);
+void kern_gemm_bf16(const uint16_t *W, const float *X, float *Y, int T, int rows, int cols);
+void kern_gemm_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *X,
+                     float *Y, int T, int rows, int cols);
+
+/* Dot product with the same fixed order (for attention and norms where a
+ * reproducible order matters). */
+float kern_dot_f32(const float *a, const float *b, int n);
+
+/* The SIMD level in use: "avx512", "avx2" or "scalar". Chosen once from
+ * CPUID; the environment variable REMORA_SIMD=scalar|avx2|avx512 lowers it
+ * (never raises it past what the CPU has). */
+const char *kern_level(void);
+/* Forces a level for tests; returns 0, or -1 when the CPU lacks it. */
+int kern_set_level(const char *name);
+
+#endif

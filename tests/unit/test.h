@@ -1,0 +1,36 @@
+/* test.h — the tiny unit-test harness shared by tests/unit/*.c.
+ *
+ * TEST(name) defines and registers a test; CHECK(cond) records a failure with
+ * file and line and goes on; REQUIRE(cond) fails and leaves the test. The
+ * runner (test_main.c) prints one PASS/FAIL line per test and a closing
+ * "N passed, N failed" line. fixture_path() finds ../shared/fixtures (or
+ * $REMORA_FIXTURES) and aborts the test loudly when it is missing.
+ */
+#ifndef REMORA_TEST_H
+#define REMORA_TEST_H
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef void (*test_fn)(void);
+void t_register(const char *name, test_fn fn);
+void t_fail(const char *file, int line, const char *expr);
+int  t_failed_now(void);
+/* Returns "<fixtures>/<rel>" in a static rotating buffer; fails the current
+ * test (and returns NULL) when the fixtures directory does not exist. */
+const char *fixture_path(const char *rel);
+/* Path of the built binary under test (build/<mode>/remora). */
+const char *remora_bin(void);
+/* Reads a whole file; returns malloc'd bytes (NUL-terminated) or NULL. */
+char *t_read_file(const char *path, size_t *len);
+
+#define TEST(name)                                                        \
+    static void name(void);                                               \
+    __attribute__((constructor)) static void reg_##name(void)             \
+    { t_register(#name, name); }                                          \
+    static void name(void)
+
+#define CHECK(c) do { if (!(c)) t_fail(__FILE__, __LINE__, #c); } while (0)
+#define REQUIRE(c) do { if (!(c)) { t_fail(__FILE__, __LINE__, #c); return; } } while (0)
+#define CHECKF(c, ...) do { if (!(c)) { t_fail(__FILE__, __LINE__, #c); \
+    fprintf(stderr, "    "); fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); } } while (0)
+#endif

@@ -1,0 +1,76 @@
+/* test_main.c — runner for the unit tests: runs every registered test (or
+ * those whose names contain argv[1]), prints PASS/FAIL per test and ends with
+ * "N passed, N failed". Exit status 1 if any test failed. */
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include "test.h"
+
+#define MAX_TESTS 1024
+static struct { const char *name; test_fn fn; } tests[MAX_TESTS];
+static int ntests, cur_failed;
+
+void t_register(const char *name, test_fn fn)
+{
+    if (ntests < MAX_TESTS) { tests[ntests].name = name; tests[ntests].fn = fn; ntests++; }
+}
+
+void t_fail(const char *file, int line, const char *expr)
+{
+    cur_failed++;
+    fprintf(stderr, "  %s:%d: check failed: %s\n", file, line, expr);
+}
+
+int t_failed_now(void) { return cur_failed; }
+
+const char *fixture_path(const char *rel)
+{
+    static char bufs[8][4096];
+    static int k;
+    const char *root = getenv("REMORA_FIXTURES");
+    if (!root) root = "../shared/fixtures";
+    struct stat st;
+    if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "  FIXTURES MISSING: %s does not exist (set REMORA_FIXTURES)\n", root);
+        cur_failed++;
+        return NULL;
+    }
+    char *b = bufs[k++ & 7];
+    snprintf(b, sizeof bufs[0], "%s/%s", root, rel);
+    return b;
+}
+
+const char *remora_bin(void)
+{
+    const char *b = getenv("REMORA_BIN");
+    return b ? b : "build/rel/remora";
+}
+
+char *t_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *p = malloc((size_t)n + 1);
+    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) { free(p); p = NULL; }
+    fclose(f);
+    if (p) { p[n] = 0; if (len) *len = (size_t)n; }
+    return p;
+}
+
+int main(int argc, char **argv)
+{
+    int pass = 0, fail = 0;
+    for (int i = 0; i < ntests; i++) {
+        if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
+        cur_failed = 0;
+        tests[i].fn();
+        if (cur_failed) { fail++; printf("FAIL %s\n", tests[i].name); }
+        else { pass++; printf("PASS %s\n", tests[i].name); }
+        fflush(stdout);
+    }
+    printf("%d passed, %d failed\n", pass, fail);
+    return fail ? 1 : 0;
+}
