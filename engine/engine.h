@@ -132,6 +132,91 @@ int  rm_chat_stream_feed(rm_chat_stream *s, int32_t id);
 void rm_chat_stream_finish(rm_chat_stream *s);
 void rm_chat_stream_free(rm_chat_stream *s);
 
+/* ---- per-token statistics ---------------------------------------------- */
+
+/* Time phases of one token, in the order the worker spends them. */
+enum {
+    RM_PHASE_WAIT_IO,       /* waiting for expert/spine bytes */
+    RM_PHASE_SPINE,         /* norms, projections, router, shared experts */
+    RM_PHASE_ATTN,          /* KDA recurrence and MLA attention */
+    RM_PHASE_EXPERTS,       /* routed expert arithmetic */
+    RM_PHASE_LM_HEAD,
+    RM_PHASE_COUNT
+};
+
+#define RM_MAX_ROUTE_LAYERS 128
+#define RM_MAX_TOPK 32
+
+/* One snapshot per emitted token, published by the engine and sampled by the
+ * CLI and the TUI. Byte figures are bytes actually read from storage (or the
+ * network) for this token; cache figures agree with them. */
+typedef struct rm_token_stats {
+    uint64_t token_index;           /* tokens emitted in this turn so far */
+    int      token_id;
+    double   seconds;               /* wall time of this token */
+    double   phase_seconds[RM_PHASE_COUNT];
+    int      prefill;               /* 1 for the prompt's summary record */
+    int      prompt_tokens;
+    /* storage */
+    uint64_t bytes_spine_read, bytes_expert_read, bytes_net;
+    uint64_t bytes_expert_from_cache;
+    uint64_t spine_resident_bytes, spine_total_bytes;
+    uint64_t expert_cache_bytes, expert_cache_capacity;
+    uint64_t expert_hits, expert_misses;   /* this token */
+    double   retained_fraction;            /* of all experts, resident now */
+    double   read_gbps;                    /* achieved this token */
+    double   device_gbps;                  /* measured ceiling, 0 if unknown */
+    int      queue_depth;
+    /* speculation */
+    uint64_t spec_drafted, spec_accepted;  /* cumulative in this turn */
+    /* router: the last position's choices, per MoE layer */
+    int      route_layers;                 /* number of MoE layers filled */
+    int      route_k;
+    int      num_experts;
+    int16_t  route_ids[RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
+} rm_token_stats;
+
+/* ---- session: conversation, generation loop ---------------------------- */
+
+typedef struct rm_session rm_session;
+
+typedef struct rm_gen_opts {
+    int      max_new;               /* 0 = until end of message */
+    float    temperature;           /* 0 = greedy */
+    float    top_p;                 /* 1 = off */
+    uint64_t seed;
+    int      think;                 /* 1: open the think channel */
+    const char *thinking_effort;    /* NULL: none */
+} rm_gen_opts;
+
+typedef struct rm_gen_events {
+    void *ud;
+    /* streamed text, channel RM_CHAN_REASONING or RM_CHAN_ANSWER */
+    void (*on_text)(void *ud, int channel, const char *text, size_t len);
+    /* one call per emitted token (and one with prefill=1 after the prompt) */
+    void (*on_stats)(void *ud, const rm_token_stats *st);
+} rm_gen_events;
+
+int  rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **out, rm_err *err);
+void rm_session_free(rm_session *s);
+rm_model *rm_session_model(rm_session *s);
+const rm_tokenizer *rm_session_tokenizer(rm_session *s);
+int  rm_session_set_system(rm_session *s, const char *system_text);
+void rm_session_clear(rm_session *s);
+/* Appends a user message, generates the assistant reply, appends it. *stop is
+ * polled between tokens; when it becomes non-zero the turn ends at the next
+ * token boundary, the partial reply is kept and marked interrupted. Returns 0
+ * (also when stopped), -1 on error. */
+int  rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o,
+                     const rm_gen_events *ev, volatile int *stop, rm_err *err);
+/* The conversation so far. */
+int  rm_session_messages(const rm_session *s, const rm_chat_msg **msgs);
+int  rm_session_last_interrupted(const rm_session *s);
+/* Transcripts: JSONL of {role, content, reasoning_content}, written
+ * atomically (temp file, fsync, rename). */
+int  rm_session_save(const rm_session *s, const char *path, rm_err *err);
+int  rm_session_load(rm_session *s, const char *path, rm_err *err);
+
 /* ---- kernels (benchmarks and self-checks) ------------------------------ */
 
 /* Name of the SIMD level chosen at run time: "avx512", "avx2" or "scalar". */
