@@ -1,0 +1,11 @@
+/* commands.h — the subcommands of the remora binary, one file each under
+ * app/. Each takes the arguments after its name (argv[0] is the command name)
+ * and returns the process exit status: 0 success, 1 runtime failure, 2 bad
+ * input or usage, 130 interrupted. */
+#ifndef REMORA_COMMANDS_H
+#define REMORA_COMMANDS_H
+
+int cmd_logits(int argc, char **argv);
+int cmd_bench_kernels(int argc, char **argv);
+
+#endif
