@@ -1,0 +1,419 @@
+/* model.c — opening a model directory and running the layer loop.
+ *
+ * Loading maps the checkpoint (st.c), reads config.json (config.c) and binds
+ * every tensor the config implies, checking dtype and shape, so a forward
+ * pass never meets a missing or malformed weight. Names follow the
+ * checkpoints: K3 under "language_model.model." with
+ * "language_model.lm_head.weight", Kimi-Linear under "model." with
+ * "lm_head.weight".
+ *
+ * The layer loop (kimi-spec §7). Plain residual stream (48B):
+ *   h += Mixer(RMSNorm(h)); h += FFN(RMSNorm(h))
+ * Attention Residuals (K3, block size B): a running partial sum P of the
+ * current block and a list of snapshots; every layer's input is a softmax mix
+ * of the snapshots and P (none before the first snapshot); at layers
+ * l % B == 0 the partial sum is snapshotted and restarts from the mixer
+ * output; the output mix over all snapshots and P feeds the final norm.
+ * AttnRes mixes across depth only, never across tokens, so it needs no cache.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model.h"
+#include "kernels/kernels.h"
+
+/* Longest run of positions carried through the layers at once; longer
+ * prompts are fed in chunks (each chunk still reads each expert once). */
+#define PREFILL_CHUNK 256
+
+typedef struct loader {
+    const st_set *st;
+    const char *prefix;         /* "language_model.model." or "model." */
+    rm_err *err;
+    char name[512];
+} loader;
+
+static const char *nm(loader *ld, const char *fmt, int layer, const char *suffix)
+{
+    char mid[256];
+    snprintf(mid, sizeof mid, fmt, layer);
+    snprintf(ld->name, sizeof ld->name, "%s%s%s", ld->prefix, mid, suffix ? suffix : "");
+    return ld->name;
+}
+
+#define MAT(dst, rows, cols, fmt, l, sfx) \
+    if (wmat_get(ld->st, nm(ld, fmt, l, sfx), rows, cols, &(dst), ld->err)) return -1
+#define VEC(dst, n, take, fmt, l, sfx) \
+    if (wvec_get(ld->st, nm(ld, fmt, l, sfx), n, take, &(dst), ld->err)) return -1
+
+static int load_mlp(loader *ld, mlp_weights *w, int D, int inter, const char *fmt, int l)
+{
+    MAT(w->gate, inter, D, fmt, l, "gate_proj.weight");
+    MAT(w->up, inter, D, fmt, l, "up_proj.weight");
+    MAT(w->down, D, inter, fmt, l, "down_proj.weight");
+    return 0;
+}
+
+static int load_kda(loader *ld, const rm_config *c, kda_weights *w, int l)
+{
+    const int D = c->hidden_size, H = c->kda_heads, hd = c->kda_head_dim, P = H * hd;
+    const char *f = "layers.%d.self_attn.";
+    MAT(w->q, P, D, f, l, "q_proj.weight");
+    MAT(w->k, P, D, f, l, "k_proj.weight");
+    MAT(w->v, P, D, f, l, "v_proj.weight");
+    MAT(w->f_a, hd, D, f, l, "f_a_proj.weight");
+    MAT(w->f_b, P, hd, f, l, "f_b_proj.weight");
+    MAT(w->b, H, D, f, l, "b_proj.weight");
+    if (c->kda_full_rank_gate) {
+        MAT(w->g, P, D, f, l, "g_proj.weight");
+    } else {
+        MAT(w->g_a, hd, D, f, l, "g_a_proj.weight");
+        MAT(w->g_b, P, hd, f, l, "g_b_proj.weight");
+    }
+    MAT(w->o, D, P, f, l, "o_proj.weight");
+    VEC(w->conv[0], P * c->conv_size, 0, f, l, "q_conv1d.weight");
+    VEC(w->conv[1], P * c->conv_size, 0, f, l, "k_conv1d.weight");
+    VEC(w->conv[2], P * c->conv_size, 0, f, l, "v_conv1d.weight");
+    /* A_log is [1,1,H,1] (48B) or [head_dim] of which the first H are used (K3) */
+    const st_tensor *a = st_find(ld->st, nm(ld, f, l, "A_log"));
+    int n = a ? (int)st_numel(a) : H;
+    if (n != H && n < H) n = H;   /* let wvec_get report the mismatch */
+    VEC(w->A_log, n, H, f, l, "A_log");
+    VEC(w->dt_bias, P, 0, f, l, "dt_bias");
+    VEC(w->o_norm, hd, 0, f, l, "o_norm.weight");
+    return 0;
+}
+
+static int load_mla(loader *ld, const rm_config *c, mla_weights *w, int l)
+{
+    const int D = c->hidden_size, nh = c->mla_heads, dqk = c->qk_nope + c->qk_rope;
+    const char *f = "layers.%d.self_attn.";
+    if (c->q_lora_rank) {
+        MAT(w->q_a, c->q_lora_rank, D, f, l, "q_a_proj.weight");
+        VEC(w->q_a_norm, c->q_lora_rank, 0, f, l, "q_a_layernorm.weight");
+        MAT(w->q_b, nh * dqk, c->q_lora_rank, f, l, "q_b_proj.weight");
+    } else {
+        MAT(w->q, nh * dqk, D, f, l, "q_proj.weight");
+    }
+    MAT(w->kv_a, c->kv_lora_rank + c->qk_rope, D, f, l, "kv_a_proj_with_mqa.weight");
+    VEC(w->kv_a_norm, c->kv_lora_rank, 0, f, l, "kv_a_layernorm.weight");
+    MAT(w->kv_b, nh * (c->qk_nope + c->v_head_dim), c->kv_lora_rank, f, l, "kv_b_proj.weight");
+    if (c->mla_output_gate) MAT(w->g, nh * c->v_head_dim, D, f, l, "g_proj.weight");
+    MAT(w->o, D, nh * c->v_head_dim, f, l, "o_proj.weight");
+    return 0;
+}
+
+static int load_moe(loader *ld, const rm_config *c, moe_weights *w, int l)
+{
+    const int D = c->hidden_size, E = c->num_experts, I = c->moe_inter;
+    const int Z = c->latent ? c->latent : D;
+    const char *f = "layers.%d.block_sparse_moe.";
+    MAT(w->router, E, D, f, l, "gate.weight");
+    if (st_find(ld->st, nm(ld, f, l, "gate.e_score_correction_bias")))
+        VEC(w->bias, E, 0, f, l, "gate.e_score_correction_bias");
+    if (c->latent) {
+        MAT(w->lat_down, Z, D, f, l, "routed_expert_down_proj.weight");
+        MAT(w->lat_up, D, Z, f, l, "routed_expert_up_proj.weight");
+        if (c->latent_norm) VEC(w->lat_norm, Z, 0, f, l, "routed_expert_norm.weight");
+    }
+    if (c->num_shared &&
+        load_mlp(ld, &w->shared, D, I * c->num_shared, "layers.%d.block_sparse_moe.shared_experts.", l))
+        return -1;
+    if (!(w->experts = calloc((size_t)E, sizeof *w->experts)))
+        return rm_errf(ld->err, "out of memory for %d experts", E);
+    for (int e = 0; e < E; e++) {
+        mlp_weights *x = &w->experts[e];
+        char pre[320];
+        snprintf(pre, sizeof pre, "layers.%d.block_sparse_moe.experts.%d.", l, e);
+        struct { wmat *dst; const char *n; int rows, cols; } m3[3] = {
+            { &x->gate, "w1", I, Z }, { &x->up, "w3", I, Z }, { &x->down, "w2", Z, I } };
+        for (int i = 0; i < 3; i++) {
+            snprintf(ld->name, sizeof ld->name, "%s%s%s", ld->prefix, pre, m3[i].n);
+            if (c->experts_mxfp4) {
+                if (wmat_get_mxfp4(ld->st, ld->name, m3[i].rows, m3[i].cols, m3[i].dst, ld->err)) return -1;
+            } else {
+                strncat(ld->name, ".weight", sizeof ld->name - strlen(ld->name) - 1);
+                if (wmat_get(ld->st, ld->name, m3[i].rows, m3[i].cols, m3[i].dst, ld->err)) return -1;
+            }
+        }
+    }
+    return 0;
+}
+
+/* AttnRes weight: norm ⊙ projection, both [D]. */
+static int load_res(loader *ld, int D, float **out, const char *normfmt, const char *projfmt, int l)
+{
+    float *nw, *pw;
+    VEC(nw, D, 0, normfmt, l, NULL);
+    if (wvec_get(ld->st, nm(ld, projfmt, l, NULL), D, 0, &pw, ld->err)) { free(nw); return -1; }
+    for (int d = 0; d < D; d++) nw[d] *= pw[d];
+    free(pw);
+    *out = nw;
+    return 0;
+}
+
+static int load_weights(rm_model *m, rm_err *err)
+{
+    const rm_config *c = &m->cfg;
+    loader L = { m->st, NULL, err, "" }, *ld = &L;
+    const int D = c->hidden_size, V = c->vocab_size;
+    const char *lm;
+    if (st_find(m->st, "language_model.model.embed_tokens.weight")) {
+        L.prefix = "language_model.model.";
+        lm = "language_model.lm_head.weight";
+    } else {
+        L.prefix = "model.";
+        lm = "lm_head.weight";
+    }
+    MAT(m->embed, V, D, "embed_tokens.weight%.0d", 0, NULL);
+    if (wmat_get(m->st, lm, V, D, &m->lm_head, err)) return -1;
+    VEC(m->final_norm, D, 0, "norm.weight%.0d", 0, NULL);
+    if (c->attn_res_block &&
+        load_res(ld, D, &m->out_res_w, "output_attn_res_norm.weight%.0d", "output_attn_res_proj.weight%.0d", 0))
+        return -1;
+    if (!(m->layers = calloc((size_t)c->num_layers, sizeof *m->layers))) return rm_errf(err, "out of memory");
+    for (int l = 0; l < c->num_layers; l++) {
+        layer_weights *w = &m->layers[l];
+        VEC(w->in_norm, D, 0, "layers.%d.input_layernorm.weight", l, NULL);
+        VEC(w->post_norm, D, 0, "layers.%d.post_attention_layernorm.weight", l, NULL);
+        if (c->attn_res_block &&
+            (load_res(ld, D, &w->attn_res_w, "layers.%d.self_attention_res_norm.weight",
+                      "layers.%d.self_attention_res_proj.weight", l) ||
+             load_res(ld, D, &w->mlp_res_w, "layers.%d.mlp_res_norm.weight", "layers.%d.mlp_res_proj.weight", l)))
+            return -1;
+        if (c->is_kda[l] ? load_kda(ld, c, &w->kda, l) : load_mla(ld, c, &w->mla, l)) return -1;
+        if (c->is_moe[l] ? load_moe(ld, c, &w->moe, l)
+                         : load_mlp(ld, &w->mlp, D, c->intermediate_size, "layers.%d.mlp.", l))
+            return -1;
+    }
+    return 0;
+}
+
+int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_err *err)
+{
+    *out = NULL;
+    rm_model *m = calloc(1, sizeof *m);
+    if (!m) return rm_errf(err, "out of memory");
+    if (config_load(dir, &m->cfg, err) || st_open(dir, &m->st, err) || load_weights(m, err)) {
+        rm_model_free(m);
+        return -1;
+    }
+    const rm_config *c = &m->cfg;
+    rm_model_info *in = &m->info;
+    in->family = c->family;
+    in->vocab_size = c->vocab_size;
+    in->hidden_size = c->hidden_size;
+    in->num_layers = c->num_layers;
+    in->num_experts = c->num_experts;
+    in->experts_per_token = c->topk;
+    in->first_moe_layer = -1;
+    for (int l = 0; l < c->num_layers; l++)
+        if (c->is_moe[l]) { in->first_moe_layer = l; break; }
+    in->bos_id = c->bos_id;
+    in->eos_id = c->eos_id;
+    in->pad_id = c->pad_id;
+    for (int i = 0; i < m->st->ntensors; i++) in->total_weight_bytes += m->st->tensors[i].nbytes;
+    *out = m;
+    return 0;
+}
+
+void rm_model_free(rm_model *m)
+{
+    if (!m) return;
+    if (m->layers) {
+        for (int l = 0; l < m->cfg.num_layers; l++) {
+            layer_weights *w = &m->layers[l];
+            free(w->in_norm); free(w->post_norm); free(w->attn_res_w); free(w->mlp_res_w);
+            for (int i = 0; i < 3; i++) free(w->kda.conv[i]);
+            free(w->kda.A_log); free(w->kda.dt_bias); free(w->kda.o_norm);
+            free(w->mla.q_a_norm); free(w->mla.kv_a_norm);
+            free(w->moe.bias); free(w->moe.lat_norm); free(w->moe.experts);
+        }
+        free(m->layers);
+    }
+    free(m->final_norm);
+    free(m->out_res_w);
+    st_close(m->st);
+    free(m);
+}
+
+const rm_model_info *rm_model_get_info(const rm_model *m) { return &m->info; }
+
+/* ---- state --------------------------------------------------------------- */
+
+rm_state *rm_state_new(rm_model *m, rm_err *err)
+{
+    const rm_config *c = &m->cfg;
+    rm_state *s = calloc(1, sizeof *s);
+    if (!s) { rm_errf(err, "out of memory"); return NULL; }
+    s->m = m;
+    s->kda = calloc((size_t)c->num_layers, sizeof *s->kda);
+    s->mla = calloc((size_t)c->num_layers, sizeof *s->mla);
+    if (!s->kda || !s->mla) goto oom;
+    const size_t P = (size_t)c->kda_heads * c->kda_head_dim;
+    for (int l = 0; l < c->num_layers; l++) {
+        if (!c->is_kda[l]) continue;
+        s->kda[l].S = calloc((size_t)c->kda_heads * c->kda_head_dim * c->kda_head_dim, sizeof(float));
+        s->kda[l].conv = calloc(3 * (size_t)(c->conv_size > 1 ? c->conv_size - 1 : 1) * P, sizeof(float));
+        if (!s->kda[l].S || !s->kda[l].conv) goto oom;
+    }
+    return s;
+oom:
+    rm_state_free(s);
+    rm_errf(err, "out of memory for the sequence state");
+    return NULL;
+}
+
+void rm_state_free(rm_state *s)
+{
+    if (!s) return;
+    for (int l = 0; s->kda && l < s->m->cfg.num_layers; l++) {
+        free(s->kda[l].S);
+        free(s->kda[l].conv);
+        if (s->mla) free(s->mla[l].latent);
+    }
+    free(s->kda);
+    free(s->mla);
+    free(s);
+}
+
+void rm_state_reset(rm_state *s)
+{
+    const rm_config *c = &s->m->cfg;
+    const size_t P = (size_t)c->kda_heads * c->kda_head_dim;
+    for (int l = 0; l < c->num_layers; l++) {
+        if (!c->is_kda[l]) continue;
+        memset(s->kda[l].S, 0, (size_t)c->kda_heads * c->kda_head_dim * c->kda_head_dim * sizeof(float));
+        memset(s->kda[l].conv, 0, 3 * (size_t)(c->conv_size > 1 ? c->conv_size - 1 : 1) * P * sizeof(float));
+    }
+    s->pos = 0;
+}
+
+int rm_state_pos(const rm_state *s) { return s->pos; }
+
+/* Grows every MLA cache to hold at least n tokens. */
+static int reserve_cache(rm_state *s, int n, rm_err *err)
+{
+    if (n <= s->cap) return 0;
+    const rm_config *c = &s->m->cfg;
+    int cap = s->cap ? s->cap : 256;
+    while (cap < n) cap *= 2;
+    const size_t lat = (size_t)c->kv_lora_rank + c->qk_rope;
+    for (int l = 0; l < c->num_layers; l++) {
+        if (c->is_kda[l]) continue;
+        float *p = realloc(s->mla[l].latent, (size_t)cap * lat * sizeof *p);
+        if (!p) return rm_errf(err, "out of memory growing the attention cache to %d tokens", cap);
+        s->mla[l].latent = p;
+    }
+    s->cap = cap;
+    return 0;
+}
+
+/* ---- forward ---------------------------------------------------------- */
+
+static void embed_rows(const rm_model *m, const int32_t *ids, int T, float *H)
+{
+    const int D = m->cfg.hidden_size;
+    for (int t = 0; t < T; t++) {
+        wmat r = wmat_rows(&m->embed, ids[t], 1);
+        float *h = H + (size_t)t * D;
+        if (r.kind == WM_F32) memcpy(h, r.w, (size_t)D * sizeof *h);
+        else for (int d = 0; d < D; d++) h[d] = bf16_to_f32(((const uint16_t *)r.w)[d]);
+    }
+}
+
+/* The per-row mix of AttnRes over blocks[0..nb) and P. */
+static void mix_rows(float *const *blocks, int nb, const float *P, const float *w, float *out, int T, int D, float eps)
+{
+    const float *src[CFG_MAX_LAYERS + 2];
+    for (int t = 0; t < T; t++) {
+        for (int j = 0; j < nb; j++) src[j] = blocks[j] + (size_t)t * D;
+        src[nb] = P + (size_t)t * D;
+        attn_res_mix(src, nb + 1, w, out + (size_t)t * D, D, eps);
+    }
+}
+
+static void norm_rows(const float *X, const float *w, float *Y, int T, int D, float eps)
+{
+    for (int t = 0; t < T; t++) rms_norm(X + (size_t)t * D, w, Y + (size_t)t * D, D, eps);
+}
+
+static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, float *logits,
+                         float *last_logits, rm_route_fn on_route, void *ud, float *dbg, int dbg_T,
+                         int dbg_t0, rm_err *err)
+{
+    const rm_config *c = &m->cfg;
+    const int D = c->hidden_size, L = c->num_layers, B = c->attn_res_block;
+    const float eps = (float)c->rms_eps;
+    const size_t TD = (size_t)T * D;
+    const int nblk_max = B ? L / B + 2 : 0;
+    float *P = malloc(TD * sizeof *P), *xin = malloc(TD * sizeof *xin), *xn = malloc(TD * sizeof *xn);
+    float *y = malloc(TD * sizeof *y);
+    float **blocks = calloc((size_t)nblk_max + 1, sizeof *blocks);
+    int nb = 0, rc = 0;
+    if (!P || !xin || !xn || !y || !blocks) { rc = rm_errf(err, "out of memory in forward pass"); goto out; }
+    if ((rc = reserve_cache(s, s->pos + T, err))) goto out;
+    embed_rows(m, ids, T, P);
+    for (int l = 0; l < L; l++) {
+        const layer_weights *w = &m->layers[l];
+        int fresh = 0;   /* P restarts from the mixer output after a snapshot */
+        if (B) {
+            if (nb) mix_rows(blocks, nb, P, w->attn_res_w, xin, T, D, eps);
+            else memcpy(xin, P, TD * sizeof *xin);
+            if (l % B == 0) {
+                blocks[nb++] = P;
+                if (!(P = malloc(TD * sizeof *P))) { rc = rm_errf(err, "out of memory"); goto out; }
+                fresh = 1;
+            }
+            norm_rows(xin, w->in_norm, xn, T, D, eps);
+        } else {
+            norm_rows(P, w->in_norm, xn, T, D, eps);
+        }
+        rc = c->is_kda[l] ? kda_forward(m, l, &s->kda[l], xn, y, T, err)
+                          : mla_forward(m, l, &s->mla[l], s->pos, xn, y, T, err);
+        if (rc) goto out;
+        if (fresh) memcpy(P, y, TD * sizeof *P);
+        else for (size_t i = 0; i < TD; i++) P[i] += y[i];
+        if (B) {
+            mix_rows(blocks, nb, P, w->mlp_res_w, xin, T, D, eps);
+            norm_rows(xin, w->post_norm, xn, T, D, eps);
+        } else {
+            norm_rows(P, w->post_norm, xn, T, D, eps);
+        }
+        rc = c->is_moe[l] ? moe_forward(m, l, s->pos, xn, y, T, on_route, ud, err)
+                          : mlp_forward(m, &w->mlp, c->intermediate_size, xn, y, T, err);
+        if (rc) goto out;
+        for (size_t i = 0; i < TD; i++) P[i] += y[i];
+        if (dbg)
+            memcpy(dbg + ((size_t)l * dbg_T + dbg_t0) * D, P, TD * sizeof *P);
+    }
+    if (B) mix_rows(blocks, nb, P, m->out_res_w, xin, T, D, eps);
+    else memcpy(xin, P, TD * sizeof *xin);
+    norm_rows(xin, m->final_norm, xn, T, D, eps);
+    if (dbg) memcpy(dbg + ((size_t)L * dbg_T + dbg_t0) * D, xn, TD * sizeof *xn);
+    if (logits) wmat_gemm(&m->lm_head, xn, logits, T);
+    if (last_logits) wmat_gemv(&m->lm_head, xn + (size_t)(T - 1) * D, last_logits);
+    s->pos += T;
+out:
+    free(P); free(xin); free(xn); free(y);
+    if (blocks) for (int j = 0; j < nb; j++) free(blocks[j]);
+    free(blocks);
+    return rc;
+}
+
+int rm_forward(rm_model *m, rm_state *s, const int32_t *ids, int n, float *logits, float *last_logits,
+               rm_route_fn on_route, void *route_ud, rm_err *err)
+{
+    const int V = m->cfg.vocab_size;
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= V)
+            return rm_errf(err, "token id %d at position %d is outside the vocabulary (0..%d)", ids[i], i, V - 1);
+    for (int t0 = 0; t0 < n; t0 += PREFILL_CHUNK) {
+        int T = n - t0 < PREFILL_CHUNK ? n - t0 : PREFILL_CHUNK;
+        int last = t0 + T == n;
+        if (forward_chunk(m, s, ids + t0, T, logits ? logits + (size_t)t0 * V : NULL,
+                          last ? last_logits : NULL, on_route, route_ud, m->debug_hidden, n, t0, err))
+            return -1;
+    }
+    return 0;
+}
