@@ -136,15 +136,17 @@ int config_parse(const char *json, size_t len, const char *name, rm_config *c, r
         if (!json_is_object(tc)) { json_decref(root); return rm_errf(err, "%s: kimi_k3 config without a \"text_config\" object", name); }
         const char *tmt = get_str(tc, "model_type");
         if (!tmt || strcmp(tmt, "kimi_linear")) {
+            rm_errf(err, "%s: text_config.model_type is \"%s\", expected \"kimi_linear\"", name, tmt ? tmt : "(missing)");
             json_decref(root);
-            return rm_errf(err, "%s: text_config.model_type is \"%s\", expected \"kimi_linear\"", name, tmt ? tmt : "(missing)");
+            return -1;
         }
         snprintf(c->family, sizeof c->family, "kimi_k3");
     } else if (mt && !strcmp(mt, "kimi_linear")) {
         snprintf(c->family, sizeof c->family, "kimi_linear");
     } else {
+        rm_errf(err, "%s: unsupported model_type \"%s\" (expected kimi_k3 or kimi_linear)", name, mt ? mt : "(missing)");
         json_decref(root);
-        return rm_errf(err, "%s: unsupported model_type \"%s\" (expected kimi_k3 or kimi_linear)", name, mt ? mt : "(missing)");
+        return -1;
     }
 
     c->vocab_size = get_int(&x, tc, "vocab_size", REQUIRED, 1, 1 << 24);

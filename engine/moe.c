@@ -67,7 +67,7 @@ static float route_one(const rm_config *c, const float *logits, const float *bia
     }
     /* partial selection sort: k best, ties to the lower id */
     unsigned char *taken = (unsigned char *)s + (size_t)E * sizeof(float); /* caller sized s to 2E floats */
-    memset(taken, 0, (size_t)E);
+    memset(taken, 0, (size_t)(unsigned)E);
     for (int i = 0; i <= k && i < E; i++) {
         int best = -1;
         for (int e = 0; e < E; e++)
