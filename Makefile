@@ -17,7 +17,7 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lreadline -lm -pthread
 
 WARN    = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wshadow=local
-BASE_CFLAGS = -std=gnu11 -g $(WARN) -pthread -Iengine -I. $(PKG_CFLAGS)
+BASE_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g $(WARN) -pthread -Iengine -I. $(PKG_CFLAGS)
 ifeq ($(MODE),asan)
 OPT = -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDOPT = -fsanitize=address,undefined

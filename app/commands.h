@@ -6,6 +6,7 @@
 #define REMORA_COMMANDS_H
 
 int cmd_logits(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_bench_kernels(int argc, char **argv);
 
 #endif

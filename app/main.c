@@ -9,6 +9,7 @@ static const struct command {
     int (*fn)(int, char **);
     const char *help;
 } commands[] = {
+    { "run",           cmd_run,           "generate from a prompt, streaming to stdout" },
     { "logits",        cmd_logits,        "write the logits (and routes) of a token-id file" },
     { "bench-kernels", cmd_bench_kernels, "measure matrix-vector kernel throughput" },
 };

@@ -209,6 +209,11 @@ void rm_session_clear(rm_session *s);
  * (also when stopped), -1 on error. */
 int  rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o,
                      const rm_gen_events *ev, volatile int *stop, rm_err *err);
+/* Raw completion: encodes text without a chat template (special-token
+ * strings stay text) and streams the continuation as answer text, ending at
+ * end-of-message or [EOS]. The conversation is not changed. */
+int  rm_session_complete(rm_session *s, const char *text, const rm_gen_opts *o,
+                         const rm_gen_events *ev, volatile int *stop, rm_err *err);
 /* The conversation so far. */
 int  rm_session_messages(const rm_session *s, const rm_chat_msg **msgs);
 int  rm_session_last_interrupted(const rm_session *s);
