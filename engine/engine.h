@@ -29,6 +29,9 @@ typedef struct rm_state rm_state;
 
 typedef struct rm_open_opts {
     int threads;            /* compute threads; 0 = all cores */
+    double ram_gb;          /* budget for weights in RAM; 0 = a safe share */
+    int io_threads;         /* expert reader threads; 0 = default (8) */
+    const char *trace_path; /* sessions: JSONL trace per token, or NULL */
 } rm_open_opts;
 
 /* What a caller may want to know about an open model. */
@@ -42,6 +45,14 @@ typedef struct rm_model_info {
     int first_moe_layer;
     int bos_id, eos_id, pad_id;
     uint64_t total_weight_bytes;
+    /* the RAM plan */
+    uint64_t ram_budget;            /* bytes for spine + expert cache */
+    uint64_t min_ram_budget;        /* the smallest budget this model accepts */
+    uint64_t spine_bytes, spine_resident_bytes;
+    uint64_t expert_bytes;          /* all routed experts on storage */
+    uint64_t expert_cache_bytes;
+    int expert_cache_slots, total_experts;
+    int direct_io;                  /* reads bypass the page cache */
 } rm_model_info;
 
 int  rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_err *err);

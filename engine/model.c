@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "model.h"
 #include "kernels/kernels.h"
 
@@ -189,17 +190,83 @@ static int load_weights(rm_model *m, rm_err *err)
     return 0;
 }
 
+/* Registers every matrix a token always uses with its layer's spine unit
+ * (unit L is the head: lm_head). Experts and the embedding are not spine:
+ * experts go through the cache, embedding rows are read per token. */
+static int register_spine(rm_model *m, rm_err *err)
+{
+    const rm_config *c = &m->cfg;
+    store *st = &m->store;
+#define REG(u, x) do { if ((x).kind != WM_NONE && store_add_mat(st, u, &(x), err)) return -1; } while (0)
+    for (int l = 0; l < c->num_layers; l++) {
+        layer_weights *w = &m->layers[l];
+        kda_weights *k = &w->kda;
+        mla_weights *a = &w->mla;
+        moe_weights *e = &w->moe;
+        REG(l, k->q); REG(l, k->k); REG(l, k->v); REG(l, k->f_a); REG(l, k->f_b); REG(l, k->b);
+        REG(l, k->g); REG(l, k->g_a); REG(l, k->g_b); REG(l, k->o);
+        REG(l, a->q); REG(l, a->q_a); REG(l, a->q_b); REG(l, a->kv_a); REG(l, a->kv_b); REG(l, a->g); REG(l, a->o);
+        REG(l, w->mlp.gate); REG(l, w->mlp.up); REG(l, w->mlp.down);
+        REG(l, e->router); REG(l, e->lat_down); REG(l, e->lat_up);
+        REG(l, e->shared.gate); REG(l, e->shared.up); REG(l, e->shared.down);
+    }
+    REG(c->num_layers, m->lm_head);
+#undef REG
+    return 0;
+}
+
+/* A safe share of physical memory for weights: 60% of the RAM that is
+ * available now, leaving room for the page cache, activations and the rest
+ * of the system. */
+static uint64_t default_budget(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    unsigned long long kb = 0, v;
+    char key[64];
+    while (f && fscanf(f, "%63s %llu kB\n", key, &v) == 2)
+        if (!strcmp(key, "MemAvailable:")) { kb = v; break; }
+    if (f) fclose(f);
+    return kb ? kb * 1024ull / 10 * 6 : 4ull << 30;
+}
+
 int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_err *err)
 {
     *out = NULL;
     rm_model *m = calloc(1, sizeof *m);
     if (!m) return rm_errf(err, "out of memory");
-    if (config_load(dir, &m->cfg, err) || st_open(dir, &m->st, err) || load_weights(m, err)) {
+    const rm_open_opts none = { 0 };
+    if (!opts) opts = &none;
+    uint64_t cache_bytes = 0;
+    if (config_load(dir, &m->cfg, err) || st_open(dir, &m->st, err) ||
+        store_init(&m->store, m->st, 2, err) || load_weights(m, err) || register_spine(m, err) ||
+        experts_init(&m->experts, &m->store, m, opts->io_threads, err)) {
         rm_model_free(m);
         return -1;
     }
     const rm_config *c = &m->cfg;
+    const uint64_t min_cache = (uint64_t)experts_slot_bytes(&m->experts) * (uint64_t)(c->topk ? c->topk : 0);
+    uint64_t budget = opts->ram_gb > 0 ? (uint64_t)(opts->ram_gb * 1e9) : default_budget();
+    if (store_plan(&m->store, budget, min_cache, &cache_bytes, err) ||
+        experts_alloc(&m->experts, cache_bytes, err) ||
+        !(m->prev_route = malloc((size_t)c->num_layers * (c->topk ? c->topk : 1) * sizeof *m->prev_route))) {
+        if (!err->msg[0]) rm_errf(err, "out of memory");
+        rm_model_free(m);
+        return -1;
+    }
+    for (int i = 0; i < c->num_layers * (c->topk ? c->topk : 1); i++) m->prev_route[i] = -1;
     rm_model_info *in = &m->info;
+    in->ram_budget = budget;
+    in->min_ram_budget = store_min_budget(&m->store, min_cache);
+    in->spine_bytes = m->store.spine_total;
+    in->spine_resident_bytes = m->store.spine_resident;
+    in->expert_cache_slots = m->experts.nslots;
+    in->expert_cache_bytes = (uint64_t)m->experts.nslots * experts_slot_bytes(&m->experts);
+    in->direct_io = m->store.direct;
+    for (int l = 0; l < c->num_layers; l++)
+        if (c->is_moe[l]) {
+            in->total_experts += c->num_experts;
+            for (int e = 0; e < c->num_experts; e++) in->expert_bytes += m->experts.loc[(size_t)l * c->num_experts + e].raw_bytes;
+        }
     in->family = c->family;
     in->vocab_size = c->vocab_size;
     in->hidden_size = c->hidden_size;
@@ -233,6 +300,9 @@ void rm_model_free(rm_model *m)
     }
     free(m->final_norm);
     free(m->out_res_w);
+    free(m->prev_route);
+    experts_free(&m->experts);
+    store_free(&m->store);
     st_close(m->st);
     free(m);
 }
@@ -311,15 +381,19 @@ static int reserve_cache(rm_state *s, int n, rm_err *err)
 
 /* ---- forward ---------------------------------------------------------- */
 
-static void embed_rows(const rm_model *m, const int32_t *ids, int T, float *H)
+static int embed_rows(rm_model *m, const int32_t *ids, int T, float *H, rm_err *err)
 {
     const int D = m->cfg.hidden_size;
-    for (int t = 0; t < T; t++) {
-        wmat r = wmat_rows(&m->embed, ids[t], 1);
-        float *h = H + (size_t)t * D;
-        if (r.kind == WM_F32) memcpy(h, r.w, (size_t)D * sizeof *h);
-        else for (int d = 0; d < D; d++) h[d] = bf16_to_f32(((const uint16_t *)r.w)[d]);
-    }
+    for (int t = 0; t < T; t++)
+        if (store_embed_row(&m->store, &m->embed, ids[t], H + (size_t)t * D, err)) return -1;
+    return 0;
+}
+
+double model_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* The per-row mix of AttnRes over blocks[0..nb) and P. */
@@ -353,10 +427,18 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
     int nb = 0, rc = 0;
     if (!P || !xin || !xn || !y || !blocks) { rc = rm_errf(err, "out of memory in forward pass"); goto out; }
     if ((rc = reserve_cache(s, s->pos + T, err))) goto out;
-    embed_rows(m, ids, T, P);
+    double t0 = model_now(), t1;
+    if ((rc = embed_rows(m, ids, T, P, err))) goto out;
     for (int l = 0; l < L; l++) {
         const layer_weights *w = &m->layers[l];
         int fresh = 0;   /* P restarts from the mixer output after a snapshot */
+        t1 = model_now();
+        m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+        if ((rc = store_unit_begin(&m->store, l, err))) goto out;
+        if (c->is_moe[l] && T == 1 && m->prev_route[(size_t)l * c->topk] >= 0)
+            experts_prefetch(&m->experts, l, m->prev_route + (size_t)l * c->topk, c->topk);
+        t0 = model_now();
+        m->ctr.phase[RM_PHASE_WAIT_IO] += t0 - t1;
         if (B) {
             if (nb) mix_rows(blocks, nb, P, w->attn_res_w, xin, T, D, eps);
             else memcpy(xin, P, TD * sizeof *xin);
@@ -369,9 +451,13 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
         } else {
             norm_rows(P, w->in_norm, xn, T, D, eps);
         }
+        t1 = model_now();
+        m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
         rc = c->is_kda[l] ? kda_forward(m, l, &s->kda[l], xn, y, T, err)
                           : mla_forward(m, l, &s->mla[l], s->pos, xn, y, T, err);
         if (rc) goto out;
+        t0 = model_now();
+        m->ctr.phase[RM_PHASE_ATTN] += t0 - t1;
         if (fresh) memcpy(P, y, TD * sizeof *P);
         else for (size_t i = 0; i < TD; i++) P[i] += y[i];
         if (B) {
@@ -380,9 +466,16 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
         } else {
             norm_rows(P, w->post_norm, xn, T, D, eps);
         }
-        rc = c->is_moe[l] ? moe_forward(m, l, s->pos, xn, y, T, on_route, ud, err)
-                          : mlp_forward(m, &w->mlp, c->intermediate_size, xn, y, T, err);
+        t1 = model_now();
+        m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+        if (c->is_moe[l]) {     /* books its own phases: router, waits, experts */
+            rc = moe_forward(m, l, s->pos, xn, y, T, on_route, ud, err);
+        } else {
+            rc = mlp_forward(m, &w->mlp, c->intermediate_size, xn, y, T, err);
+            m->ctr.phase[RM_PHASE_SPINE] += model_now() - t1;
+        }
         if (rc) goto out;
+        t0 = model_now();
         for (size_t i = 0; i < TD; i++) P[i] += y[i];
         if (dbg)
             memcpy(dbg + ((size_t)l * dbg_T + dbg_t0) * D, P, TD * sizeof *P);
@@ -391,8 +484,15 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
     else memcpy(xin, P, TD * sizeof *xin);
     norm_rows(xin, m->final_norm, xn, T, D, eps);
     if (dbg) memcpy(dbg + ((size_t)L * dbg_T + dbg_t0) * D, xn, TD * sizeof *xn);
+    t1 = model_now();
+    m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+    if ((rc = store_unit_begin(&m->store, L, err))) goto out;
+    t0 = model_now();
+    m->ctr.phase[RM_PHASE_WAIT_IO] += t0 - t1;
     if (logits) wmat_gemm(&m->lm_head, xn, logits, T);
     if (last_logits) wmat_gemv(&m->lm_head, xn + (size_t)(T - 1) * D, last_logits);
+    m->ctr.phase[RM_PHASE_LM_HEAD] += model_now() - t0;
+    m->ctr.tokens += (uint64_t)T;
     s->pos += T;
 out:
     free(P); free(xin); free(xn); free(y);
@@ -416,4 +516,27 @@ int rm_forward(rm_model *m, rm_state *s, const int32_t *ids, int n, float *logit
             return -1;
     }
     return 0;
+}
+
+void model_take_stats(rm_model *m, rm_token_stats *st)
+{
+    io_counters a = io_take_counters(m->store.io);
+    io_counters e = m->experts.io ? io_take_counters(m->experts.io) : (io_counters){ { 0 }, 0, 0, 0 };
+    expert_cache *c = &m->experts;
+    st->bytes_spine_read = a.bytes[IO_SPINE] + a.bytes[IO_OTHER];
+    st->bytes_expert_read = e.bytes[IO_EXPERT] + e.bytes[IO_PREFETCH];
+    st->bytes_expert_from_cache = c->bytes_hit;
+    st->expert_hits = c->hits;
+    st->expert_misses = c->misses;
+    st->spine_resident_bytes = m->store.spine_resident;
+    st->spine_total_bytes = m->store.spine_total;
+    st->expert_cache_bytes = (uint64_t)c->resident * c->slot_size;
+    st->expert_cache_capacity = (uint64_t)c->nslots * c->slot_size;
+    st->retained_fraction = m->info.total_experts ? (double)c->resident / m->info.total_experts : 0;
+    st->read_gbps = e.busy_seconds > 0 ? (double)st->bytes_expert_read / e.busy_seconds / 1e9 : 0;
+    st->queue_depth = e.max_depth;
+    for (int i = 0; i < RM_PHASE_COUNT; i++) st->phase_seconds[i] = m->ctr.phase[i];
+    c->hits = c->misses = c->bytes_hit = 0;
+    memset(&m->ctr, 0, sizeof m->ctr);
+    experts_tick(c);
 }

@@ -13,6 +13,8 @@
 #include <math.h>
 #include "config.h"
 #include "weights.h"
+#include "store.h"
+#include "experts.h"
 
 typedef struct kda_weights {
     wmat q, k, v;               /* [P, D] */
@@ -50,6 +52,12 @@ typedef struct moe_weights {
     mlp_weights *experts;       /* [E]: w1 gate, w3 up, w2 down */
 } moe_weights;
 
+/* Time and work since the last model_take_stats (engine-internal). */
+typedef struct model_counters {
+    double phase[RM_PHASE_COUNT];
+    uint64_t tokens;
+} model_counters;
+
 typedef struct layer_weights {
     float *in_norm, *post_norm;
     float *attn_res_w, *mlp_res_w;  /* AttnRes: norm weight ⊙ projection */
@@ -71,6 +79,11 @@ struct rm_model {
     /* debugging hook for tests: when set, rows [L+1][T][D] of the hidden
      * states of the last forward call are written here */
     float *debug_hidden;
+    /* where the weights are: spine units and the expert cache */
+    store store;
+    expert_cache experts;
+    int *prev_route;            /* [L][topk] experts of the last position */
+    model_counters ctr;         /* since the last model_take_stats */
 };
 
 /* Per-layer sequence state. */
@@ -96,8 +109,13 @@ struct rm_state {
 int  kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, float *Y, int T, rm_err *err);
 int  mla_forward(const rm_model *m, int layer, mla_state *st, int pos0, const float *X, float *Y, int T, rm_err *err);
 int  mlp_forward(const rm_model *m, const mlp_weights *w, int inter, const float *X, float *Y, int T, rm_err *err);
-int  moe_forward(const rm_model *m, int layer, int pos0, const float *X, float *Y, int T,
+int  moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int T,
                  rm_route_fn on_route, void *ud, rm_err *err);
+
+/* Fills the storage, cache and phase figures of st from the counters
+ * accumulated since the last call, and resets them. */
+void model_take_stats(rm_model *m, rm_token_stats *st);
+double model_now(void);
 
 /* y = x * rsqrt(mean(x²) + eps) * w over n values */
 void rms_norm(const float *x, const float *w, float *y, int n, float eps);

@@ -79,7 +79,7 @@ static float route_one(const rm_config *c, const float *logits, const float *bia
     return INFINITY;   /* k == E: no k+1-th expert */
 }
 
-int moe_forward(const rm_model *m, int layer, int pos0, const float *X, float *Y, int T,
+int moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int T,
                 rm_route_fn on_route, void *ud, rm_err *err)
 {
     const rm_config *c = &m->cfg;
@@ -94,11 +94,13 @@ int moe_forward(const rm_model *m, int layer, int pos0, const float *X, float *Y
     float *slot = malloc((size_t)T * k * Z * sizeof *slot);      /* expert outputs per (t, i) */
     float *ylat = malloc((size_t)T * Z * sizeof *ylat);
     int *rows = malloc((size_t)T * sizeof *rows), *slots = malloc((size_t)T * sizeof *slots);
+    int *uniq = malloc((size_t)E * sizeof *uniq);
+    const double tstart = model_now();
     float *gin = malloc((size_t)T * Z * sizeof *gin), *eg = malloc((size_t)T * I * sizeof *eg);
     float *eu = malloc((size_t)T * I * sizeof *eu), *eo = malloc((size_t)T * Z * sizeof *eo);
     int rc = 0;
     if (!logits || !scratch || !ids || !wts || (c->latent && !z) || !slot || !ylat || !rows ||
-        !slots || !gin || !eg || !eu || !eo) {
+        !slots || !gin || !eg || !eu || !eo || !uniq) {
         rc = rm_errf(err, "out of memory in MoE layer %d", layer);
         goto out;
     }
@@ -119,21 +121,38 @@ int moe_forward(const rm_model *m, int layer, int pos0, const float *X, float *Y
     }
     const float *zin = X;
     if (c->latent) { wmat_gemm(&w->lat_down, X, z, T); zin = z; }
-    /* each expert once, over the rows that chose it */
-    for (int e = 0; e < E; e++) {
-        int n = 0;
+    /* the distinct experts of these positions, each computed once on the
+     * rows that chose it, in the order their bytes arrive */
+    int n = 0;
+    for (int e = 0; e < E; e++)
+        for (size_t j = 0; j < (size_t)T * k; j++)
+            if (ids[j] == e) { uniq[n++] = e; break; }
+    memcpy(m->prev_route + (size_t)layer * k, ids + (size_t)(T - 1) * k, (size_t)k * sizeof *ids);
+    double t0 = model_now(), t1;
+    m->ctr.phase[RM_PHASE_SPINE] += t0 - tstart;
+    if ((rc = experts_begin(&m->experts, layer, uniq, n, err))) goto out;
+    for (;;) {
+        mlp_weights ex;
+        int idx = experts_next(&m->experts, &ex, err);
+        t1 = model_now();
+        m->ctr.phase[RM_PHASE_WAIT_IO] += t1 - t0;
+        if (idx == -2) { rc = -1; goto out; }
+        if (idx < 0) break;
+        const int e = uniq[idx];
+        int nr = 0;
         for (int t = 0; t < T; t++)
             for (int i = 0; i < k; i++)
-                if (ids[(size_t)t * k + i] == e) { rows[n] = t; slots[n] = i; n++; }
-        if (!n) continue;
-        for (int r = 0; r < n; r++) memcpy(gin + (size_t)r * Z, zin + (size_t)rows[r] * Z, (size_t)Z * sizeof *gin);
-        const mlp_weights *ex = &w->experts[e];
-        wmat_gemm(&ex->gate, gin, eg, n);
-        wmat_gemm(&ex->up, gin, eu, n);
-        glu_act(c, eg, eu, n * I);
-        wmat_gemm(&ex->down, eg, eo, n);
-        for (int r = 0; r < n; r++)
+                if (ids[(size_t)t * k + i] == e) { rows[nr] = t; slots[nr] = i; nr++; }
+        for (int r = 0; r < nr; r++) memcpy(gin + (size_t)r * Z, zin + (size_t)rows[r] * Z, (size_t)Z * sizeof *gin);
+        wmat_gemm(&ex.gate, gin, eg, nr);
+        wmat_gemm(&ex.up, gin, eu, nr);
+        glu_act(c, eg, eu, nr * I);
+        wmat_gemm(&ex.down, eg, eo, nr);
+        for (int r = 0; r < nr; r++)
             memcpy(slot + ((size_t)rows[r] * k + slots[r]) * Z, eo + (size_t)r * Z, (size_t)Z * sizeof *eo);
+        experts_done(&m->experts, idx);
+        t0 = model_now();
+        m->ctr.phase[RM_PHASE_EXPERTS] += t0 - t1;
     }
     for (int t = 0; t < T; t++) {
         float *yl = ylat + (size_t)t * Z;
@@ -144,6 +163,7 @@ int moe_forward(const rm_model *m, int layer, int pos0, const float *X, float *Y
         }
         if (c->latent && w->lat_norm) rms_norm(yl, w->lat_norm, yl, Z, (float)c->rms_eps);
     }
+    t0 = model_now();
     if (c->latent) wmat_gemm(&w->lat_up, ylat, Y, T);
     else memcpy(Y, ylat, (size_t)T * D * sizeof *Y);
     if (c->num_shared) {
@@ -153,8 +173,9 @@ int moe_forward(const rm_model *m, int layer, int pos0, const float *X, float *Y
         if (!rc) for (size_t i = 0; i < (size_t)T * D; i++) Y[i] += sh[i];
         if (sh != eo) free(sh);
     }
+    m->ctr.phase[RM_PHASE_SPINE] += model_now() - t0;
 out:
     free(logits); free(scratch); free(ids); free(wts); free(z); free(slot); free(ylat);
-    free(rows); free(slots); free(gin); free(eg); free(eu); free(eo);
+    free(rows); free(slots); free(gin); free(eg); free(eu); free(eo); free(uniq);
     return rc;
 }

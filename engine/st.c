@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <jansson.h>
@@ -60,10 +59,19 @@ const st_tensor *st_find(const st_set *s, const char *name)
     }
 }
 
-const void *st_data(const st_set *s, const st_tensor *t)
+int st_pread(const st_set *s, const st_tensor *t, void *dst, size_t len, rm_err *err)
 {
     const st_shard *sh = &s->shards[t->shard];
-    return sh->map ? sh->map + t->offset : NULL;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = pread(sh->fd, (char *)dst + got, len - got, (off_t)(t->offset + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0)
+            return rm_errf(err, "%s: cannot read tensor '%s': %s", sh->path, t->name,
+                           n < 0 ? strerror(errno) : "unexpected end of file");
+        got += (size_t)n;
+    }
+    return 0;
 }
 
 /* Rebuilds the name index; fails on a duplicate tensor name. */
@@ -221,10 +229,6 @@ static int load_shard(st_set *s, int si, rm_err *err)
         }
     }
     free(order);
-    if (rc) goto out;
-    void *m = mmap(NULL, sh->size, PROT_READ, MAP_SHARED, sh->fd, 0);
-    if (m == MAP_FAILED) { rc = rm_errf(err, "%s: cannot map: %s", path, strerror(errno)); goto out; }
-    sh->map = m;
 out:
     json_decref(root);
     return rc;
@@ -334,7 +338,6 @@ void st_close(st_set *s)
 {
     if (!s) return;
     for (int i = 0; i < s->nshards; i++) {
-        if (s->shards[i].map) munmap((void *)s->shards[i].map, s->shards[i].size);
         if (s->shards[i].fd >= 0) close(s->shards[i].fd);
         free(s->shards[i].path);
     }

@@ -30,7 +30,6 @@ typedef struct st_shard {
     int      fd;
     uint64_t size;          /* file size */
     uint64_t data_start;    /* 8 + header length */
-    const uint8_t *map;     /* whole file, read-only; NULL if not mapped */
 } st_shard;
 
 typedef struct st_set {
@@ -52,8 +51,8 @@ void st_close(st_set *s);
 int  st_open_file(const char *path, st_set **out, rm_err *err);
 
 const st_tensor *st_find(const st_set *s, const char *name);
-/* Pointer to the tensor's bytes inside the shard mapping. */
-const void *st_data(const st_set *s, const st_tensor *t);
+/* Reads the first len bytes of tensor t (len <= t->nbytes) into dst. */
+int         st_pread(const st_set *s, const st_tensor *t, void *dst, size_t len, rm_err *err);
 int64_t     st_numel(const st_tensor *t);
 const char *st_dtype_name(st_dtype d);
 /* Size in bits of one element (4 for ST_F4). */

@@ -42,7 +42,7 @@ int wmat_get(const st_set *s, const char *name, int rows, int cols, wmat *out, r
     if (t->offset % (t->dtype == ST_F32 ? 4 : 2))
         return rm_errf(err, "%s: tensor '%s' starts at byte %llu, not aligned to its element size",
                        s->shards[t->shard].path, name, (unsigned long long)t->offset);
-    *out = (wmat){ t->dtype == ST_F32 ? WM_F32 : WM_BF16, st_data(s, t), NULL, rows, cols };
+    *out = (wmat){ t->dtype == ST_F32 ? WM_F32 : WM_BF16, NULL, NULL, rows, cols, t->shard, t->offset, 0 };
     return 0;
 }
 
@@ -58,7 +58,9 @@ int wmat_get_mxfp4(const st_set *s, const char *prefix, int rows, int cols, wmat
         return rm_errf(err, "%s: MXFP4 tensors of %s must be U8 (got %s and %s)", s->shards[tp->shard].path,
                        prefix, st_dtype_name(tp->dtype), st_dtype_name(ts->dtype));
     if (need_2d(s, tp, rows, cols / 2, err) || need_2d(s, ts, rows, cols / 32, err)) return -1;
-    *out = (wmat){ WM_MXFP4, st_data(s, tp), st_data(s, ts), rows, cols };
+    if (tp->shard != ts->shard)
+        return rm_errf(err, "%s: the packed weights and scales of %s are in different shards", s->dir, prefix);
+    *out = (wmat){ WM_MXFP4, NULL, NULL, rows, cols, tp->shard, tp->offset, ts->offset };
     return 0;
 }
 
@@ -67,11 +69,19 @@ wmat wmat_rows(const wmat *m, int r0, int n)
     wmat v = *m;
     v.rows = n;
     switch (m->kind) {
-    case WM_F32:  v.w = (const float *)m->w + (size_t)r0 * m->cols; break;
-    case WM_BF16: v.w = (const uint16_t *)m->w + (size_t)r0 * m->cols; break;
+    case WM_F32:
+        v.w = (const float *)m->w + (size_t)r0 * m->cols;
+        v.off += (uint64_t)r0 * m->cols * 4;
+        break;
+    case WM_BF16:
+        v.w = (const uint16_t *)m->w + (size_t)r0 * m->cols;
+        v.off += (uint64_t)r0 * m->cols * 2;
+        break;
     case WM_MXFP4:
         v.w = (const uint8_t *)m->w + (size_t)r0 * (m->cols / 2);
         v.scale = m->scale + (size_t)r0 * (m->cols / 32);
+        v.off += (uint64_t)r0 * (m->cols / 2);
+        v.scale_off += (uint64_t)r0 * (m->cols / 32);
         break;
     default: break;
     }
@@ -105,11 +115,14 @@ int wvec_get(const st_set *s, const char *name, int n, int take, float **out, rm
     int k = take > 0 ? take : n;
     float *v = malloc((size_t)k * sizeof *v);
     if (!v) return rm_errf(err, "out of memory loading %s", name);
-    const void *d = st_data(s, t);
+    const size_t esz = t->dtype == ST_F32 ? 4 : 2;
+    unsigned char *d = malloc((size_t)k * esz);
+    if (!d || st_pread(s, t, d, (size_t)k * esz, err)) { free(d); free(v); return -1; }
     for (int i = 0; i < k; i++) {
-        if (t->dtype == ST_F32) memcpy(&v[i], (const char *)d + 4 * (size_t)i, 4);
-        else { uint16_t h; memcpy(&h, (const char *)d + 2 * (size_t)i, 2); v[i] = bf16_to_f32(h); }
+        if (t->dtype == ST_F32) memcpy(&v[i], d + 4 * (size_t)i, 4);
+        else { uint16_t h; memcpy(&h, d + 2 * (size_t)i, 2); v[i] = bf16_to_f32(h); }
     }
+    free(d);
     *out = v;
     return 0;
 }

@@ -16,6 +16,10 @@ typedef struct wmat {
     const void *w;          /* F32/BF16 data, or MXFP4 packed nibbles */
     const uint8_t *scale;   /* MXFP4 E8M0 scales */
     int rows, cols;
+    /* where the bytes are in the checkpoint; w/scale point into whatever
+     * buffer currently holds them (store.c binds them) */
+    int shard;
+    uint64_t off, scale_off;
 } wmat;
 
 /* name: a 2-D F32/BF16 tensor of exactly [rows, cols]. */
