@@ -8,16 +8,18 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 PKGS     = jansson libcurl libutf8proc ncursesw
 DEB_PKGS = build-essential pkg-config libjansson-dev libcurl4-openssl-dev \
-           libutf8proc-dev libncurses-dev libreadline-dev
-TEST_DEB_PKGS = clang tmux nginx-light mandoc groff-base unicode-data
+           libutf8proc-dev libncurses-dev libreadline-dev unicode-data
+TEST_DEB_PKGS = clang tmux nginx-light mandoc groff-base
 
 MODE ?= rel
 B     = build/$(MODE)
+GEN   = build/gen
+UNICODE_DATA ?= /usr/share/unicode
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lreadline -lm -pthread
 
 WARN    = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wshadow=local
-BASE_CFLAGS = -std=gnu11 -g $(WARN) -pthread -Iengine -I. $(PKG_CFLAGS)
+BASE_CFLAGS = -std=gnu11 -g $(WARN) -pthread -Iengine -I. -I$(GEN) $(PKG_CFLAGS)
 ifeq ($(MODE),asan)
 OPT = -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDOPT = -fsanitize=address,undefined
@@ -64,6 +66,12 @@ $(B)/%_avx512.o: %_avx512.c
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+# Tables generated from Debian's unicode-data (the Han script for the pre-tokeniser).
+$(GEN)/han_ranges.h: tools/gen-han.awk $(UNICODE_DATA)/Scripts.txt
+	@mkdir -p $(GEN)
+	awk -f tools/gen-han.awk $(UNICODE_DATA)/Scripts.txt > $@.tmp && mv $@.tmp $@
+$(B)/engine/pretok.o: $(GEN)/han_ranges.h
 
 -include $(ENGINE_OBJ:.o=.d) $(UI_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
