@@ -118,6 +118,15 @@ rm_chat_format rm_chat_detect(const rm_tokenizer *t);
 /* Renders a conversation to ids. Returns the count (*ids malloc'd) or -1. */
 int rm_chat_render(const rm_tokenizer *t, rm_chat_format f, const rm_chat_msg *msgs,
                    int n, const rm_chat_opts *o, int32_t **ids, rm_err *err);
+/* The same from a JSON conversation object (len bytes of text), the input of
+ * `remora tokenize --chat`: {"messages": [...], "tools", "thinking",
+ * "thinking_effort", "add_generation_prompt"} (optional "tool_choice",
+ * "response_format"), messages as in OpenAI-style APIs, including
+ * "tool_calls", "tool_call_id", "reasoning_content" and content parts.
+ * Missing "thinking" and "add_generation_prompt" default to true; a missing
+ * or null "thinking_effort" adds no thinking-effort note. */
+int rm_chat_render_json(const rm_tokenizer *t, rm_chat_format f, const char *json, size_t len,
+                        int32_t **ids, rm_err *err);
 
 /* Streaming splitter of generated tokens into reasoning and answer text; never
  * emits control markers. */
