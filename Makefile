@@ -39,7 +39,7 @@ UI_OBJ     := $(UI_SRC:%.c=$(B)/%.o)
 APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
 
-.PHONY: all run test deps test-deps check clean install unit bench
+.PHONY: all run test deps test-deps check clean install unit bench fuzz
 all: deps-check build/remora
 
 # Release binary at build/remora; ASan test binaries under build/asan.
@@ -76,6 +76,17 @@ $(B)/engine/pretok.o: $(GEN)/han_ranges.h
 -include $(ENGINE_OBJ:.o=.d) $(UI_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
 unit: $(B)/remora-tests $(B)/remora
+
+# libFuzzer targets (clang) for the tokenizer, the tiktoken reader and the
+# chat-stream splitter; tests/sh/fuzz.sh runs each for a bounded time.
+FUZZ_CC    ?= clang
+FUZZ_FLAGS  = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_SRC    = engine/tokenizer.c engine/pretok.c engine/chat.c engine/chat_stream.c engine/err.c
+FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+fuzz: $(FUZZ_BIN)
+build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_SRC) $(wildcard engine/*.h) $(GEN)/han_ranges.h
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Iengine -I$(GEN) $(PKG_CFLAGS) -o $@ $< $(FUZZ_SRC) $(PKG_LIBS)
 
 # ---- dependencies -------------------------------------------------------
 deps-check:
