@@ -12,6 +12,8 @@ static const struct command {
     { "run",           cmd_run,           "generate from a prompt, streaming to stdout" },
     { "logits",        cmd_logits,        "write the logits (and routes) of a token-id file" },
     { "bench-kernels", cmd_bench_kernels, "measure matrix-vector kernel throughput" },
+    { "tokenize",      cmd_tokenize,      "encode JSON strings or a chat to token ids" },
+    { "bench-tokenizer", cmd_bench_tokenizer, "measure tokenizer encoding speed (MB/s)" },
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 

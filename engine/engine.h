@@ -101,7 +101,11 @@ const char *rm_tokenizer_token_bytes(const rm_tokenizer *t, int32_t id, size_t *
  * UTF-8 back; invalid sequences become U+FFFD. */
 typedef struct rm_utf8_stream { unsigned char pend[8]; int npend; } rm_utf8_stream;
 /* Appends to out (cap bytes) the complete characters now available; returns
- * the byte count written. flush=1 emits any pending incomplete tail as U+FFFD. */
+ * the byte count written. flush=1 emits any pending incomplete tail as U+FFFD.
+ * Invalid sequences give one U+FFFD per maximal invalid subpart (as Python's
+ * errors="replace"). A cap of RM_UTF8_OUT_MAX(len) always suffices; with
+ * less, output that does not fit is lost. */
+#define RM_UTF8_OUT_MAX(len) (3 * ((size_t)(len) + 4))
 size_t rm_utf8_stream_feed(rm_utf8_stream *s, const char *in, size_t len,
                            char *out, size_t cap, int flush);
 
@@ -129,6 +133,15 @@ rm_chat_format rm_chat_detect(const rm_tokenizer *t);
 /* Renders a conversation to ids. Returns the count (*ids malloc'd) or -1. */
 int rm_chat_render(const rm_tokenizer *t, rm_chat_format f, const rm_chat_msg *msgs,
                    int n, const rm_chat_opts *o, int32_t **ids, rm_err *err);
+/* The same from a JSON conversation object (len bytes of text), the input of
+ * `remora tokenize --chat`: {"messages": [...], "tools", "thinking",
+ * "thinking_effort", "add_generation_prompt"} (optional "tool_choice",
+ * "response_format"), messages as in OpenAI-style APIs, including
+ * "tool_calls", "tool_call_id", "reasoning_content" and content parts.
+ * Missing "thinking" and "add_generation_prompt" default to true; a missing
+ * or null "thinking_effort" adds no thinking-effort note. */
+int rm_chat_render_json(const rm_tokenizer *t, rm_chat_format f, const char *json, size_t len,
+                        int32_t **ids, rm_err *err);
 
 /* Streaming splitter of generated tokens into reasoning and answer text; never
  * emits control markers. */
@@ -140,6 +153,9 @@ rm_chat_stream *rm_chat_stream_new(const rm_tokenizer *t, rm_chat_format f,
 /* Feeds one generated id. Returns 1 when the id ends the message
  * (end-of-message or [EOS]), else 0. */
 int  rm_chat_stream_feed(rm_chat_stream *s, int32_t id);
+/* Adds an id that also ends the message (the model config's eos_token_id,
+ * when it differs from the format's end-of-message token). */
+void rm_chat_stream_add_stop(rm_chat_stream *s, int32_t id);
 void rm_chat_stream_finish(rm_chat_stream *s);
 void rm_chat_stream_free(rm_chat_stream *s);
 
