@@ -39,6 +39,8 @@ static void usage(FILE *f)
         "  --transcript FILE    continue the conversation in FILE (JSONL) and save it back\n"
         "                       atomically; implies --chat\n"
         "  --threads N          compute threads (default: all cores)\n"
+        "  --ram GB             RAM budget for weights (default: 60%% of available memory)\n"
+        "  --trace FILE         write a JSONL trace: per-token figures and router choices\n"
         "The answer goes to stdout; reasoning goes to stderr. A summary line\n"
         "(prompt tokens, prefill tokens/s, decode s/token, bytes read per token)\n"
         "goes to stderr at the end.\n"
@@ -105,8 +107,10 @@ int cmd_run(int argc, char **argv)
 {
     const char *model = NULL, *prompt = NULL, *system = NULL, *transcript = NULL, *effort = NULL;
     int chat = 0, think = 1, threads = 0;
+    double ram = 0;
+    const char *trace = NULL;
     rm_gen_opts go = { 512, 0.0f, 1.0f, 0, 1, NULL };
-    enum { O_CHAT = 256, O_SYSTEM, O_THINK, O_NOTHINK, O_MAXNEW, O_TEMP, O_TOPP, O_SEED, O_TRANS, O_EFFORT, O_THREADS };
+    enum { O_CHAT = 256, O_SYSTEM, O_THINK, O_NOTHINK, O_MAXNEW, O_TEMP, O_TOPP, O_SEED, O_TRANS, O_EFFORT, O_THREADS, O_RAM, O_TRACE };
     static const struct option opts[] = {
         { "model", required_argument, 0, 'm' },     { "prompt", required_argument, 0, 'p' },
         { "chat", no_argument, 0, O_CHAT },         { "system", required_argument, 0, O_SYSTEM },
@@ -114,7 +118,8 @@ int cmd_run(int argc, char **argv)
         { "max-new", required_argument, 0, O_MAXNEW }, { "temperature", required_argument, 0, O_TEMP },
         { "top-p", required_argument, 0, O_TOPP },  { "seed", required_argument, 0, O_SEED },
         { "transcript", required_argument, 0, O_TRANS }, { "thinking-effort", required_argument, 0, O_EFFORT },
-        { "threads", required_argument, 0, O_THREADS }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "threads", required_argument, 0, O_THREADS }, { "ram", required_argument, 0, O_RAM },
+        { "trace", required_argument, 0, O_TRACE }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     int c;
     char *end;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -144,6 +149,11 @@ int cmd_run(int argc, char **argv)
             threads = (int)strtol(optarg, &end, 10);
             if (*end || threads < 1) { fprintf(stderr, "remora run: --threads wants a positive integer\n"); return 2; }
             break;
+        case O_RAM:
+            ram = strtod(optarg, &end);
+            if (*end || ram <= 0) { fprintf(stderr, "remora run: --ram wants a positive number of GB\n"); return 2; }
+            break;
+        case O_TRACE: trace = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -158,7 +168,7 @@ int cmd_run(int argc, char **argv)
     go.thinking_effort = effort;
     rm_err err = { "" };
     rm_session *s = NULL;
-    if (rm_session_open(model, &(rm_open_opts){ threads }, &s, &err)) {
+    if (rm_session_open(model, &(rm_open_opts){ .threads = threads, .ram_gb = ram, .trace_path = trace }, &s, &err)) {
         fprintf(stderr, "remora run: %s\n", err.msg);
         free(owned);
         return 2;

@@ -225,6 +225,7 @@ static int feed_pending(rm_session *s, float *last_logits, rm_err *err)
 
 static void emit_stats(rm_session *s, const rm_gen_events *ev)
 {
+    model_take_stats(s->m, &s->stats);
     s->stats.num_experts = s->m->cfg.num_experts;
     if (ev && ev->on_stats) ev->on_stats(ev->ud, &s->stats);
 }
