@@ -249,6 +249,23 @@ int  rm_session_last_interrupted(const rm_session *s);
 int  rm_session_save(const rm_session *s, const char *path, rm_err *err);
 int  rm_session_load(rm_session *s, const char *path, rm_err *err);
 
+/* ---- synthetic checkpoints and benchmarks ------------------------------ */
+
+/* Writes a K3-format checkpoint with random weights at K3 widths into dir.
+ * layers <= 0: 3; experts <= 0: sized to exceed physical RAM where the disk
+ * allows, never more than half of the free disk. progress (may be NULL) is
+ * called after each shard with its name and the fraction done. */
+int rm_synth_k3(const char *dir, int layers, int experts, uint64_t seed,
+                void (*progress)(void *ud, const char *shard, double frac), void *ud, rm_err *err);
+
+/* The storage figures of the tokens fed since the last call (bytes read for
+ * spine and experts, cache hits, bandwidth, phase times), then reset. */
+void rm_model_take_stats(rm_model *m, rm_token_stats *st);
+/* Measures the device's random-read bandwidth at the engine's block size
+ * (one expert) and queue depth (the expert reader threads) by reading random
+ * experts of the model for about `seconds`. Returns GB/s, or -1. */
+double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue_depth, rm_err *err);
+
 /* ---- kernels (benchmarks and self-checks) ------------------------------ */
 
 /* Name of the SIMD level chosen at run time: "avx512", "avx2" or "scalar". */

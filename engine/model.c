@@ -540,3 +540,5 @@ void model_take_stats(rm_model *m, rm_token_stats *st)
     memset(&m->ctr, 0, sizeof m->ctr);
     experts_tick(c);
 }
+
+void rm_model_take_stats(rm_model *m, rm_token_stats *st) { model_take_stats(m, st); }
