@@ -44,7 +44,7 @@ all: deps-check build/remora
 
 # Release binary at build/remora; ASan test binaries under build/asan.
 build/remora: $(B)/remora
-	@cp $< $@
+	@ln -sf $(MODE)/remora $@
 
 $(B)/remora: $(APP_OBJ) $(UI_OBJ) $(B)/libremora.a
 	$(CC) $(LDOPT) -o $@ $(APP_OBJ) $(UI_OBJ) $(B)/libremora.a $(PKG_LIBS)

@@ -40,6 +40,7 @@ struct rm_session {
     int nseq, seqcap;
     int nfed;                   /* of seq, how many the state has consumed */
     int *moe_index;             /* layer -> MoE layer ordinal, or -1 */
+    FILE *trace;                /* JSONL per token, or NULL */
     rm_token_stats stats;
 };
 
@@ -67,6 +68,11 @@ int rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **o
         return rm_errf(err, "out of memory");
     }
     for (int l = 0, k = 0; l < c->num_layers; l++) s->moe_index[l] = c->is_moe[l] ? k++ : -1;
+    if (o && o->trace_path && !(s->trace = fopen(o->trace_path, "w"))) {
+        rm_errf(err, "%s: cannot create the trace: %s", o->trace_path, strerror(errno));
+        rm_session_free(s);
+        return -1;
+    }
     *out = s;
     return 0;
 }
@@ -90,6 +96,7 @@ void rm_session_free(rm_session *s)
     free(s->seq);
     free(s->system);
     free(s->moe_index);
+    if (s->trace) fclose(s->trace);
     rm_state_free(s->st);
     rm_tokenizer_free(s->tok);
     rm_model_free(s->m);
@@ -223,10 +230,42 @@ static int feed_pending(rm_session *s, float *last_logits, rm_err *err)
     return 0;
 }
 
+/* One JSONL record per token: the figures of rm_token_stats and the router's
+ * choices per MoE layer for the token's (last) position. */
+static void trace_token(rm_session *s)
+{
+    const rm_token_stats *t = &s->stats;
+    static const char *ph[RM_PHASE_COUNT] = { "wait_io", "spine", "attention", "experts", "lm_head" };
+    json_t *phases = json_object(), *routes = json_object();
+    for (int i = 0; i < RM_PHASE_COUNT; i++) json_object_set_new(phases, ph[i], json_real(t->phase_seconds[i]));
+    for (int l = 0; l < s->m->cfg.num_layers; l++) {
+        int li = s->moe_index[l];
+        if (li < 0 || li >= t->route_layers) continue;
+        json_t *ids = json_array();
+        for (int i = 0; i < t->route_k; i++) json_array_append_new(ids, json_integer(t->route_ids[li][i]));
+        char key[16];
+        snprintf(key, sizeof key, "%d", l);
+        json_object_set_new(routes, key, ids);
+    }
+    json_t *j = json_pack("{s:b,s:I,s:i,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:f,s:i,s:f,s:o}", "prefill", t->prefill,
+                          "index", (json_int_t)t->token_index, "id", t->token_id, "seconds", t->seconds,
+                          "phases", phases, "bytes_spine", (json_int_t)t->bytes_spine_read,
+                          "bytes_experts", (json_int_t)t->bytes_expert_read,
+                          "bytes_experts_from_cache", (json_int_t)t->bytes_expert_from_cache,
+                          "expert_hits", (json_int_t)t->expert_hits, "expert_misses", (json_int_t)t->expert_misses,
+                          "read_gbps", t->read_gbps, "queue_depth", t->queue_depth,
+                          "retained_fraction", t->retained_fraction, "routes", routes);
+    char *line = json_dumps(j, JSON_COMPACT);
+    if (line) { fprintf(s->trace, "%s\n", line); fflush(s->trace); }
+    free(line);
+    json_decref(j);
+}
+
 static void emit_stats(rm_session *s, const rm_gen_events *ev)
 {
     model_take_stats(s->m, &s->stats);
     s->stats.num_experts = s->m->cfg.num_experts;
+    if (s->trace) trace_token(s);
     if (ev && ev->on_stats) ev->on_stats(ev->ud, &s->stats);
 }
 
