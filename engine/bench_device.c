@@ -27,7 +27,7 @@ double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue
     for (int i = 0; i < qd; i++) {
         rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
         const expert_loc *l = &c->loc[keys[rng % (uint64_t)nkeys]];
-        reqs[i] = (io_req){ c->st->fds[l->shard], l->off[0], l->len[0], bufs[i], NULL, IO_OTHER, 0, 0, NULL };
+        reqs[i] = (io_req){ c->st->fds[l->shard], l->off[0], l->len[0], bufs[i], NULL, IO_OTHER, NULL, NULL, 0, 0, NULL };
         io_submit(c->io, &reqs[i]);
     }
     int inflight = qd;
@@ -39,7 +39,7 @@ double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue
         if (model_now() < end) {
             rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
             const expert_loc *l = &c->loc[keys[rng % (uint64_t)nkeys]];
-            *r = (io_req){ c->st->fds[l->shard], l->off[0], l->len[0], r->dst, NULL, IO_OTHER, 0, 0, NULL };
+            *r = (io_req){ c->st->fds[l->shard], l->off[0], l->len[0], r->dst, NULL, IO_OTHER, NULL, NULL, 0, 0, NULL };
             io_submit(c->io, r);
             inflight++;
         }

@@ -187,9 +187,10 @@ static void start_read(expert_cache *c, int si, int key, int kind)
     s->outstanding = loc->nparts;
     s->prefetched = kind == IO_PREFETCH;
     c->where[key] = si;
+    const int remote = c->remote.read && !c->remote.is_local(c->remote.ctx, key);
     for (int p = 0; p < loc->nparts; p++) {
         s->reqs[p] = (io_req){ c->st->fds[loc->shard], loc->off[p], loc->len[p], s->buf + loc->buf_off[p],
-                               s, kind, 0, 0, NULL };
+                               s, kind, remote ? c->remote.read : NULL, remote ? c->remote.ctx : NULL, 0, 0, NULL };
         io_submit(c->io, &s->reqs[p]);
     }
 }

@@ -36,6 +36,18 @@ typedef struct expert_slot {
     io_req reqs[6];
 } expert_slot;
 
+/* Stream mode: experts whose bytes are not in the local shards are read by
+ * `read` on a reader thread instead of pread. It gets the request of one
+ * span (r->tag is the expert_slot, whose key = layer * E + expert; r->off and
+ * r->len are the span in the shard, r->dst where it goes) and must fill it
+ * exactly as a local read would, setting r->got and r->err. `is_local` says
+ * whether an expert's bytes can be pread from the shards as they are. */
+typedef struct expert_remote {
+    void (*read)(io_req *r, void *ctx);
+    int  (*is_local)(void *ctx, int key);
+    void *ctx;
+} expert_remote;
+
 #define EXP_MAX_BATCH 4096
 
 typedef struct expert_cache {
@@ -57,6 +69,7 @@ typedef struct expert_cache {
     /* counters since the last experts_take_counters */
     uint64_t hits, misses, bytes_hit, prefetch_issued, prefetch_used;
     int resident;               /* experts READY now */
+    expert_remote remote;       /* stream mode; all NULL for a local model */
 } expert_cache;
 
 int  experts_init(expert_cache *c, store *st, const struct rm_model *m, int io_threads, rm_err *err);

@@ -39,6 +39,7 @@ static void do_read(io_req *r)
 {
     size_t got = 0;
     r->err = 0;
+    if (r->read_fn) { r->read_fn(r, r->read_ctx); return; }
     while (got < r->len) {
         ssize_t n = pread(r->fd, (char *)r->dst + got, r->len - got, (off_t)(r->off + got));
         if (n < 0) {

@@ -18,6 +18,10 @@ typedef struct io_req {
     void *dst;
     void *tag;              /* caller's: what this read is for */
     int kind;               /* caller's accounting class (spine, expert, ...) */
+    /* optional: a reader other than pread (e.g. fetch over HTTP into the
+     * disk cache, then read); it fills got and err like pread would */
+    void (*read_fn)(struct io_req *r, void *ctx);
+    void *read_ctx;
     /* set by the pool */
     int err;                /* errno, or -1 for a short read */
     size_t got;

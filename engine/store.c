@@ -159,7 +159,7 @@ static void read_unit(store *s, spine_unit *un, uint8_t *buf, io_req *reqs)
 {
     for (int i = 0; i < un->nruns; i++) {
         const spine_run *r = &un->runs[i];
-        reqs[i] = (io_req){ s->fds[r->shard], r->off, r->len, buf + r->buf_off, un, IO_SPINE, 0, 0, NULL };
+        reqs[i] = (io_req){ s->fds[r->shard], r->off, r->len, buf + r->buf_off, un, IO_SPINE, NULL, NULL, 0, 0, NULL };
         io_submit(s->io, &reqs[i]);
     }
 }
@@ -301,7 +301,7 @@ int store_read_small(store *s, int shard, uint64_t off, size_t len, void *dst, r
     uint64_t a = align_down(off), e = align_up(off + len);
     uint8_t *bounce;
     if (posix_memalign((void **)&bounce, STORE_ALIGN, e - a)) return rm_errf(err, "out of memory");
-    io_req r = { s->fds[shard], a, e - a, bounce, NULL, IO_OTHER, 0, 0, NULL };
+    io_req r = { s->fds[shard], a, e - a, bounce, NULL, IO_OTHER, NULL, NULL, 0, 0, NULL };
     io_submit(s->io, &r);
     io_wait(s->io, &r);
     int rc = 0;
