@@ -238,7 +238,7 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     if (!opts) opts = &none;
     uint64_t cache_bytes = 0;
     if (config_load(dir, &m->cfg, err) || st_open(dir, &m->st, err) ||
-        store_init(&m->store, m->st, 2, err) || load_weights(m, err) || register_spine(m, err) ||
+        store_init(&m->store, m->st, opts->io_threads, err) || load_weights(m, err) || register_spine(m, err) ||
         experts_init(&m->experts, &m->store, m, opts->io_threads, err)) {
         rm_model_free(m);
         return -1;

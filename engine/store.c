@@ -20,6 +20,9 @@
 #include "store.h"
 
 #define MERGE_GAP (64u << 10)
+/* Runs are cut into reads of at most this size, so a large layer is read by
+ * several reader threads at once (the device wants a queue, not one stream). */
+#define READ_CHUNK (16u << 20)
 
 static uint64_t align_down(uint64_t x) { return x & ~(uint64_t)(STORE_ALIGN - 1); }
 static uint64_t align_up(uint64_t x) { return (x + STORE_ALIGN - 1) & ~(uint64_t)(STORE_ALIGN - 1); }
@@ -131,6 +134,23 @@ static void layout_unit(spine_unit *un)
         }
     }
     un->nruns = k + 1;
+    /* cut long runs into chunks; they stay back to back in the buffer */
+    int extra = 0;
+    for (int i = 0; i < un->nruns; i++) extra += (int)((un->runs[i].len - 1) / READ_CHUNK);
+    if (extra) {
+        spine_run *nr = malloc((size_t)(un->nruns + extra) * sizeof *nr);
+        if (nr) {
+            int j = 0;
+            for (int i = 0; i < un->nruns; i++)
+                for (uint64_t o = 0; o < un->runs[i].len; o += READ_CHUNK) {
+                    uint64_t n = un->runs[i].len - o < READ_CHUNK ? un->runs[i].len - o : READ_CHUNK;
+                    nr[j++] = (spine_run){ un->runs[i].shard, un->runs[i].off + o, n, 0 };
+                }
+            free(un->runs);
+            un->runs = nr;
+            un->nruns = j;
+        }
+    }
     size_t pos = 0;
     for (int i = 0; i < un->nruns; i++) { un->runs[i].buf_off = pos; pos += un->runs[i].len; }
     un->bytes = pos;
