@@ -65,6 +65,12 @@ rm_state *rm_state_new(rm_model *m, rm_err *err);
 void      rm_state_free(rm_state *s);
 void      rm_state_reset(rm_state *s);
 int       rm_state_pos(const rm_state *s);
+/* Speculation: remember the state now; what is fed next can be undone.
+ * rollback(keep) makes the state exactly (bit for bit) that of having fed
+ * only the first `keep` tokens since the checkpoint; commit forgets it. */
+int       rm_state_checkpoint(rm_state *s, rm_err *err);
+void      rm_state_rollback(rm_state *s, int keep);
+void      rm_state_commit(rm_state *s);
 
 /* Router choices reported during a forward pass, one call per MoE layer and
  * position (pos counts from the start of the sequence). ids are ordered by
