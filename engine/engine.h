@@ -213,6 +213,9 @@ typedef struct rm_token_stats {
 
 typedef struct rm_session rm_session;
 
+/* Speculation modes (rm_gen_opts.spec); auto is the zero value. */
+enum { RM_SPEC_AUTO = 0, RM_SPEC_OFF = 1, RM_SPEC_ON = 2 };
+
 typedef struct rm_gen_opts {
     int      max_new;               /* 0 = until end of message */
     float    temperature;           /* 0 = greedy */
@@ -220,6 +223,7 @@ typedef struct rm_gen_opts {
     uint64_t seed;
     int      think;                 /* 1: open the think channel */
     const char *thinking_effort;    /* NULL: none */
+    int      spec;                  /* RM_SPEC_*: n-gram drafts (greedy only) */
 } rm_gen_opts;
 
 typedef struct rm_gen_events {
