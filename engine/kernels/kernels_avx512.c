@@ -1,0 +1,209 @@
+/* kernels_avx512.c — the AVX-512 level of the kernels (F, BW, VL, DQ + FMA).
+ *
+ * One 16-wide register holds the 16 lane accumulators of a row, so each
+ * vfmadd over a group of 16 columns is exactly the scalar reference's 16
+ * per-lane fmaf calls. The column tail (cols % 16) and the reduction are the
+ * shared scalar code of kernels_impl.h. Rows are processed four at a time:
+ * each row's accumulator is one dependent chain of fmas, and four chains
+ * keep the FMA units busy while sharing the loads of x.
+ *
+ * MXFP4: each group of 16 codes is one 64-bit broadcast load, one variable
+ * shift and one vpermps into the block's row of kern_mx_f32 (the 16 weights
+ * E2M1[c] * scale, precomputed for all 256 scales), then one fma.
+ */
+#include <immintrin.h>
+#include <string.h>
+#include "kernels_impl.h"
+
+/* Rows handled together by the row kernels. */
+#define ROWS 4
+
+static inline uint64_t load_u64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* Widens 16 bf16 values exactly: the bits move to the high half. */
+static inline __m512 load_bf16x16(const uint16_t *w)
+{
+    __m512i v = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)w));
+    return _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+}
+
+/* Row pointers for a group of up to ROWS rows starting at r; missing rows
+ * repeat the last one (computed and dropped) so the kernels stay uniform. */
+static inline int row_group(int r, int r1)
+{
+    return r1 - r < ROWS ? r1 - r : ROWS;
+}
+
+static float dot_f32(const float *a, const float *b, int n)
+{
+    __m512 acc = _mm512_setzero_ps();
+    int c = 0;
+    for (; c + 16 <= n; c += 16)
+        acc = _mm512_fmadd_ps(_mm512_loadu_ps(a + c), _mm512_loadu_ps(b + c), acc);
+    float l[16];
+    _mm512_storeu_ps(l, acc);
+    for (; c < n; c++)
+        l[c & 15] = fmaf(a[c], b[c], l[c & 15]);
+    return kern_reduce16(l);
+}
+
+static void dot4_f32(const float *w, size_t ldw, int nw, const float *x, int n, float *out)
+{
+    const float *wr[ROWS];
+    for (int j = 0; j < ROWS; j++)
+        wr[j] = w + (size_t)(j < nw ? j : nw - 1) * ldw;
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    int c = 0;
+    for (; c + 16 <= n; c += 16) {
+        __m512 xv = _mm512_loadu_ps(x + c);
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(wr[0] + c), xv, a0);
+        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(wr[1] + c), xv, a1);
+        a2 = _mm512_fmadd_ps(_mm512_loadu_ps(wr[2] + c), xv, a2);
+        a3 = _mm512_fmadd_ps(_mm512_loadu_ps(wr[3] + c), xv, a3);
+    }
+    __m512 acc[ROWS] = { a0, a1, a2, a3 };
+    for (int j = 0; j < nw; j++) {
+        float l[16];
+        _mm512_storeu_ps(l, acc[j]);
+        for (int t = c; t < n; t++)
+            l[t & 15] = fmaf(wr[j][t], x[t], l[t & 15]);
+        out[j] = kern_reduce16(l);
+    }
+}
+
+static void gemv_f32(const float *W, const float *x, float *y, int r0, int r1, int cols)
+{
+    for (int r = r0; r < r1; r += ROWS)
+        dot4_f32(W + (size_t)r * cols, (size_t)cols, row_group(r, r1), x, cols, y + r);
+}
+
+static void gemv_bf16(const uint16_t *W, const float *x, float *y, int r0, int r1, int cols)
+{
+    for (int r = r0; r < r1; r += ROWS) {
+        int nw = row_group(r, r1);
+        const uint16_t *wr[ROWS];
+        for (int j = 0; j < ROWS; j++)
+            wr[j] = W + (size_t)(r + (j < nw ? j : nw - 1)) * cols;
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        int c = 0;
+        for (; c + 16 <= cols; c += 16) {
+            __m512 xv = _mm512_loadu_ps(x + c);
+            a0 = _mm512_fmadd_ps(load_bf16x16(wr[0] + c), xv, a0);
+            a1 = _mm512_fmadd_ps(load_bf16x16(wr[1] + c), xv, a1);
+            a2 = _mm512_fmadd_ps(load_bf16x16(wr[2] + c), xv, a2);
+            a3 = _mm512_fmadd_ps(load_bf16x16(wr[3] + c), xv, a3);
+        }
+        __m512 acc[ROWS] = { a0, a1, a2, a3 };
+        for (int j = 0; j < nw; j++) {
+            float l[16];
+            _mm512_storeu_ps(l, acc[j]);
+            for (int t = c; t < cols; t++)
+                l[t & 15] = fmaf(bf16_to_f32(wr[j][t]), x[t], l[t & 15]);
+            y[r + j] = kern_reduce16(l);
+        }
+    }
+}
+
+/* MXFP4 register order. Eight packed bytes hold the 16 codes of a group of
+ * 16 columns, column n in nibble n of the little-endian 64-bit word.
+ * Broadcasting that word to every 64-bit element and shifting element e
+ * right by 4*(e/2) leaves in the low nibble of element e the code of column
+ * 8*(e%2) + e/2. */
+static const uint8_t mx_order[16] = { 0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15 };
+
+static inline __m512i mx_shifts(void)
+{
+    return _mm512_setr_epi32(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28);
+}
+
+/* The 16 weights of the group whose codes are the 8 bytes at p, in mx_order;
+ * table = kern_mx_f32[scale]. vpermps reads only the low four bits of each
+ * index, so the bits above the nibble need no masking. */
+static inline __m512 mx_group(const uint8_t *p, const float *table, __m512i sh)
+{
+    __m512i codes = _mm512_srlv_epi32(_mm512_set1_epi64((long long)load_u64(p)), sh);
+    return _mm512_permutexvar_ps(codes, _mm512_load_ps(table));
+}
+
+/* One row's update for block k (32 columns). */
+#define MX_STEP(acc, j)                                                        \
+    do {                                                                       \
+        const float *tab = kern_mx_f32[sr[j][k]];                              \
+        acc = _mm512_fmadd_ps(mx_group(pr[j] + 16 * k, tab, sh), x0, acc);     \
+        acc = _mm512_fmadd_ps(mx_group(pr[j] + 16 * k + 8, tab, sh), x1, acc); \
+    } while (0)
+
+static void gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *x,
+                       const float *xp, float *y, int r0, int r1, int cols)
+{
+    (void)x;
+    const __m512i sh = mx_shifts();
+    const size_t pb = (size_t)cols / 2, sb = (size_t)cols / 32;
+    const int nblk = cols / 32;
+    for (int r = r0; r < r1; r += ROWS) {
+        int nw = row_group(r, r1);
+        const uint8_t *pr[ROWS], *sr[ROWS];
+        for (int j = 0; j < ROWS; j++) {
+            size_t row = (size_t)(r + (j < nw ? j : nw - 1));
+            pr[j] = packed + row * pb;
+            sr[j] = scale + row * sb;
+        }
+        __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+        for (int k = 0; k < nblk; k++) {
+            __m512 x0 = _mm512_loadu_ps(xp + 32 * k);
+            __m512 x1 = _mm512_loadu_ps(xp + 32 * k + 16);
+            MX_STEP(a0, 0);
+            MX_STEP(a1, 1);
+            MX_STEP(a2, 2);
+            MX_STEP(a3, 3);
+        }
+        __m512 acc[ROWS] = { a0, a1, a2, a3 };
+        for (int j = 0; j < nw; j++) {
+            float e[16], l[16];
+            _mm512_storeu_ps(e, acc[j]);
+            kern_order_to_lanes(mx_order, e, l);
+            y[r + j] = kern_reduce16(l);
+        }
+    }
+}
+
+static void decode_bf16(const uint16_t *w, float *out, int n)
+{
+    int c = 0;
+    for (; c + 16 <= n; c += 16)
+        _mm512_storeu_ps(out + c, load_bf16x16(w + c));
+    for (; c < n; c++)
+        out[c] = bf16_to_f32(w[c]);
+}
+
+static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out, int cols)
+{
+    const __m512i sh = mx_shifts();
+    /* to_cols[c] = the element holding column c: the inverse of mx_order */
+    const __m512i to_cols = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14,
+                                              1, 3, 5, 7, 9, 11, 13, 15);
+    for (int k = 0; k < cols / 32; k++) {
+        const float *tab = kern_mx_f32[scale[k]];
+        __m512 g0 = mx_group(packed + 16 * k, tab, sh);
+        __m512 g1 = mx_group(packed + 16 * k + 8, tab, sh);
+        _mm512_storeu_ps(out + 32 * k, _mm512_permutexvar_ps(to_cols, g0));
+        _mm512_storeu_ps(out + 32 * k + 16, _mm512_permutexvar_ps(to_cols, g1));
+    }
+}
+
+const kern_impl kern_impl_avx512 = {
+    .name = "avx512",
+    .dot_f32 = dot_f32,
+    .dot4_f32 = dot4_f32,
+    .gemv_f32 = gemv_f32,
+    .gemv_bf16 = gemv_bf16,
+    .gemv_mxfp4 = gemv_mxfp4,
+    .decode_bf16 = decode_bf16,
+    .decode_mxfp4 = decode_mxfp4,
+    .mx_order = mx_order,
+};
