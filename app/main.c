@@ -23,7 +23,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: remora [COMMAND] [OPTIONS]\n\ncommands:\n");
     for (int i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].help);
+        fprintf(f, "  %-16s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nRun 'remora COMMAND --help' for the options of one command.\n");
 }
 

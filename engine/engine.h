@@ -100,7 +100,10 @@ int  rm_tokenizer_special_id(const rm_tokenizer *t, const char *text);
  * number of ids (*ids malloc'd, caller frees) or -1 on error. */
 int  rm_tokenizer_encode(const rm_tokenizer *t, const char *text, size_t len,
                          int allow_special, int32_t **ids, rm_err *err);
-/* The bytes of one token (special ids give their text). NULL if out of range. */
+/* The bytes of one token (special ids give their text). NULL if out of range.
+ * As in tokenization_kimi.py, special names (and so encodings with
+ * allow_special) cover two ids past the vocabulary: "<|reserved_token_{V}|>"
+ * and "<|reserved_token_{V+1}|>" for vocabulary size V. */
 const char *rm_tokenizer_token_bytes(const rm_tokenizer *t, int32_t id, size_t *len);
 
 /* Streaming UTF-8 assembly of token bytes: feed token bytes, get complete
