@@ -53,6 +53,10 @@ typedef struct rm_model_info {
     uint64_t expert_cache_bytes;
     int expert_cache_slots, total_experts;
     int direct_io;                  /* reads bypass the page cache */
+    /* RAM used beside the budget, at most: sequence state for max_ctx
+     * tokens, prefill activations, code, libraries and thread stacks */
+    uint64_t overhead_bytes;
+    int overhead_ctx;               /* the context length it assumes */
 } rm_model_info;
 
 int  rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_err *err);

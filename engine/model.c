@@ -229,6 +229,25 @@ static uint64_t default_budget(void)
     return kb ? kb * 1024ull / 10 * 6 : 4ull << 30;
 }
 
+/* RAM outside the budget (documented in README.md): the sequence state
+ * (KDA recurrent and conv state, twice for a speculation checkpoint, and the
+ * MLA latent cache for ctx tokens), the activations of one prefill chunk, and
+ * a fixed 64 MB for code, libraries, thread stacks and small vectors. */
+static uint64_t overhead_estimate(const rm_config *c, int ctx)
+{
+    const uint64_t P = (uint64_t)c->kda_heads * c->kda_head_dim, D = (uint64_t)c->hidden_size;
+    uint64_t state = 0;
+    for (int l = 0; l < c->num_layers; l++)
+        state += c->is_kda[l] ? 2 * 4 * ((uint64_t)c->kda_heads * c->kda_head_dim * c->kda_head_dim + 3 * 3 * P)
+                              : 4ull * ctx * ((uint64_t)c->kv_lora_rank + c->qk_rope);
+    uint64_t wide = P > (uint64_t)c->mla_heads * (c->qk_nope + c->qk_rope) ? P : (uint64_t)c->mla_heads * (c->qk_nope + c->qk_rope);
+    uint64_t Z = c->latent ? (uint64_t)c->latent : D;
+    uint64_t act = 4ull * PREFILL_CHUNK * (8 * D + 7 * wide + (uint64_t)(c->topk + 2) * Z + 3ull * c->moe_inter +
+                                           (c->intermediate_size > 2 * c->moe_inter * c->num_shared ? 2ull * c->intermediate_size : 0));
+    uint64_t spec = 4ull * 9 * (uint64_t)c->vocab_size + (uint64_t)c->num_layers * 9 * 6 * P * 4;
+    return state + act + spec + (64ull << 20);
+}
+
 int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_err *err)
 {
     *out = NULL;
@@ -262,6 +281,8 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     in->expert_cache_slots = m->experts.nslots;
     in->expert_cache_bytes = (uint64_t)m->experts.nslots * experts_slot_bytes(&m->experts);
     in->direct_io = m->store.direct;
+    in->overhead_ctx = 4096;
+    in->overhead_bytes = overhead_estimate(c, in->overhead_ctx);
     for (int l = 0; l < c->num_layers; l++)
         if (c->is_moe[l]) {
             in->total_experts += c->num_experts;
