@@ -116,7 +116,7 @@ void experts_free(expert_cache *c)
         while (io_wait_any(c->io)) {}
         io_pool_free(c->io);
     }
-    for (int i = 0; i < c->nslots; i++) free(c->slots[i].buf);
+    store_buf_free(c->slot_mem, (size_t)c->nslots * c->slot_size);
     free(c->slots);
     free(c->loc);
     free(c->where);
@@ -135,16 +135,14 @@ int experts_alloc(expert_cache *c, uint64_t bytes, rm_err *err)
     if (n < 1) n = 1;
     c->slots = calloc((size_t)n, sizeof *c->slots);
     if (!c->slots) return rm_errf(err, "out of memory for the expert cache");
+    if (!(c->slot_mem = store_buf_alloc((size_t)n * c->slot_size)))
+        return rm_errf(err, "out of memory: cannot take %.2f GB for %llu expert slots", (double)n * c->slot_size / 1e9,
+                       (unsigned long long)n);
     for (uint64_t i = 0; i < n; i++) {
-        expert_slot *s = &c->slots[i];
-        s->key = -1;
-        if (posix_memalign((void **)&s->buf, STORE_ALIGN, c->slot_size)) {
-            c->nslots = (int)i;
-            return rm_errf(err, "out of memory allocating expert slot %llu of %llu", (unsigned long long)i,
-                           (unsigned long long)n);
-        }
-        c->nslots++;
+        c->slots[i].key = -1;
+        c->slots[i].buf = c->slot_mem + i * c->slot_size;
     }
+    c->nslots = (int)n;
     return 0;
 }
 

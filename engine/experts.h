@@ -58,6 +58,7 @@ typedef struct expert_cache {
     expert_loc *loc;            /* [L*E]; nparts 0 for non-MoE layers */
     expert_slot *slots;
     int nslots;
+    uint8_t *slot_mem;          /* one mapping for all slots */
     size_t slot_size;
     int *where;                 /* [L*E] slot or -1 */
     uint64_t tick;              /* advances once per token */

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include "store.h"
 
 #define MERGE_GAP (64u << 10)
@@ -26,6 +27,18 @@
 
 static uint64_t align_down(uint64_t x) { return x & ~(uint64_t)(STORE_ALIGN - 1); }
 static uint64_t align_up(uint64_t x) { return (x + STORE_ALIGN - 1) & ~(uint64_t)(STORE_ALIGN - 1); }
+
+void *store_buf_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes ? bytes : STORE_ALIGN, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void store_buf_free(void *p, size_t bytes)
+{
+    if (p) munmap(p, bytes ? bytes : STORE_ALIGN);
+}
 
 int store_init(store *s, st_set *st, int io_threads, rm_err *err)
 {
@@ -63,10 +76,10 @@ void store_free(store *s)
     for (int u = 0; u < s->nunits; u++) {
         free(s->units[u].runs);
         free(s->units[u].binds);
-        free(s->units[u].buf);
+        store_buf_free(s->units[u].buf, s->units[u].bytes);
     }
     free(s->units);
-    for (int b = 0; b < 2; b++) { free(s->sbuf[b]); free(s->sreq[b]); }
+    for (int b = 0; b < 2; b++) { store_buf_free(s->sbuf[b], s->sbuf_size); free(s->sreq[b]); }
     if (s->fds) for (int i = 0; i < s->st->nshards; i++) close(s->fds[i]);
     free(s->fds);
     memset(s, 0, sizeof *s);
@@ -235,7 +248,7 @@ int store_plan(store *s, uint64_t budget, uint64_t min_cache, uint64_t *cache_by
         spine_unit *un = &s->units[u];
         if (!un->nruns) continue;
         if (resident + un->bytes + reserve > budget) { s->streamed++; continue; }
-        if (posix_memalign((void **)&un->buf, STORE_ALIGN, un->bytes ? un->bytes : STORE_ALIGN))
+        if (!(un->buf = store_buf_alloc(un->bytes)))
             return rm_errf(err, "out of memory for %llu bytes of resident weights", (unsigned long long)un->bytes);
         resident += un->bytes;
     }
@@ -263,7 +276,7 @@ int store_plan(store *s, uint64_t budget, uint64_t min_cache, uint64_t *cache_by
         s->sbuf_size = mx;
         int mr = max_runs(s);
         for (int b = 0; b < 2; b++) {
-            if (posix_memalign((void **)&s->sbuf[b], STORE_ALIGN, mx) ||
+            if (!(s->sbuf[b] = store_buf_alloc(mx)) ||
                 !(s->sreq[b] = calloc((size_t)mr, sizeof *s->sreq[b])))
                 return rm_errf(err, "out of memory for the spine stream buffers");
         }
