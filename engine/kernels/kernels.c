@@ -147,17 +147,6 @@ static void gemv_task(void *ud, int b, int e)
     gemv_rows(p, b * GEMV_ROWS, r1);
 }
 
-/* Runs fn over the rows of p in items of `per` rows, on the pool when the
- * product is large. */
-static void run_rows(product *p, void (*fn)(void *, int, int), int per)
-{
-    int items = (p->rows + per - 1) / per;
-    if ((size_t)p->rows * (size_t)p->cols < PAR_MIN_WEIGHTS)
-        fn(p, 0, items);
-    else
-        pool_for(items, fn, p);
-}
-
 /* Reorders x into the register order of a level's MXFP4 gemv. */
 static void reorder_x(const uint8_t order[16], const float *x, float *xp, int cols)
 {
@@ -169,6 +158,7 @@ static void reorder_x(const uint8_t order[16], const float *x, float *xp, int co
 static void gemv(int enc, const void *W, const uint8_t *scale, const float *x, float *y,
                  int rows, int cols)
 {
+    if (rows <= 0) return;
     product p = { .k = impl(), .enc = enc, .W = W, .scale = scale, .X = x, .Y = y,
                   .T = 1, .rows = rows, .cols = cols };
     float stack[XP_STACK], *heap = NULL;
@@ -181,7 +171,11 @@ static void gemv(int enc, const void *W, const uint8_t *scale, const float *x, f
             p.k = &kern_impl_scalar;      /* same bits, just slower */
         }
     }
-    run_rows(&p, gemv_task, GEMV_ROWS);
+    int items = (rows + GEMV_ROWS - 1) / GEMV_ROWS;
+    if ((size_t)rows * (size_t)cols < PAR_MIN_WEIGHTS)
+        gemv_task(&p, 0, items);
+    else
+        pool_for(items, gemv_task, &p);
     free(heap);
 }
 
@@ -253,6 +247,7 @@ static void gemm_task(void *ud, int b, int e)
 static void gemm(int enc, const void *W, const uint8_t *scale, const float *X, float *Y,
                  int T, int rows, int cols)
 {
+    if (T <= 0 || rows <= 0) return;
     if (T == 1) {
         gemv(enc, W, scale, X, Y, rows, cols);
         return;
