@@ -196,7 +196,7 @@ void kern_gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *x
 }
 
 /* Rows [r0, r1) of a gemm: decode up to GEMM_ROWS weight rows to fp32, then
- * take each input row's dot products with them four rows at a time. */
+ * take the dot products with the input rows in tiles of 4 rows x 4 tokens. */
 static void gemm_block(const product *p, float *buf, int r0, int r1)
 {
     const int cols = p->cols;
@@ -211,15 +211,12 @@ static void gemm_block(const product *p, float *buf, int r0, int r1)
     }
     if (p->enc == W_F32)
         w = (const float *)p->W + (size_t)r0 * cols;
-    for (int t = 0; t < p->T; t++) {
-        const float *x = p->X + (size_t)t * cols;
-        float *y = p->Y + (size_t)t * p->rows;
-        for (int r = r0; r < r1; r += 4) {
-            float out[4];
-            int nw = r1 - r < 4 ? r1 - r : 4;
-            p->k->dot4_f32(w + (size_t)(r - r0) * cols, (size_t)cols, nw, x, cols, out);
-            memcpy(y + r, out, (size_t)nw * sizeof *out);
-        }
+    for (int t = 0; t < p->T; t += 4) {
+        int nx = p->T - t < 4 ? p->T - t : 4;
+        for (int r = r0; r < r1; r += 4)
+            p->k->tile_f32(w + (size_t)(r - r0) * cols, (size_t)cols, r1 - r < 4 ? r1 - r : 4,
+                           p->X + (size_t)t * cols, (size_t)cols, nx, cols,
+                           p->Y + (size_t)t * p->rows + r, (size_t)p->rows);
     }
 }
 

@@ -90,6 +90,14 @@ static void dot4_f32(const float *w, size_t ldw, int nw, const float *x, int n, 
     }
 }
 
+/* With 16 registers, a tile is one token at a time through dot4_f32. */
+static void tile_f32(const float *w, size_t ldw, int nw, const float *x, size_t ldx, int nx,
+                     int n, float *y, size_t ldy)
+{
+    for (int t = 0; t < nx; t++)
+        dot4_f32(w, ldw, nw, x + t * ldx, n, y + t * ldy);
+}
+
 static void gemv_f32(const float *W, const float *x, float *y, int r0, int r1, int cols)
 {
     for (int r = r0; r < r1; r += ROWS)
@@ -248,7 +256,7 @@ static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out
 const kern_impl kern_impl_avx2 = {
     .name = "avx2",
     .dot_f32 = dot_f32,
-    .dot4_f32 = dot4_f32,
+    .tile_f32 = tile_f32,
     .gemv_f32 = gemv_f32,
     .gemv_bf16 = gemv_bf16,
     .gemv_mxfp4 = gemv_mxfp4,
