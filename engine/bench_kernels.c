@@ -34,43 +34,61 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* ---- timing ------------------------------------------------------------ */
+
+/* Runs step(ctx, 0), step(ctx, 1), ... (each returns the bytes it read) for
+ * about `seconds`, in ten windows, and returns the best window's GB/s. The
+ * cores may be shared with other work; the best window is the figure least
+ * disturbed by it, and the bandwidth and the kernels are measured alike. */
+static double best_rate(size_t (*step)(void *ctx, int i), void *ctx, double seconds)
+{
+    double best = 0, end = now_s() + seconds;
+    int i = 0;
+    do {
+        double t0 = now_s(), t;
+        size_t bytes = 0;
+        do bytes += step(ctx, i++);
+        while ((t = now_s() - t0) < seconds / 10);
+        if (bytes / t / 1e9 > best) best = bytes / t / 1e9;
+    } while (now_s() < end);
+    return best;
+}
+
 /* ---- memory read bandwidth --------------------------------------------- */
 
 typedef struct {
-    const uint64_t *buf;
-    size_t words;
+    const float *buf;
+    size_t n;                 /* floats */
     int chunks;
-    uint64_t sums[256];       /* one per chunk, so the reads are not dead */
+    float sums[256];          /* one per chunk, so the reads are not dead */
 } stream;
 
+/* Reads each chunk once with the kernels' own SIMD dot (the second operand
+ * is the same address, so it hits L1): the probe streams as fast as the
+ * widest loads the kernels use. */
 static void stream_task(void *ud, int b, int e)
 {
     stream *s = ud;
-    size_t per = s->words / (size_t)s->chunks;
+    size_t per = s->n / (size_t)s->chunks;
     for (int i = b; i < e; i++) {
-        const uint64_t *p = s->buf + (size_t)i * per;
-        /* eight independent sums keep several loads in flight */
-        uint64_t a[8] = { 0 };
-        for (size_t j = 0; j + 8 <= per; j += 8)
-            for (int k = 0; k < 8; k++) a[k] += p[j + k];
-        s->sums[i] = a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
+        const float *p = s->buf + (size_t)i * per;
+        s->sums[i] = kern_dot_f32(p, p, (int)per);
     }
 }
 
-/* GB/s of streaming reads over buf with the pool's current thread count. */
-static double read_bandwidth(const uint64_t *buf, size_t bytes, double seconds)
+/* One step of the probe reads a quarter of the buffer (256 MiB, still far
+ * beyond any cache), so the windows of best_rate can be short. */
+static size_t stream_step(void *ctx, int i)
 {
-    stream s = { .buf = buf, .words = bytes / 8, .chunks = 256 };
-    double t0 = now_s(), t;
-    size_t total = 0;
-    do {
-        pool_for(s.chunks, stream_task, &s);
-        total += bytes;
-    } while ((t = now_s() - t0) < seconds);
-    return total / t / 1e9;
+    const stream *whole = ctx;
+    stream s = *whole;
+    s.n = whole->n / 4;
+    s.buf = whole->buf + (size_t)(i % 4) * s.n;
+    pool_for(s.chunks, stream_task, &s);
+    return s.n * sizeof *s.buf;
 }
 
-/* ---- gemv throughput --------------------------------------------------- */
+/* ---- gemv throughput/* ---- gemv throughput --------------------------------------------------- */
 
 typedef struct {
     const char *enc;          /* "MXFP4" or "bf16" */
@@ -83,25 +101,26 @@ static size_t matrix_bytes(const shape *s)
     return strcmp(s->enc, "MXFP4") ? n * 2 : n / 2 + n / 32;
 }
 
-/* GB/s of weight bytes read by gemv over the matrices packed in arena. */
-static double gemv_rate(const shape *s, const uint8_t *arena, const float *x, float *y,
-                        double seconds)
+typedef struct {
+    const shape *s;
+    const uint8_t *arena;
+    int count;                /* distinct matrices in the arena */
+    const float *x;
+    float *y;
+} gemv_bench;
+
+/* One gemv on the next matrix of the arena. */
+static size_t gemv_step(void *ctx, int i)
 {
+    const gemv_bench *g = ctx;
+    const shape *s = g->s;
     size_t mb = matrix_bytes(s);
-    int count = (int)(ARENA_BYTES / mb);
-    int mxfp4 = !strcmp(s->enc, "MXFP4");
-    double t0 = now_s(), t;
-    size_t total = 0;
-    int i = 0;
-    do {
-        const uint8_t *w = arena + (size_t)(i++ % count) * mb;
-        if (mxfp4)
-            kern_gemv_mxfp4(w, w + (size_t)s->rows * s->cols / 2, x, y, s->rows, s->cols);
-        else
-            kern_gemv_bf16((const uint16_t *)w, x, y, s->rows, s->cols);
-        total += mb;
-    } while ((t = now_s() - t0) < seconds);
-    return total / t / 1e9;
+    const uint8_t *w = g->arena + (size_t)(i % g->count) * mb;
+    if (!strcmp(s->enc, "MXFP4"))
+        kern_gemv_mxfp4(w, w + (size_t)s->rows * s->cols / 2, g->x, g->y, s->rows, s->cols);
+    else
+        kern_gemv_bf16((const uint16_t *)w, g->x, g->y, s->rows, s->cols);
+    return mb;
 }
 
 static int usage(FILE *f)
@@ -130,16 +149,18 @@ int rm_bench_kernels(int argc, char **argv)
     printf("SIMD level: %s\n", kern_level());
 
     /* Memory read bandwidth. */
-    uint64_t *buf = aligned_alloc(4096, BW_BYTES);
+    float *buf = aligned_alloc(4096, BW_BYTES);
     if (!buf) {
         fprintf(stderr, "remora: bench-kernels: cannot allocate %zu MiB\n", BW_BYTES >> 20);
         return 1;
     }
-    memset(buf, 1, BW_BYTES);            /* fault the pages in */
+    for (size_t i = 0; i < BW_BYTES / sizeof *buf; i++)   /* faults the pages in */
+        buf[i] = 1.0f;
     double bw[2];
     for (int c = 0; c < nconf; c++) {
         pool_set_threads(nt[c]);
-        bw[c] = read_bandwidth(buf, BW_BYTES, seconds);
+        stream st = { .buf = buf, .n = BW_BYTES / sizeof *buf, .chunks = 256 };
+        bw[c] = best_rate(stream_step, &st, seconds);
         printf("memory read bandwidth, %d thread%s: %6.2f GB/s\n", nt[c], nt[c] > 1 ? "s" : "",
                bw[c]);
     }
@@ -175,7 +196,9 @@ int rm_bench_kernels(int argc, char **argv)
         snprintf(dims, sizeof dims, "%dx%d", s->rows, s->cols);
         for (int c = 0; c < nconf; c++) {
             pool_set_threads(nt[c]);
-            double r = gemv_rate(s, arena, x, y, seconds);
+            gemv_bench g = { .s = s, .arena = arena, .count = (int)(ARENA_BYTES / matrix_bytes(s)),
+                             .x = x, .y = y };
+            double r = best_rate(gemv_step, &g, seconds);
             printf("%-7s %-12s %8d %10.2f %7.0f%%\n", s->enc, dims, nt[c], r, 100.0 * r / bw[c]);
             fflush(stdout);
         }

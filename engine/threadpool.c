@@ -21,7 +21,7 @@
 #define POOL_MAX_THREADS 256
 /* Chunks per thread: more than one so a thread that is descheduled (the
  * cores may be shared) does not hold everyone up. */
-#define POOL_CHUNKS_PER_THREAD 4
+#define POOL_CHUNKS_PER_THREAD 8
 #define POOL_SPIN 4096
 
 static struct {

@@ -147,17 +147,6 @@ static void gemv_task(void *ud, int b, int e)
     gemv_rows(p, b * GEMV_ROWS, r1);
 }
 
-/* Runs fn over the rows of p in items of `per` rows, on the pool when the
- * product is large. */
-static void run_rows(product *p, void (*fn)(void *, int, int), int per)
-{
-    int items = (p->rows + per - 1) / per;
-    if ((size_t)p->rows * (size_t)p->cols < PAR_MIN_WEIGHTS)
-        fn(p, 0, items);
-    else
-        pool_for(items, fn, p);
-}
-
 /* Reorders x into the register order of a level's MXFP4 gemv. */
 static void reorder_x(const uint8_t order[16], const float *x, float *xp, int cols)
 {
@@ -169,6 +158,7 @@ static void reorder_x(const uint8_t order[16], const float *x, float *xp, int co
 static void gemv(int enc, const void *W, const uint8_t *scale, const float *x, float *y,
                  int rows, int cols)
 {
+    if (rows <= 0) return;
     product p = { .k = impl(), .enc = enc, .W = W, .scale = scale, .X = x, .Y = y,
                   .T = 1, .rows = rows, .cols = cols };
     float stack[XP_STACK], *heap = NULL;
@@ -181,7 +171,11 @@ static void gemv(int enc, const void *W, const uint8_t *scale, const float *x, f
             p.k = &kern_impl_scalar;      /* same bits, just slower */
         }
     }
-    run_rows(&p, gemv_task, GEMV_ROWS);
+    int items = (rows + GEMV_ROWS - 1) / GEMV_ROWS;
+    if ((size_t)rows * (size_t)cols < PAR_MIN_WEIGHTS)
+        gemv_task(&p, 0, items);
+    else
+        pool_for(items, gemv_task, &p);
     free(heap);
 }
 
@@ -202,7 +196,7 @@ void kern_gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *x
 }
 
 /* Rows [r0, r1) of a gemm: decode up to GEMM_ROWS weight rows to fp32, then
- * take each input row's dot products with them four rows at a time. */
+ * take the dot products with the input rows in tiles of 4 rows x 4 tokens. */
 static void gemm_block(const product *p, float *buf, int r0, int r1)
 {
     const int cols = p->cols;
@@ -217,15 +211,12 @@ static void gemm_block(const product *p, float *buf, int r0, int r1)
     }
     if (p->enc == W_F32)
         w = (const float *)p->W + (size_t)r0 * cols;
-    for (int t = 0; t < p->T; t++) {
-        const float *x = p->X + (size_t)t * cols;
-        float *y = p->Y + (size_t)t * p->rows;
-        for (int r = r0; r < r1; r += 4) {
-            float out[4];
-            int nw = r1 - r < 4 ? r1 - r : 4;
-            p->k->dot4_f32(w + (size_t)(r - r0) * cols, (size_t)cols, nw, x, cols, out);
-            memcpy(y + r, out, (size_t)nw * sizeof *out);
-        }
+    for (int t = 0; t < p->T; t += 4) {
+        int nx = p->T - t < 4 ? p->T - t : 4;
+        for (int r = r0; r < r1; r += 4)
+            p->k->tile_f32(w + (size_t)(r - r0) * cols, (size_t)cols, r1 - r < 4 ? r1 - r : 4,
+                           p->X + (size_t)t * cols, (size_t)cols, nx, cols,
+                           p->Y + (size_t)t * p->rows + r, (size_t)p->rows);
     }
 }
 
@@ -253,6 +244,7 @@ static void gemm_task(void *ud, int b, int e)
 static void gemm(int enc, const void *W, const uint8_t *scale, const float *X, float *Y,
                  int T, int rows, int cols)
 {
+    if (T <= 0 || rows <= 0) return;
     if (T == 1) {
         gemv(enc, W, scale, X, Y, rows, cols);
         return;

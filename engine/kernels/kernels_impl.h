@@ -53,9 +53,11 @@ static inline float kern_reduce16(const float l[16])
 typedef struct kern_impl {
     const char *name;
     float (*dot_f32)(const float *a, const float *b, int n);
-    /* out[j] = dot(w + j*ldw, x, n) for j < nw (nw <= 4), each in the order
-     * of dot_f32: the inner loop of the gemm forms. */
-    void (*dot4_f32)(const float *w, size_t ldw, int nw, const float *x, int n, float *out);
+    /* The inner loop of the gemm forms: y[t*ldy + j] = dot(w + j*ldw,
+     * x + t*ldx, n) for j < nw and t < nx (both <= 4), each in the order of
+     * dot_f32. */
+    void (*tile_f32)(const float *w, size_t ldw, int nw, const float *x, size_t ldx, int nx,
+                     int n, float *y, size_t ldy);
     void (*gemv_f32)(const float *W, const float *x, float *y, int r0, int r1, int cols);
     void (*gemv_bf16)(const uint16_t *W, const float *x, float *y, int r0, int r1, int cols);
     /* xp is x with each group of 16 reordered by mx_order (xp[e] = x[order[e]]),

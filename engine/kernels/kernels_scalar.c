@@ -18,10 +18,12 @@ static float dot_f32(const float *a, const float *b, int n)
     return kern_reduce16(l);
 }
 
-static void dot4_f32(const float *w, size_t ldw, int nw, const float *x, int n, float *out)
+static void tile_f32(const float *w, size_t ldw, int nw, const float *x, size_t ldx, int nx,
+                     int n, float *y, size_t ldy)
 {
-    for (int j = 0; j < nw; j++)
-        out[j] = dot_f32(w + (size_t)j * ldw, x, n);
+    for (int t = 0; t < nx; t++)
+        for (int j = 0; j < nw; j++)
+            y[t * ldy + j] = dot_f32(w + (size_t)j * ldw, x + t * ldx, n);
 }
 
 static void gemv_f32(const float *W, const float *x, float *y, int r0, int r1, int cols)
@@ -79,7 +81,7 @@ static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out
 const kern_impl kern_impl_scalar = {
     .name = "scalar",
     .dot_f32 = dot_f32,
-    .dot4_f32 = dot4_f32,
+    .tile_f32 = tile_f32,
     .gemv_f32 = gemv_f32,
     .gemv_bf16 = gemv_bf16,
     .gemv_mxfp4 = gemv_mxfp4,
