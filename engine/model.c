@@ -22,6 +22,7 @@
 #include <time.h>
 #include "model.h"
 #include "kernels/kernels.h"
+#include "threadpool.h"
 
 /* Longest run of positions carried through the layers at once; longer
  * prompts are fed in chunks (each chunk still reads each expert once). */
@@ -190,8 +191,10 @@ static int load_weights(rm_model *m, rm_err *err)
     return 0;
 }
 
-/* Registers every matrix a token always uses with its layer's spine unit
- * (unit L is the head: lm_head). Experts and the embedding are not spine:
+/* Registers every matrix a token always uses with a spine unit: each layer
+ * has two (its mixer, then its feed-forward part: router, shared experts,
+ * latent projections or the dense MLP) so a large layer can stream in two
+ * halves; unit 2L is the head (lm_head). Experts and the embedding are not spine:
  * experts go through the cache, embedding rows are read per token. */
 static int register_spine(rm_model *m, rm_err *err)
 {
@@ -203,14 +206,16 @@ static int register_spine(rm_model *m, rm_err *err)
         kda_weights *k = &w->kda;
         mla_weights *a = &w->mla;
         moe_weights *e = &w->moe;
-        REG(l, k->q); REG(l, k->k); REG(l, k->v); REG(l, k->f_a); REG(l, k->f_b); REG(l, k->b);
-        REG(l, k->g); REG(l, k->g_a); REG(l, k->g_b); REG(l, k->o);
-        REG(l, a->q); REG(l, a->q_a); REG(l, a->q_b); REG(l, a->kv_a); REG(l, a->kv_b); REG(l, a->g); REG(l, a->o);
-        REG(l, w->mlp.gate); REG(l, w->mlp.up); REG(l, w->mlp.down);
-        REG(l, e->router); REG(l, e->lat_down); REG(l, e->lat_up);
-        REG(l, e->shared.gate); REG(l, e->shared.up); REG(l, e->shared.down);
+        /* unit 2l: the mixer; unit 2l+1: the feed-forward spine */
+        REG(2 * l, k->q); REG(2 * l, k->k); REG(2 * l, k->v); REG(2 * l, k->f_a); REG(2 * l, k->f_b);
+        REG(2 * l, k->b); REG(2 * l, k->g); REG(2 * l, k->g_a); REG(2 * l, k->g_b); REG(2 * l, k->o);
+        REG(2 * l, a->q); REG(2 * l, a->q_a); REG(2 * l, a->q_b); REG(2 * l, a->kv_a); REG(2 * l, a->kv_b);
+        REG(2 * l, a->g); REG(2 * l, a->o);
+        REG(2 * l + 1, w->mlp.gate); REG(2 * l + 1, w->mlp.up); REG(2 * l + 1, w->mlp.down);
+        REG(2 * l + 1, e->router); REG(2 * l + 1, e->lat_down); REG(2 * l + 1, e->lat_up);
+        REG(2 * l + 1, e->shared.gate); REG(2 * l + 1, e->shared.up); REG(2 * l + 1, e->shared.down);
     }
-    REG(c->num_layers, m->lm_head);
+    REG(2 * c->num_layers, m->lm_head);
 #undef REG
     return 0;
 }
@@ -256,6 +261,7 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     const rm_open_opts none = { 0 };
     if (!opts) opts = &none;
     uint64_t cache_bytes = 0;
+    pool_init(opts->threads);   /* idempotent: one compute pool per process */
     if (config_load(dir, &m->cfg, err) || st_open(dir, &m->st, err) ||
         store_init(&m->store, m->st, opts->io_threads, err) || load_weights(m, err) || register_spine(m, err) ||
         experts_init(&m->experts, &m->store, m, opts->io_threads, err)) {
@@ -497,7 +503,7 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
         int fresh = 0;   /* P restarts from the mixer output after a snapshot */
         t1 = model_now();
         m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
-        if ((rc = store_unit_begin(&m->store, l, err))) goto out;
+        if ((rc = store_unit_begin(&m->store, 2 * l, err))) goto out;
         if (c->is_moe[l] && T == 1 && m->prev_route[(size_t)l * c->topk] >= 0)
             experts_prefetch(&m->experts, l, m->prev_route + (size_t)l * c->topk, c->topk);
         t0 = model_now();
@@ -531,6 +537,10 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
         }
         t1 = model_now();
         m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+        if ((rc = store_unit_begin(&m->store, 2 * l + 1, err))) goto out;
+        t0 = model_now();
+        m->ctr.phase[RM_PHASE_WAIT_IO] += t0 - t1;
+        t1 = t0;
         if (c->is_moe[l]) {     /* books its own phases: router, waits, experts */
             rc = moe_forward(m, l, s->pos, xn, y, T, on_route, ud, err);
         } else {
@@ -549,7 +559,7 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
     if (dbg) memcpy(dbg + ((size_t)L * dbg_T + dbg_t0) * D, xn, TD * sizeof *xn);
     t1 = model_now();
     m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
-    if ((rc = store_unit_begin(&m->store, L, err))) goto out;
+    if ((rc = store_unit_begin(&m->store, 2 * L, err))) goto out;
     t0 = model_now();
     m->ctr.phase[RM_PHASE_WAIT_IO] += t0 - t1;
     if (logits) wmat_gemm(&m->lm_head, xn, logits, T);
