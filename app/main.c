@@ -12,6 +12,7 @@ static const struct command {
     { "run",           cmd_run,           "generate from a prompt, streaming to stdout" },
     { "synth",         cmd_synth,         "write a random-weight K3-width checkpoint" },
     { "bench",         cmd_bench,         "measure decode speed, bytes read and the roofline" },
+    { "eval",            cmd_eval,            "score a model: NLL and exact-match accuracy per task" },
     { "logits",        cmd_logits,        "write the logits (and routes) of a token-id file" },
     { "bench-kernels", cmd_bench_kernels, "measure matrix-vector kernel throughput" },
     { "tokenize",      cmd_tokenize,      "encode JSON strings or a chat to token ids" },
