@@ -97,6 +97,7 @@ int cmd_bench(int argc, char **argv)
     if (rm_forward(m, st, prompt, 8, NULL, logits, NULL, NULL, &err)) { fprintf(stderr, "remora bench: %s\n", err.msg); rc = 1; goto out; }
     rm_model_take_stats(m, &ts);
     double sum_spine = 0, sum_exp = 0, busy = 0, phase[RM_PHASE_COUNT] = { 0 }, hits = 0, looks = 0;
+    uint64_t pf_issued = 0, pf_used = 0;
     for (int t = 0; t < tokens; t++) {
         int32_t id = 0;
         for (int v = 1; v < V; v++) if (logits[v] > logits[id]) id = v;
@@ -111,6 +112,8 @@ int cmd_bench(int argc, char **argv)
         if (ts.read_gbps > 0) busy += ts.bytes_expert_read / (ts.read_gbps * 1e9);
         for (int p = 0; p < RM_PHASE_COUNT; p++) phase[p] += ts.phase_seconds[p];
         hits += (double)ts.expert_hits;
+        pf_issued += ts.prefetch_issued;
+        pf_used += ts.prefetch_used;
         looks += (double)(ts.expert_hits + ts.expert_misses);
         if (!json)
             fprintf(stderr, "token %d: %.3f s, %.3f GB read, %.2f GB/s, depth %d, wait %.3f s\n", t, sec[t],
@@ -130,6 +133,8 @@ int cmd_bench(int argc, char **argv)
     printf("decode: %.3f s/token median, %.3f p90 over %d tokens\n", med, p90, tokens);
     printf("read per token: %.3f GB spine + %.3f GB experts; expert hit rate %.1f%%\n", gb_spine, gb_exp,
            looks > 0 ? 100 * hits / looks : 0);
+    printf("early reads: %llu issued, %llu used by the layer that asked\n", (unsigned long long)pf_issued,
+           (unsigned long long)pf_used);
     printf("achieved expert read bandwidth: %.3f GB/s (%.0f%% of the device)\n", read_gbps,
            dev > 0 ? 100 * read_gbps / dev : 0);
     printf("time per token by phase:");

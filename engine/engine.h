@@ -207,6 +207,7 @@ typedef struct rm_token_stats {
     double   read_gbps;                    /* achieved this token */
     double   device_gbps;                  /* measured ceiling, 0 if unknown */
     int      queue_depth;
+    uint64_t prefetch_issued, prefetch_used;  /* expert reads started early */
     /* speculation */
     uint64_t spec_drafted, spec_accepted;  /* cumulative in this turn */
     /* router: the last position's choices, per MoE layer */
