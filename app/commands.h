@@ -7,5 +7,7 @@
 
 int cmd_logits(int argc, char **argv);
 int cmd_bench_kernels(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
+int cmd_bench_ui(int argc, char **argv);
 
 #endif

@@ -9,8 +9,10 @@ static const struct command {
     int (*fn)(int, char **);
     const char *help;
 } commands[] = {
+    { "chat",          cmd_chat,          "full-screen chat (the default command)" },
     { "logits",        cmd_logits,        "write the logits (and routes) of a token-id file" },
     { "bench-kernels", cmd_bench_kernels, "measure matrix-vector kernel throughput" },
+    { "bench-ui",      cmd_bench_ui,      "measure the chat UI's CPU cost per streamed token" },
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 

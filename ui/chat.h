@@ -1,0 +1,37 @@
+/* chat.h — the entry points of the terminal UI, called by app/cmd_chat.c
+ * (`remora chat`) and app/cmd_bench_ui.c (`remora bench-ui`). */
+#ifndef REMORA_UI_CHAT_H
+#define REMORA_UI_CHAT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "source.h"
+
+typedef struct ui_chat_opts {
+    const char   *model_dir;     /* used unless synthetic */
+    int           synthetic;
+    ui_synth_opts synth;
+    int           threads;
+    int           mouse;
+    int           think;
+    const char   *system;        /* initial system prompt, or NULL */
+    float         temperature, top_p;
+    uint64_t      seed;
+} ui_chat_opts;
+
+/* Runs the chat on the controlling terminal; returns the exit status
+ * (0, 1 on a runtime failure). */
+int ui_chat_run(const ui_chat_opts *o);
+
+typedef struct ui_bench_opts {
+    int    tokens;
+    double rate;
+    int    rows, cols;
+} ui_bench_opts;
+
+/* Runs the UI on a pseudo-terminal against the synthetic source for one
+ * turn of `tokens` tokens and prints the UI thread's cost to `report`.
+ * Returns the exit status. */
+int ui_bench_run(const ui_bench_opts *o, FILE *report);
+
+#endif
