@@ -119,7 +119,7 @@ int ui_input_init(const char *history_path, const ui_input_hooks *hooks)
     rl_bind_keyseq("\\C-x\\C-e", edit_external);
     rl_callback_handler_install(PROMPT, line_cb);
 
-    using_history();
+    history_comment_char = '#';     /* marks the timestamp lines, as in bash */
     history_write_timestamps = 1;   /* lets multi-line entries survive a reload */
     history_multiline_entries = 1;
     stifle_history(HISTORY_MAX);
@@ -127,6 +127,7 @@ int ui_input_init(const char *history_path, const ui_input_hooks *hooks)
         in.history_path = strdup(history_path);
         read_history(history_path);     /* a missing file is an empty history */
     }
+    using_history();                    /* start browsing after the last entry */
     in.dirty = 1;
     return 0;
 }

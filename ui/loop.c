@@ -293,11 +293,14 @@ int ui_app_loop(ui_app *a)
     while (!a->quit) {
         double now = ui_now();
         double wait = -1;
-        if (a->dirty) wait = a->last_frame + FRAME_S - now;
+        if (a->dirty) {
+            wait = a->last_frame + FRAME_S - now;
+            if (wait < 0) wait = 0;
+        }
         if (ui_keys_pending(&a->kp) && (wait < 0 || wait > ESC_WAIT_S)) wait = ESC_WAIT_S;
-        if (a->hint_until && (wait < 0 || wait > a->hint_until - now)) wait = a->hint_until - now;
+        if (a->hint_until && (wait < 0 || wait > a->hint_until - now))
+            wait = a->hint_until > now ? a->hint_until - now : 0;
         int timeout = wait < 0 ? -1 : (int)(wait * 1000 + 0.999);
-        if (wait >= 0 && timeout < 0) timeout = 0;
         struct pollfd fds[3] = {
             { ui_term_signal_fd(), POLLIN, 0 },
             { a->wake_fd, POLLIN, 0 },

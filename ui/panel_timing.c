@@ -40,6 +40,10 @@ void ui_panel_timing(ui_rect r, const ui_stats *st, const ui_summary *s)
     ui_put_title(r, "Timing", 0);
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
     if (w <= 0) return;
+    if (!s->tokens) {
+        if (y < end) ui_put(y, x, w, ui_attr(UI_C_DIM), "waiting for tokens");
+        return;
+    }
     /* One unit for the three figures, chosen by the largest. */
     double scale = s->p90 >= 1 ? 1 : 1e3;
     const char *unit = s->p90 >= 1 ? "s" : "ms";
