@@ -8,16 +8,18 @@ PREFIX  ?= /usr/local
 DESTDIR ?=
 PKGS     = jansson libcurl libutf8proc ncursesw
 DEB_PKGS = build-essential pkg-config libjansson-dev libcurl4-openssl-dev \
-           libutf8proc-dev libncurses-dev libreadline-dev
-TEST_DEB_PKGS = clang tmux nginx-light mandoc groff-base unicode-data
+           libutf8proc-dev libncurses-dev libreadline-dev unicode-data
+TEST_DEB_PKGS = clang tmux nginx-light mandoc groff-base
 
 MODE ?= rel
 B     = build/$(MODE)
+GEN   = build/gen
+UNICODE_DATA ?= /usr/share/unicode
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lreadline -lm -pthread
 
 WARN    = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wshadow=local
-BASE_CFLAGS = -std=gnu11 -g $(WARN) -pthread -Iengine -I. $(PKG_CFLAGS)
+BASE_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g $(WARN) -pthread -Iengine -I. -I$(GEN) $(PKG_CFLAGS)
 ifeq ($(MODE),asan)
 OPT = -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
 LDOPT = -fsanitize=address,undefined
@@ -37,12 +39,12 @@ UI_OBJ     := $(UI_SRC:%.c=$(B)/%.o)
 APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
 
-.PHONY: all run test deps test-deps check clean install unit bench
+.PHONY: all run test deps test-deps check clean install unit bench fuzz
 all: deps-check build/remora
 
 # Release binary at build/remora; ASan test binaries under build/asan.
 build/remora: $(B)/remora
-	@cp $< $@
+	@ln -sf $(MODE)/remora $@
 
 $(B)/remora: $(APP_OBJ) $(UI_OBJ) $(B)/libremora.a
 	$(CC) $(LDOPT) -o $@ $(APP_OBJ) $(UI_OBJ) $(B)/libremora.a $(PKG_LIBS)
@@ -65,9 +67,26 @@ $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
+# Tables generated from Debian's unicode-data (the Han script for the pre-tokeniser).
+$(GEN)/han_ranges.h: tools/gen-han.awk $(UNICODE_DATA)/Scripts.txt
+	@mkdir -p $(GEN)
+	awk -f tools/gen-han.awk $(UNICODE_DATA)/Scripts.txt > $@.tmp && mv $@.tmp $@
+$(B)/engine/pretok.o: $(GEN)/han_ranges.h
+
 -include $(ENGINE_OBJ:.o=.d) $(UI_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
 unit: $(B)/remora-tests $(B)/remora
+
+# libFuzzer targets (clang) for the tokenizer, the tiktoken reader and the
+# chat-stream splitter; tests/sh/fuzz.sh runs each for a bounded time.
+FUZZ_CC    ?= clang
+FUZZ_FLAGS  = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_SRC    = engine/tokenizer.c engine/pretok.c engine/chat.c engine/chat_stream.c engine/err.c
+FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+fuzz: $(FUZZ_BIN)
+build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_SRC) $(wildcard engine/*.h) $(GEN)/han_ranges.h
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Iengine -I$(GEN) $(PKG_CFLAGS) -o $@ $< $(FUZZ_SRC) $(PKG_LIBS)
 
 # ---- dependencies -------------------------------------------------------
 deps-check:
@@ -82,8 +101,8 @@ run: all
 	./build/remora chat --model assets/model
 
 test: test-deps
-	$(MAKE) MODE=rel unit build/remora
-	$(MAKE) MODE=asan unit
+	$(MAKE) -j2 MODE=rel unit build/remora
+	$(MAKE) -j2 MODE=asan unit
 	sh tests/run.sh
 
 bench: all

@@ -6,7 +6,13 @@
 #define REMORA_COMMANDS_H
 
 int cmd_logits(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_synth(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 int cmd_bench_kernels(int argc, char **argv);
+int cmd_tokenize(int argc, char **argv);
+int cmd_bench_tokenizer(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 int cmd_bench_ui(int argc, char **argv);
 

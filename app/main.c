@@ -10,8 +10,14 @@ static const struct command {
     const char *help;
 } commands[] = {
     { "chat",          cmd_chat,          "full-screen chat (the default command)" },
+    { "run",           cmd_run,           "generate from a prompt, streaming to stdout" },
+    { "synth",         cmd_synth,         "write a random-weight K3-width checkpoint" },
+    { "bench",         cmd_bench,         "measure decode speed, bytes read and the roofline" },
+    { "eval",            cmd_eval,            "score a model: NLL and exact-match accuracy per task" },
     { "logits",        cmd_logits,        "write the logits (and routes) of a token-id file" },
     { "bench-kernels", cmd_bench_kernels, "measure matrix-vector kernel throughput" },
+    { "tokenize",      cmd_tokenize,      "encode JSON strings or a chat to token ids" },
+    { "bench-tokenizer", cmd_bench_tokenizer, "measure tokenizer encoding speed (MB/s)" },
     { "bench-ui",      cmd_bench_ui,      "measure the chat UI's CPU cost per streamed token" },
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
@@ -20,7 +26,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: remora [COMMAND] [OPTIONS]\n\ncommands:\n");
     for (int i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].help);
+        fprintf(f, "  %-16s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nRun 'remora COMMAND --help' for the options of one command.\n");
 }
 

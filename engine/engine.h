@@ -29,6 +29,9 @@ typedef struct rm_state rm_state;
 
 typedef struct rm_open_opts {
     int threads;            /* compute threads; 0 = all cores */
+    double ram_gb;          /* budget for weights in RAM; 0 = a safe share */
+    int io_threads;         /* expert reader threads; 0 = default (8) */
+    const char *trace_path; /* sessions: JSONL trace per token, or NULL */
 } rm_open_opts;
 
 /* What a caller may want to know about an open model. */
@@ -42,6 +45,18 @@ typedef struct rm_model_info {
     int first_moe_layer;
     int bos_id, eos_id, pad_id;
     uint64_t total_weight_bytes;
+    /* the RAM plan */
+    uint64_t ram_budget;            /* bytes for spine + expert cache */
+    uint64_t min_ram_budget;        /* the smallest budget this model accepts */
+    uint64_t spine_bytes, spine_resident_bytes;
+    uint64_t expert_bytes;          /* all routed experts on storage */
+    uint64_t expert_cache_bytes;
+    int expert_cache_slots, total_experts;
+    int direct_io;                  /* reads bypass the page cache */
+    /* RAM used beside the budget, at most: sequence state for max_ctx
+     * tokens, prefill activations, code, libraries and thread stacks */
+    uint64_t overhead_bytes;
+    int overhead_ctx;               /* the context length it assumes */
 } rm_model_info;
 
 int  rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_err *err);
@@ -54,6 +69,12 @@ rm_state *rm_state_new(rm_model *m, rm_err *err);
 void      rm_state_free(rm_state *s);
 void      rm_state_reset(rm_state *s);
 int       rm_state_pos(const rm_state *s);
+/* Speculation: remember the state now; what is fed next can be undone.
+ * rollback(keep) makes the state exactly (bit for bit) that of having fed
+ * only the first `keep` tokens since the checkpoint; commit forgets it. */
+int       rm_state_checkpoint(rm_state *s, rm_err *err);
+void      rm_state_rollback(rm_state *s, int keep);
+void      rm_state_commit(rm_state *s);
 
 /* Router choices reported during a forward pass, one call per MoE layer and
  * position (pos counts from the start of the sequence). ids are ordered by
@@ -83,14 +104,21 @@ int  rm_tokenizer_special_id(const rm_tokenizer *t, const char *text);
  * number of ids (*ids malloc'd, caller frees) or -1 on error. */
 int  rm_tokenizer_encode(const rm_tokenizer *t, const char *text, size_t len,
                          int allow_special, int32_t **ids, rm_err *err);
-/* The bytes of one token (special ids give their text). NULL if out of range. */
+/* The bytes of one token (special ids give their text). NULL if out of range.
+ * As in tokenization_kimi.py, special names (and so encodings with
+ * allow_special) cover two ids past the vocabulary: "<|reserved_token_{V}|>"
+ * and "<|reserved_token_{V+1}|>" for vocabulary size V. */
 const char *rm_tokenizer_token_bytes(const rm_tokenizer *t, int32_t id, size_t *len);
 
 /* Streaming UTF-8 assembly of token bytes: feed token bytes, get complete
  * UTF-8 back; invalid sequences become U+FFFD. */
 typedef struct rm_utf8_stream { unsigned char pend[8]; int npend; } rm_utf8_stream;
 /* Appends to out (cap bytes) the complete characters now available; returns
- * the byte count written. flush=1 emits any pending incomplete tail as U+FFFD. */
+ * the byte count written. flush=1 emits any pending incomplete tail as U+FFFD.
+ * Invalid sequences give one U+FFFD per maximal invalid subpart (as Python's
+ * errors="replace"). A cap of RM_UTF8_OUT_MAX(len) always suffices; with
+ * less, output that does not fit is lost. */
+#define RM_UTF8_OUT_MAX(len) (3 * ((size_t)(len) + 4))
 size_t rm_utf8_stream_feed(rm_utf8_stream *s, const char *in, size_t len,
                            char *out, size_t cap, int flush);
 
@@ -118,6 +146,15 @@ rm_chat_format rm_chat_detect(const rm_tokenizer *t);
 /* Renders a conversation to ids. Returns the count (*ids malloc'd) or -1. */
 int rm_chat_render(const rm_tokenizer *t, rm_chat_format f, const rm_chat_msg *msgs,
                    int n, const rm_chat_opts *o, int32_t **ids, rm_err *err);
+/* The same from a JSON conversation object (len bytes of text), the input of
+ * `remora tokenize --chat`: {"messages": [...], "tools", "thinking",
+ * "thinking_effort", "add_generation_prompt"} (optional "tool_choice",
+ * "response_format"), messages as in OpenAI-style APIs, including
+ * "tool_calls", "tool_call_id", "reasoning_content" and content parts.
+ * Missing "thinking" and "add_generation_prompt" default to true; a missing
+ * or null "thinking_effort" adds no thinking-effort note. */
+int rm_chat_render_json(const rm_tokenizer *t, rm_chat_format f, const char *json, size_t len,
+                        int32_t **ids, rm_err *err);
 
 /* Streaming splitter of generated tokens into reasoning and answer text; never
  * emits control markers. */
@@ -129,6 +166,9 @@ rm_chat_stream *rm_chat_stream_new(const rm_tokenizer *t, rm_chat_format f,
 /* Feeds one generated id. Returns 1 when the id ends the message
  * (end-of-message or [EOS]), else 0. */
 int  rm_chat_stream_feed(rm_chat_stream *s, int32_t id);
+/* Adds an id that also ends the message (the model config's eos_token_id,
+ * when it differs from the format's end-of-message token). */
+void rm_chat_stream_add_stop(rm_chat_stream *s, int32_t id);
 void rm_chat_stream_finish(rm_chat_stream *s);
 void rm_chat_stream_free(rm_chat_stream *s);
 
@@ -180,6 +220,9 @@ typedef struct rm_token_stats {
 
 typedef struct rm_session rm_session;
 
+/* Speculation modes (rm_gen_opts.spec); auto is the zero value. */
+enum { RM_SPEC_AUTO = 0, RM_SPEC_OFF = 1, RM_SPEC_ON = 2 };
+
 typedef struct rm_gen_opts {
     int      max_new;               /* 0 = until end of message */
     float    temperature;           /* 0 = greedy */
@@ -187,6 +230,7 @@ typedef struct rm_gen_opts {
     uint64_t seed;
     int      think;                 /* 1: open the think channel */
     const char *thinking_effort;    /* NULL: none */
+    int      spec;                  /* RM_SPEC_*: n-gram drafts (greedy only) */
 } rm_gen_opts;
 
 typedef struct rm_gen_events {
@@ -209,6 +253,11 @@ void rm_session_clear(rm_session *s);
  * (also when stopped), -1 on error. */
 int  rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o,
                      const rm_gen_events *ev, volatile int *stop, rm_err *err);
+/* Raw completion: encodes text without a chat template (special-token
+ * strings stay text) and streams the continuation as answer text, ending at
+ * end-of-message or [EOS]. The conversation is not changed. */
+int  rm_session_complete(rm_session *s, const char *text, const rm_gen_opts *o,
+                         const rm_gen_events *ev, volatile int *stop, rm_err *err);
 /* The conversation so far. */
 int  rm_session_messages(const rm_session *s, const rm_chat_msg **msgs);
 int  rm_session_last_interrupted(const rm_session *s);
@@ -216,6 +265,23 @@ int  rm_session_last_interrupted(const rm_session *s);
  * atomically (temp file, fsync, rename). */
 int  rm_session_save(const rm_session *s, const char *path, rm_err *err);
 int  rm_session_load(rm_session *s, const char *path, rm_err *err);
+
+/* ---- synthetic checkpoints and benchmarks ------------------------------ */
+
+/* Writes a K3-format checkpoint with random weights at K3 widths into dir.
+ * layers <= 0: 3; experts <= 0: sized to exceed physical RAM where the disk
+ * allows, never more than half of the free disk. progress (may be NULL) is
+ * called after each shard with its name and the fraction done. */
+int rm_synth_k3(const char *dir, int layers, int experts, uint64_t seed,
+                void (*progress)(void *ud, const char *shard, double frac), void *ud, rm_err *err);
+
+/* The storage figures of the tokens fed since the last call (bytes read for
+ * spine and experts, cache hits, bandwidth, phase times), then reset. */
+void rm_model_take_stats(rm_model *m, rm_token_stats *st);
+/* Measures the device's random-read bandwidth at the engine's block size
+ * (one expert) and queue depth (the expert reader threads) by reading random
+ * experts of the model for about `seconds`. Returns GB/s, or -1. */
+double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue_depth, rm_err *err);
 
 /* ---- kernels (benchmarks and self-checks) ------------------------------ */
 

@@ -1,5 +1,4 @@
 /* keys.c — key binding table and terminal input parser (see keys.h). */
-#define _GNU_SOURCE     /* memmem */
 #include <stdlib.h>
 #include <string.h>
 #include "keys.h"

@@ -1,5 +1,4 @@
 /* term.c — curses setup, signals, stderr capture, suspend (see term.h). */
-#define _GNU_SOURCE     /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>

@@ -1,5 +1,4 @@
 /* worker.c — the generation thread and its mailbox (see worker.h). */
-#define _GNU_SOURCE     /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>

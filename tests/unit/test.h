@@ -1,4 +1,4 @@
-/* test.h — the tiny unit-test harness shared by tests/unit/*.c.
+/* test.h — the tiny unit-test harness shared by the unit tests.
  *
  * TEST(name) defines and registers a test; CHECK(cond) records a failure with
  * file and line and goes on; REQUIRE(cond) fails and leaves the test. The

@@ -1,6 +1,7 @@
 /* test_main.c — runner for the unit tests: runs every registered test (or
  * those whose names contain argv[1]), prints PASS/FAIL per test and ends with
  * "N passed, N failed". Exit status 1 if any test failed. */
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -25,7 +26,7 @@ int t_failed_now(void) { return cur_failed; }
 
 const char *fixture_path(const char *rel)
 {
-    static char bufs[8][4096];
+    static char bufs[8][8192];
     static int k;
     const char *root = getenv("REMORA_FIXTURES");
     if (!root) root = "../shared/fixtures";
@@ -35,8 +36,9 @@ const char *fixture_path(const char *rel)
         cur_failed++;
         return NULL;
     }
-    char *b = bufs[k++ & 7];
-    snprintf(b, sizeof bufs[0], "%s/%s", root, rel);
+    char *b = bufs[k++ & 7], abs_root[4096];
+    if (!realpath(root, abs_root)) snprintf(abs_root, sizeof abs_root, "%s", root);
+    snprintf(b, sizeof bufs[0], "%s/%s", abs_root, rel);
     return b;
 }
 

@@ -1,0 +1,154 @@
+/* cmd_tokenize.c — `remora tokenize`: text to token ids on the command line,
+ * for checking the tokenizer and chat renderer against reference encoders.
+ *
+ * Reads a JSON array of strings on stdin and prints a JSON array of id
+ * arrays, one per string; special-token strings are plain text unless
+ * --allow-special is given. With --chat it reads one conversation object
+ * ({messages, tools, thinking, thinking_effort, add_generation_prompt}) and
+ * prints the rendered prompt's ids as one JSON array.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "commands.h"
+#include "engine.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: remora tokenize --tokenizer DIR [--allow-special] [--chat [--format xtml|im]]\n"
+        "\n"
+        "Reads a JSON array of strings on stdin and prints a JSON array of token-id\n"
+        "arrays. DIR holds tiktoken.model and tokenizer_config.json.\n"
+        "\n"
+        "  --tokenizer DIR    tokenizer (or model) directory\n"
+        "  --allow-special    special-token strings in the text map to their ids\n"
+        "                     (otherwise they are encoded as plain text)\n"
+        "  --chat             read one conversation object {messages, tools, thinking,\n"
+        "                     thinking_effort, add_generation_prompt} and print the ids\n"
+        "                     of the rendered prompt as one JSON array\n"
+        "  --format F         chat format: xtml (Kimi K3) or im (Kimi-Linear); the\n"
+        "                     default follows the tokenizer's special tokens\n"
+        "\n"
+        "Exit status: 0 success; 2 bad usage, an unreadable or damaged tokenizer, or\n"
+        "bad input (with a message on stderr); 1 out of memory or a write error.\n");
+}
+
+static char *read_stdin(size_t *len)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n == cap && !(buf = realloc(buf, cap *= 2))) break;
+        size_t r = fread(buf + n, 1, cap - n, stdin);
+        n += r;
+        if (r == 0) break;
+    }
+    if (buf && ferror(stdin)) { free(buf); buf = NULL; }
+    *len = n;
+    return buf;
+}
+
+static void print_ids(const int32_t *ids, int n)
+{
+    putchar('[');
+    for (int i = 0; i < n; i++) printf(i ? ",%d" : "%d", ids[i]);
+    putchar(']');
+}
+
+int cmd_tokenize(int argc, char **argv)
+{
+    const char *dir = NULL, *format = NULL;
+    int allow = 0, chat = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc) dir = argv[++i];
+        else if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i];
+        else if (!strcmp(argv[i], "--allow-special")) allow = 1;
+        else if (!strcmp(argv[i], "--chat")) chat = 1;
+        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }
+        else {
+            fprintf(stderr, "remora tokenize: unknown or incomplete option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!dir) {
+        fprintf(stderr, "remora tokenize: --tokenizer DIR is required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (format && strcmp(format, "xtml") && strcmp(format, "im")) {
+        fprintf(stderr, "remora tokenize: --format must be xtml or im\n");
+        return 2;
+    }
+
+    rm_err err;
+    rm_tokenizer *t;
+    if (rm_tokenizer_open(dir, &t, &err)) {
+        fprintf(stderr, "remora tokenize: %s\n", err.msg);
+        return 2;
+    }
+    size_t len;
+    char *in = read_stdin(&len);
+    int rc = 2;
+    if (!in) {
+        fprintf(stderr, "remora tokenize: cannot read stdin\n");
+        goto out;
+    }
+    if (chat) {
+        rm_chat_format f = !format ? rm_chat_detect(t) : !strcmp(format, "im") ? RM_CHAT_IM : RM_CHAT_XTML;
+        int32_t *ids;
+        int n = rm_chat_render_json(t, f, in, len, &ids, &err);
+        if (n < 0) {
+            fprintf(stderr, "remora tokenize: stdin: %s\n", err.msg);
+            goto out;
+        }
+        print_ids(ids, n);
+        putchar('\n');
+        free(ids);
+        rc = 0;
+        goto out;
+    }
+
+    json_error_t je;
+    json_t *arr = json_loadb(in, len, JSON_ALLOW_NUL, &je);
+    if (!arr || !json_is_array(arr)) {
+        if (arr) fprintf(stderr, "remora tokenize: stdin: expected a JSON array of strings\n");
+        else fprintf(stderr, "remora tokenize: stdin: line %d column %d: %s\n", je.line, je.column, je.text);
+        json_decref(arr);
+        goto out;
+    }
+    for (size_t i = 0; i < json_array_size(arr); i++)
+        if (!json_is_string(json_array_get(arr, i))) {
+            fprintf(stderr, "remora tokenize: stdin: element %zu is not a string\n", i);
+            json_decref(arr);
+            goto out;
+        }
+    putchar('[');
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *s = json_array_get(arr, i);
+        int32_t *ids;
+        int n = rm_tokenizer_encode(t, json_string_value(s), json_string_length(s), allow, &ids, &err);
+        if (n < 0) {
+            fprintf(stderr, "remora tokenize: element %zu: %s\n", i, err.msg);
+            json_decref(arr);
+            rc = 1;
+            goto out;
+        }
+        if (i) putchar(',');
+        print_ids(ids, n);
+        free(ids);
+    }
+    puts("]");
+    json_decref(arr);
+    rc = 0;
+out:
+    free(in);
+    rm_tokenizer_free(t);
+    if (fflush(stdout) || ferror(stdout)) {
+        fprintf(stderr, "remora tokenize: error writing stdout\n");
+        return 1;
+    }
+    return rc;
+}

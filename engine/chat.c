@@ -1,0 +1,876 @@
+/* chat.c — rendering conversations to token ids in the model's chat format.
+ *
+ * Two formats, chosen from the tokenizer (rm_chat_detect):
+ *
+ *  - K3 XTML, as K3's encoding_k3.py (and its vLLM port) builds it: a list of
+ *    segments, control markers (<|open|> <|close|> <|sep|> <|end_of_msg|>)
+ *    encoded with special tokens allowed and every other segment — tag names,
+ *    attribute pieces, content — encoded on its own as plain text. So BPE
+ *    never merges across a segment boundary and special-token strings typed
+ *    by a user stay text. Covered: system/user/assistant/tool messages with
+ *    names, think and response channels, tool calls with their arguments
+ *    (typed, JSON-encoded when not strings, or a raw JSON block when the
+ *    arguments string does not parse), tool results re-ordered into call order
+ *    by tool_call_id, tool declarations (also the "dynamic" form carried by a
+ *    system message), the thinking-effort note, tool_choice, response_format
+ *    and the generation prompt.
+ *
+ *  - The Kimi-Linear / K2 "im" format (<|im_user|>user<|im_middle|>…<|im_end|>).
+ *    Text between two markers is encoded as one plain-text segment, which is
+ *    what encoding the whole rendered string gives when the text holds no
+ *    special strings (and keeps typed special strings as text when it does).
+ *    Kimi-Linear has no reasoning channel, so reasoning_content is not
+ *    rendered in this format.
+ *
+ * The renderer works on a JSON conversation (jansson) so that everything the
+ * Python encoders accept — tool calls, content parts, tool declarations —
+ * can be expressed; rm_chat_render builds that JSON from the plain message
+ * structs of engine.h. Text that the Python code produces with json.dumps or
+ * str() is reproduced byte for byte: Python's separators, key order, string
+ * escapes (ensure_ascii=False) and float repr.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include <utf8proc.h>
+#include "engine.h"
+
+/* ---- growing buffers ---------------------------------------------------- */
+
+typedef struct sbuf { char *p; size_t n, cap; int oom; } sbuf;
+
+static void sb_add(sbuf *b, const char *s, size_t n)
+{
+    if (b->oom) return;
+    if (b->n + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->n + n + 1) cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p) { b->oom = 1; return; }
+        b->p = p; b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+static void sb_puts(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+static void sb_clear(sbuf *b) { b->n = 0; if (b->p) b->p[0] = 0; }
+
+/* ---- Python-compatible JSON text ----------------------------------------- */
+
+/* repr() of a float: the shortest digits that read back to x, in fixed
+ * notation when the decimal exponent is in [-4, 16), else d.ddde±XX. */
+static void py_float(sbuf *b, double x)
+{
+    if (isnan(x)) { sb_puts(b, "NaN"); return; }
+    if (isinf(x)) { sb_puts(b, x < 0 ? "-Infinity" : "Infinity"); return; }
+    if (x == 0) { sb_puts(b, signbit(x) ? "-0.0" : "0.0"); return; }
+    char e[40];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(e, sizeof e, "%.*e", prec - 1, x);
+        if (strtod(e, NULL) == x) break;
+    }
+    const char *p = e;
+    if (*p == '-') { sb_puts(b, "-"); p++; }
+    char dig[24];
+    int nd = 0;
+    for (; *p && *p != 'e'; p++)
+        if (*p != '.') dig[nd++] = *p;
+    while (nd > 1 && dig[nd - 1] == '0') nd--;
+    int decpt = atoi(p + 1) + 1;
+    char out[64];
+    int o = 0;
+    if (decpt > -4 && decpt <= 16) {
+        if (decpt <= 0) {
+            out[o++] = '0'; out[o++] = '.';
+            for (int i = 0; i < -decpt; i++) out[o++] = '0';
+            for (int i = 0; i < nd; i++) out[o++] = dig[i];
+        } else if (decpt >= nd) {
+            for (int i = 0; i < nd; i++) out[o++] = dig[i];
+            for (int i = nd; i < decpt; i++) out[o++] = '0';
+            out[o++] = '.'; out[o++] = '0';
+        } else {
+            for (int i = 0; i < nd; i++) {
+                if (i == decpt) out[o++] = '.';
+                out[o++] = dig[i];
+            }
+        }
+        out[o] = 0;
+    } else {
+        out[o++] = dig[0];
+        if (nd > 1) {
+            out[o++] = '.';
+            for (int i = 1; i < nd; i++) out[o++] = dig[i];
+        }
+        snprintf(out + o, sizeof out - (size_t)o, "e%c%02d", decpt - 1 < 0 ? '-' : '+', abs(decpt - 1));
+    }
+    sb_puts(b, out);
+}
+
+/* A JSON string as json.dumps(ensure_ascii=False) writes it. */
+static void py_json_string(sbuf *b, const char *s, size_t n)
+{
+    sb_add(b, "\"", 1);
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *esc = NULL;
+        char u[8];
+        switch (c) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        case '\b': esc = "\\b"; break;
+        case '\f': esc = "\\f"; break;
+        default:
+            if (c < 0x20) { snprintf(u, sizeof u, "\\u%04x", c); esc = u; }
+        }
+        if (!esc) continue;
+        sb_add(b, s + run, i - run);
+        sb_puts(b, esc);
+        run = i + 1;
+    }
+    sb_add(b, s + run, n - run);
+    sb_add(b, "\"", 1);
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* json.dumps(v, ensure_ascii=False) with compact separators (",", ":") or the
+ * default ones (", ", ": "), keys sorted (deep_sort_dict) or in their order. */
+static void py_json(sbuf *b, const json_t *v, int compact, int sorted)
+{
+    switch (json_typeof(v)) {
+    case JSON_NULL: sb_puts(b, "null"); break;
+    case JSON_TRUE: sb_puts(b, "true"); break;
+    case JSON_FALSE: sb_puts(b, "false"); break;
+    case JSON_INTEGER: {
+        char n[32];
+        snprintf(n, sizeof n, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        sb_puts(b, n);
+        break;
+    }
+    case JSON_REAL: py_float(b, json_real_value(v)); break;
+    case JSON_STRING: py_json_string(b, json_string_value(v), json_string_length(v)); break;
+    case JSON_ARRAY: {
+        sb_add(b, "[", 1);
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            if (i) sb_puts(b, compact ? "," : ", ");
+            py_json(b, json_array_get(v, i), compact, sorted);
+        }
+        sb_add(b, "]", 1);
+        break;
+    }
+    case JSON_OBJECT: {
+        size_t n = json_object_size(v), k = 0;
+        const char **keys = malloc((n ? n : 1) * sizeof *keys);
+        if (!keys) { b->oom = 1; return; }
+        const char *key;
+        json_t *item;
+        json_object_foreach((json_t *)v, key, item) keys[k++] = key;
+        if (sorted) qsort(keys, n, sizeof *keys, key_cmp);
+        sb_add(b, "{", 1);
+        for (size_t i = 0; i < n; i++) {
+            if (i) sb_puts(b, compact ? "," : ", ");
+            py_json_string(b, keys[i], strlen(keys[i]));
+            sb_puts(b, compact ? ":" : ": ");
+            py_json(b, json_object_get(v, keys[i]), compact, sorted);
+        }
+        sb_add(b, "}", 1);
+        free(keys);
+        break;
+    }
+    }
+}
+
+/* str(v) for a JSON scalar, as Python prints the decoded value. Containers
+ * return -1 (Python would print their repr, which no chat format uses). */
+static int py_str(sbuf *b, const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_STRING: sb_add(b, json_string_value(v), json_string_length(v)); return 0;
+    case JSON_NULL: sb_puts(b, "None"); return 0;
+    case JSON_TRUE: sb_puts(b, "True"); return 0;
+    case JSON_FALSE: sb_puts(b, "False"); return 0;
+    case JSON_INTEGER: case JSON_REAL: py_json(b, v, 1, 0); return 0;
+    default: return -1;
+    }
+}
+
+/* Python truthiness of an optional JSON value. */
+static int py_truthy(const json_t *v)
+{
+    if (!v) return 0;
+    switch (json_typeof(v)) {
+    case JSON_NULL: case JSON_FALSE: return 0;
+    case JSON_TRUE: return 1;
+    case JSON_INTEGER: return json_integer_value(v) != 0;
+    case JSON_REAL: return json_real_value(v) != 0;
+    case JSON_STRING: return json_string_length(v) != 0;
+    case JSON_ARRAY: return json_array_size(v) != 0;
+    case JSON_OBJECT: return json_object_size(v) != 0;
+    }
+    return 0;
+}
+
+/* Whether s holds anything but Python str.isspace() characters (White_Space
+ * plus the separators U+001C..U+001F): str(x).strip() is non-empty. */
+static int py_nonblank(const char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        utf8proc_int32_t c;
+        utf8proc_ssize_t l = utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &c);
+        if (l <= 0) return 1;
+        const utf8proc_property_t *pr = utf8proc_get_property(c);
+        int space = pr->category == UTF8PROC_CATEGORY_ZS || pr->bidi_class == UTF8PROC_BIDI_CLASS_WS ||
+                    pr->bidi_class == UTF8PROC_BIDI_CLASS_B || pr->bidi_class == UTF8PROC_BIDI_CLASS_S;
+        if (!space) return 1;
+        i += (size_t)l;
+    }
+    return 0;
+}
+
+/* Python's dict.get(key, default) on a value that may not be an object. */
+static json_t *jget(const json_t *o, const char *key)
+{
+    return json_is_object(o) ? json_object_get(o, key) : NULL;
+}
+
+/* ---- segments to ids ---------------------------------------------------- */
+
+typedef struct render {
+    const rm_tokenizer *t;
+    int32_t *ids;
+    size_t n, cap;
+    rm_err *err;
+    int failed;
+    int im;                 /* im format: text between markers is one segment */
+    sbuf pending;
+    sbuf tmp;               /* scratch for attribute values */
+} render;
+
+/* Records the first error (later ones are consequences) and returns -1. */
+static int fail(render *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(render *r, const char *fmt, ...)
+{
+    if (!r->failed && r->err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->err->msg, sizeof r->err->msg, fmt, ap);
+        va_end(ap);
+    }
+    r->failed = 1;
+    return -1;
+}
+
+static void push_ids(render *r, const int32_t *ids, int n)
+{
+    if (r->n + (size_t)n > r->cap) {
+        size_t cap = r->cap ? r->cap : 256;
+        while (cap < r->n + (size_t)n) cap *= 2;
+        int32_t *p = realloc(r->ids, cap * sizeof *p);
+        if (!p) { fail(r, "chat: out of memory"); return; }
+        r->ids = p; r->cap = cap;
+    }
+    memcpy(r->ids + r->n, ids, (size_t)n * sizeof *ids);
+    r->n += (size_t)n;
+}
+
+static void encode_seg(render *r, const char *s, size_t n, int allow_special)
+{
+    if (!n || r->failed) return;
+    int32_t *ids;
+    rm_err e;
+    int k = rm_tokenizer_encode(r->t, s, n, allow_special, &ids, &e);
+    if (k < 0) { fail(r, "chat: %s", e.msg); return; }
+    push_ids(r, ids, k);
+    free(ids);
+}
+
+static void flush_text(render *r)
+{
+    if (r->pending.oom) fail(r, "chat: out of memory");
+    encode_seg(r, r->pending.p, r->pending.n, 0);
+    sb_clear(&r->pending);
+}
+
+/* A plain-text segment; empty text adds nothing. */
+static void text_n(render *r, const char *s, size_t n)
+{
+    if (r->im) sb_add(&r->pending, s, n);
+    else encode_seg(r, s, n, 0);
+}
+static void text(render *r, const char *s) { text_n(r, s, strlen(s)); }
+
+/* A control marker: its special id, or (when the tokenizer has no such
+ * special) the string encoded with specials allowed, as tiktoken would. */
+static void ctrl(render *r, const char *marker)
+{
+    if (r->im) flush_text(r);
+    int id = rm_tokenizer_special_id(r->t, marker);
+    if (id >= 0) { int32_t one = id; push_ids(r, &one, 1); }
+    else encode_seg(r, marker, strlen(marker), 1);
+}
+
+/* ---- K3 XTML ------------------------------------------------------------ */
+
+typedef struct attr { const char *key; const json_t *val; const char *sval; } attr;
+
+/* <|open|>tag key="value"...<|sep|>, each attribute as the four segments
+ * " key", '="', escape(str(value)), '"'. */
+static void open_tag(render *r, const char *tag, const attr *a, int na)
+{
+    ctrl(r, "<|open|>");
+    text(r, tag);
+    for (int i = 0; i < na; i++) {
+        sbuf *v = &r->tmp;
+        sb_clear(v);
+        if (a[i].sval) sb_puts(v, a[i].sval);
+        else if (py_str(v, a[i].val)) {
+            fail(r, "chat: the %s attribute of <%s> must be a string or a number", a[i].key, tag);
+            return;
+        }
+        char key[64];
+        snprintf(key, sizeof key, " %s", a[i].key);
+        text(r, key);
+        text(r, "=\"");
+        sbuf esc = { 0 };
+        for (size_t k = 0; k < v->n; k++) {
+            if (v->p[k] == '&') sb_puts(&esc, "&amp;");
+            else if (v->p[k] == '"') sb_puts(&esc, "&quot;");
+            else sb_add(&esc, v->p + k, 1);
+        }
+        if (esc.oom) fail(r, "chat: out of memory");
+        text_n(r, esc.p ? esc.p : "", esc.n);
+        free(esc.p);
+        text(r, "\"");
+    }
+    ctrl(r, "<|sep|>");
+}
+
+static void close_tag(render *r, const char *tag)
+{
+    ctrl(r, "<|close|>");
+    text(r, tag);
+    ctrl(r, "<|sep|>");
+}
+
+/* An image part: K3's placeholder, or the im format's media markers. */
+static void image(render *r)
+{
+    if (!r->im) { ctrl(r, "<|kimi_image_placeholder|>"); return; }
+    ctrl(r, "<|media_start|>");
+    text(r, "image");
+    ctrl(r, "<|media_content|>");
+    ctrl(r, "<|media_pad|>");
+    ctrl(r, "<|media_end|>");
+}
+
+/* Message content: a string, or a list of parts ({"type": "text", "text"}
+ * and image parts). */
+static void content(render *r, const json_t *c)
+{
+    if (!c || json_is_null(c)) return;
+    if (json_is_string(c)) { text_n(r, json_string_value(c), json_string_length(c)); return; }
+    if (!json_is_array(c)) { fail(r, "chat: content must be a string or a list of parts"); return; }
+    size_t i;
+    json_t *part;
+    json_array_foreach(c, i, part) {
+        const char *type = json_string_value(jget(part, "type"));
+        if (!type) { fail(r, "chat: a content part has no \"type\""); return; }
+        if (!strcmp(type, "image") || !strcmp(type, "image_url")) { image(r); continue; }
+        json_t *t = jget(part, "text");
+        sbuf s = { 0 };
+        if (!t || py_str(&s, t)) { free(s.p); fail(r, "chat: a text part has no \"text\" string"); return; }
+        text_n(r, s.p ? s.p : "", s.n);
+        free(s.p);
+    }
+}
+
+static void internal_system(render *r, const char *type, const char *body)
+{
+    attr a[2] = { { "role", NULL, "system" }, { "type", NULL, type } };
+    open_tag(r, "message", a, 2);
+    text(r, body);
+    close_tag(r, "message");
+    ctrl(r, "<|end_of_msg|>");
+}
+
+static void tool_declare(render *r, const json_t *tools, int dynamic)
+{
+    sbuf b = { 0 };
+    sb_puts(&b, dynamic ? "## New Tools Available\n"
+                          "The system dynamically extends the toolset via lazy-loading.\n"
+                          "You have access to all existing and extended tools.\n"
+                          "Here are the specs for the extended tools.\n\n```json\n"
+                        : "# Tools\nHere are the available tools, described in JSONSchema.\n\n```json\n");
+    py_json(&b, tools, 1, 1);
+    sb_puts(&b, "\n```");
+    if (b.oom) fail(r, "chat: out of memory");
+    else internal_system(r, "tool-declare", b.p);
+    free(b.p);
+}
+
+/* normalize_tool_arguments: the arguments as an object (*obj, a new
+ * reference) or, when a non-blank string does not parse as JSON, the raw
+ * string (*block). */
+static int tool_arguments(render *r, const json_t *a, json_t **obj, const char **block)
+{
+    *obj = NULL; *block = NULL;
+    if (!a || json_is_null(a)) { *obj = json_object(); return 0; }
+    if (json_is_object(a)) { *obj = json_incref((json_t *)a); return 0; }
+    if (!json_is_string(a))
+        return fail(r, "chat: tool call arguments must be an object or a JSON object string");
+    if (!py_nonblank(json_string_value(a), json_string_length(a))) { *obj = json_object(); return 0; }
+    json_t *p = json_loadb(json_string_value(a), json_string_length(a), JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+    if (!p) { *block = json_string_value(a); return 0; }
+    if (!json_is_object(p)) {
+        json_decref(p);
+        return fail(r, "chat: tool call arguments must be a JSON object");
+    }
+    *obj = p;
+    return 0;
+}
+
+static const char *xtml_type(const json_t *v)
+{
+    switch (json_typeof(v)) {
+    case JSON_TRUE: case JSON_FALSE: return "boolean";
+    case JSON_NULL: return "null";
+    case JSON_INTEGER: case JSON_REAL: return "number";
+    case JSON_STRING: return "string";
+    case JSON_OBJECT: return "object";
+    default: return "array";
+    }
+}
+
+static void tool_calls_xtml(render *r, const json_t *calls)
+{
+    open_tag(r, "tools", NULL, 0);
+    size_t i;
+    json_t *tc;
+    json_array_foreach(calls, i, tc) {
+        if (!json_is_object(tc)) { fail(r, "chat: a tool call is not an object"); return; }
+        json_t *fnv = json_object_get(tc, "function");
+        const json_t *fn = fnv ? fnv : tc;
+        json_t *name = jget(fn, "name");
+        if (!name) { fail(r, "chat: a tool call has no function name"); return; }
+        json_t *args;
+        const char *block;
+        if (tool_arguments(r, jget(fn, "arguments"), &args, &block)) return;
+        json_t *idx = json_integer((json_int_t)i + 1);
+        attr a[2] = { { "tool", name, NULL }, { "index", idx, NULL } };
+        open_tag(r, "call", a, 2);
+        json_decref(idx);
+        if (block) {
+            attr t[1] = { { "type", NULL, "object" } };
+            open_tag(r, "json", t, 1);
+            text(r, block);
+            close_tag(r, "json");
+        } else {
+            const char *key;
+            json_t *v;
+            json_object_foreach(args, key, v) {
+                attr t[2] = { { "key", NULL, key }, { "type", NULL, xtml_type(v) } };
+                open_tag(r, "argument", t, 2);
+                sbuf s = { 0 };
+                if (json_is_string(v)) sb_add(&s, json_string_value(v), json_string_length(v));
+                else py_json(&s, v, 0, 0);
+                text_n(r, s.p ? s.p : "", s.n);
+                free(s.p);
+                close_tag(r, "argument");
+            }
+        }
+        json_decref(args);
+        close_tag(r, "call");
+    }
+    close_tag(r, "tools");
+}
+
+static void assistant_xtml(render *r, const json_t *m, int thinking)
+{
+    if (thinking) {
+        json_t *rc = json_object_get(m, "reasoning_content");
+        if (!py_truthy(rc)) rc = json_object_get(m, "reasoning");
+        open_tag(r, "think", NULL, 0);
+        sbuf s = { 0 };
+        if (rc && !json_is_null(rc)) {
+            if (py_str(&s, rc)) fail(r, "chat: reasoning_content must be a string");
+            else if (py_nonblank(s.p ? s.p : "", s.n)) text_n(r, s.p, s.n);
+        }
+        free(s.p);
+        close_tag(r, "think");
+    }
+    open_tag(r, "response", NULL, 0);
+    content(r, json_object_get(m, "content"));
+    close_tag(r, "response");
+    json_t *calls = json_object_get(m, "tool_calls");
+    if (py_truthy(calls)) {
+        if (!json_is_array(calls)) fail(r, "chat: tool_calls must be a list");
+        else tool_calls_xtml(r, calls);
+    }
+}
+
+/* One message in rendering order; tool results matched to a call carry the
+ * call's function name. */
+typedef struct entry { json_t *m; json_t *tool; } entry;
+
+/* normalize_xtml_tool_result_messages: each run of tool messages whose ids
+ * all match calls of the latest assistant message is put in call order. */
+static entry *order_messages(const json_t *msgs, size_t *count)
+{
+    size_t n = json_array_size(msgs), k = 0, i = 0;
+    entry *out = calloc(n ? n : 1, sizeof *out);
+    if (!out) return NULL;
+    json_t *calls = NULL;
+    while (i < n) {
+        json_t *m = json_array_get(msgs, i);
+        const char *role = json_string_value(jget(m, "role"));
+        if (role && !strcmp(role, "assistant")) {
+            json_t *c = json_object_get(m, "tool_calls");
+            calls = json_is_array(c) ? c : NULL;
+        }
+        if (!role || strcmp(role, "tool")) { out[k++].m = m; i++; continue; }
+        size_t st = i, unresolved = 0;
+        size_t *pos = malloc((n - st) * sizeof *pos);
+        json_t **names = malloc((n - st) * sizeof *names);
+        if (!pos || !names) { free(pos); free(names); free(out); return NULL; }
+        for (; i < n; i++) {
+            json_t *t = json_array_get(msgs, i);
+            const char *tr = json_string_value(jget(t, "role"));
+            if (!tr || strcmp(tr, "tool")) break;
+            json_t *id = json_object_get(t, "tool_call_id");
+            if (!id) id = json_object_get(t, "id");
+            size_t found = 0;
+            sbuf want = { 0 }, have = { 0 };
+            if (id && !json_is_null(id) && !py_str(&want, id)) {
+                size_t j;
+                json_t *tc;
+                json_array_foreach(calls, j, tc) {
+                    json_t *cid = jget(tc, "id");
+                    if (!cid || json_is_null(cid)) continue;
+                    sb_clear(&have);
+                    if (py_str(&have, cid) || have.n != want.n || memcmp(have.p, want.p, want.n)) continue;
+                    json_t *fn = json_object_get(tc, "function");
+                    found = j + 1;
+                    names[i - st] = json_is_object(fn) ? json_object_get(fn, "name") : json_object_get(tc, "name");
+                    break;
+                }
+            }
+            free(want.p); free(have.p);
+            if (!found) unresolved = 1;
+            pos[i - st] = found;
+        }
+        size_t rn = i - st;
+        /* stable insertion sort by matched position */
+        size_t *ord = malloc(rn * sizeof *ord);
+        if (!ord) { free(pos); free(names); free(out); return NULL; }
+        for (size_t a = 0; a < rn; a++) {
+            size_t b = a;
+            while (!unresolved && b > 0 && pos[ord[b - 1]] > pos[a]) { ord[b] = ord[b - 1]; b--; }
+            ord[b] = a;
+        }
+        for (size_t a = 0; a < rn; a++) {
+            out[k].m = json_array_get(msgs, st + ord[a]);
+            if (!unresolved && names[ord[a]] && !json_is_null(names[ord[a]])) out[k].tool = names[ord[a]];
+            k++;
+        }
+        free(ord); free(pos); free(names);
+    }
+    *count = k;
+    return out;
+}
+
+static void name_attr(const json_t *m, attr *a, int *na)
+{
+    json_t *name = json_object_get(m, "name");
+    if (py_truthy(name)) { a[*na] = (attr){ "name", name, NULL }; (*na)++; }
+}
+
+static const char *const efforts[] = { "low", "medium", "high", "max" };
+
+static void render_xtml(render *r, const json_t *conv)
+{
+    json_t *th = json_object_get(conv, "thinking");
+    int thinking = !th || json_is_null(th) ? 1 : py_truthy(th);
+    json_t *agpv = json_object_get(conv, "add_generation_prompt");
+    int agp = !agpv || json_is_null(agpv) ? 1 : py_truthy(agpv);
+    json_t *ev = json_object_get(conv, "thinking_effort");
+    const char *effort = json_string_value(ev);
+    if (ev && !json_is_null(ev) && !effort) { fail(r, "chat: thinking_effort must be a string"); return; }
+    if (thinking && effort) {
+        int ok = 0;
+        for (size_t i = 0; i < sizeof efforts / sizeof efforts[0]; i++) ok |= !strcmp(effort, efforts[i]);
+        if (!ok) { fail(r, "chat: thinking_effort \"%s\" is not one of low, medium, high, max%s", effort, ""); return; }
+    }
+
+    json_t *tools = json_object_get(conv, "tools");
+    if (py_truthy(tools)) tool_declare(r, tools, 0);
+    if (thinking && effort) {
+        char body[400];
+        snprintf(body, sizeof body,
+                 "`thinking_effort` guides on how much to think in your thinking channel (not "
+                 "including the response channel), supported values include `low`, `medium`, "
+                 "`high`, and `max`.\nNow the system is invoked with `thinking_effort=%s`.", effort);
+        internal_system(r, "thinking-effort", body);
+    }
+
+    size_t n;
+    entry *e = order_messages(json_object_get(conv, "messages"), &n);
+    if (!e) { fail(r, "chat: out of memory"); return; }
+    json_t *calls = NULL;
+    int tool_index = 0;
+    for (size_t i = 0; i < n && !r->failed; i++) {
+        json_t *m = e[i].m;
+        if (!json_is_object(m)) continue;
+        json_t *rolev = json_object_get(m, "role");
+        if (!rolev) { fail(r, "chat: a message has no role"); break; }
+        const char *role = json_string_value(rolev);
+        if (!role) continue;
+        attr a[3];
+        int na = 0;
+        if (!strcmp(role, "user") || (!strcmp(role, "system") && !py_truthy(json_object_get(m, "tools")))) {
+            a[na++] = (attr){ "role", NULL, role };
+            name_attr(m, a, &na);
+            open_tag(r, "message", a, na);
+            content(r, json_object_get(m, "content"));
+            close_tag(r, "message");
+            ctrl(r, "<|end_of_msg|>");
+        } else if (!strcmp(role, "system")) {
+            tool_declare(r, json_object_get(m, "tools"), 1);
+        } else if (!strcmp(role, "tool")) {
+            tool_index++;
+            json_t *tool = e[i].tool;
+            if (!tool) tool = json_object_get(m, json_object_get(m, "tool") ? "tool" : "name");
+            if ((!tool || json_is_null(tool)) && json_is_array(calls) &&
+                (size_t)tool_index <= json_array_size(calls)) {
+                json_t *tc = json_array_get(calls, (size_t)tool_index - 1);
+                json_t *fn = jget(tc, "function");
+                tool = jget(fn ? fn : tc, "name");
+                if (!tool) { fail(r, "chat: a tool call has no function name"); break; }
+            }
+            if (!tool || json_is_null(tool)) {
+                fail(r, "chat: message %zu: a tool message needs a tool name (\"tool\" or \"name\", "
+                        "or a preceding assistant tool call to answer)", i + 1);
+                break;
+            }
+            json_t *idx = json_integer(tool_index);
+            a[na++] = (attr){ "role", NULL, "tool" };
+            a[na++] = (attr){ "tool", tool, NULL };
+            a[na++] = (attr){ "index", idx, NULL };
+            open_tag(r, "message", a, na);
+            json_decref(idx);
+            content(r, json_object_get(m, "content"));
+            close_tag(r, "message");
+            ctrl(r, "<|end_of_msg|>");
+        } else if (!strcmp(role, "assistant")) {
+            calls = json_object_get(m, "tool_calls");
+            tool_index = 0;
+            a[na++] = (attr){ "role", NULL, "assistant" };
+            name_attr(m, a, &na);
+            open_tag(r, "message", a, na);
+            assistant_xtml(r, m, thinking);
+            close_tag(r, "message");
+            ctrl(r, "<|end_of_msg|>");
+        }
+    }
+    free(e);
+    if (r->failed) return;
+
+    const char *choice = json_string_value(json_object_get(conv, "tool_choice"));
+    if (choice && !strcmp(choice, "required"))
+        internal_system(r, "tool-choice", "The system is invoked with `tool_choice=required`.\n"
+                                          "You MUST call tools in the next message.");
+    else if (choice && !strcmp(choice, "none"))
+        internal_system(r, "tool-choice", "The system is invoked with `tool_choice=none`.\n"
+                                          "You MUST NOT call any tools in the next message.");
+
+    json_t *rf = json_object_get(conv, "response_format");
+    const char *rft = json_string_value(json_is_object(rf) ? json_object_get(rf, "type") : rf);
+#define RAW_JSON "Your response must be raw JSON data without markdown code blocks (```json) " \
+                 "or any additional formatting."
+    if (rft && !strcmp(rft, "json_object")) {
+        internal_system(r, "response-format",
+                        "The system is invoked with `response_format=json_object`.\n" RAW_JSON);
+    } else if (rft && !strcmp(rft, "json_schema")) {
+        json_t *schema = json_object_get(conv, "response_schema");
+        if (!schema) {
+            json_t *js = jget(rf, "json_schema");
+            schema = js;
+            if (json_is_object(js))
+                schema = json_object_get(js, "schema") ? json_object_get(js, "schema")
+                       : json_object_get(js, "json_schema") ? json_object_get(js, "json_schema") : js;
+        }
+        sbuf b = { 0 };
+        sb_puts(&b, "The system is invoked with `response_format=json_schema`.\n" RAW_JSON
+                    "\nThe JSON data must match the following schema:\n```json\n");
+        json_t *null = json_null();
+        py_json(&b, schema ? schema : null, 1, 1);
+        sb_puts(&b, "\n```");
+        if (b.oom) fail(r, "chat: out of memory");
+        else internal_system(r, "response-format", b.p);
+        free(b.p);
+    }
+
+    if (agp) {
+        attr a[1] = { { "role", NULL, "assistant" } };
+        open_tag(r, "message", a, 1);
+        open_tag(r, thinking ? "think" : "response", NULL, 0);
+    }
+}
+
+/* ---- Kimi-Linear im format ---------------------------------------------- */
+
+static void render_im(render *r, const json_t *conv)
+{
+    r->im = 1;
+    json_t *tools = json_object_get(conv, "tools");
+    if (py_truthy(tools)) {
+        ctrl(r, "<|im_system|>");
+        text(r, "tool_declare");
+        ctrl(r, "<|im_middle|>");
+        sbuf b = { 0 };
+        py_json(&b, tools, 1, 1);
+        text_n(r, b.p ? b.p : "", b.n);
+        free(b.p);
+        ctrl(r, "<|im_end|>");
+    }
+    const json_t *msgs = json_object_get(conv, "messages");
+    size_t i;
+    json_t *m;
+    json_array_foreach(msgs, i, m) {
+        if (r->failed) break;
+        if (!json_is_object(m)) continue;
+        const char *role = json_string_value(json_object_get(m, "role"));
+        if (!role) { fail(r, "chat: a message has no role"); break; }
+        json_t *name = json_object_get(m, "name");
+        const char *head = !strcmp(role, "user") ? "<|im_user|>"
+                         : !strcmp(role, "assistant") ? "<|im_assistant|>" : "<|im_system|>";
+        ctrl(r, head);
+        sbuf s = { 0 };
+        if (py_truthy(name)) { if (py_str(&s, name)) fail(r, "chat: name must be a string"); }
+        else sb_puts(&s, role);
+        text_n(r, s.p ? s.p : "", s.n);
+        free(s.p);
+        ctrl(r, "<|im_middle|>");
+        if (!strcmp(role, "tool")) {
+            sbuf h = { 0 };
+            sb_puts(&h, "## Return of ");
+            json_t *id = json_object_get(m, "tool_call_id");
+            if (id && py_str(&h, id)) fail(r, "chat: tool_call_id must be a string");
+            sb_puts(&h, "\n");
+            text_n(r, h.p, h.n);
+            free(h.p);
+        }
+        content(r, json_object_get(m, "content"));
+        json_t *calls = json_object_get(m, "tool_calls");
+        if (!strcmp(role, "assistant") && json_is_array(calls) && json_array_size(calls)) {
+            ctrl(r, "<|tool_calls_section_begin|>");
+            size_t j;
+            json_t *tc;
+            json_array_foreach(calls, j, tc) {
+                ctrl(r, "<|tool_call_begin|>");
+                sbuf b = { 0 };
+                json_t *id = jget(tc, "id");
+                if (id && py_str(&b, id)) fail(r, "chat: a tool call id must be a string");
+                text_n(r, b.p ? b.p : "", b.n);
+                ctrl(r, "<|tool_call_argument_begin|>");
+                json_t *fn = jget(tc, "function");
+                json_t *args = jget(fn ? fn : tc, "arguments");
+                sb_clear(&b);
+                if (json_is_string(args)) sb_add(&b, json_string_value(args), json_string_length(args));
+                else if (args) py_json(&b, args, 1, 0);
+                text_n(r, b.p ? b.p : "", b.n);
+                free(b.p);
+                ctrl(r, "<|tool_call_end|>");
+            }
+            ctrl(r, "<|tool_calls_section_end|>");
+        }
+        ctrl(r, "<|im_end|>");
+    }
+    json_t *agpv = json_object_get(conv, "add_generation_prompt");
+    if (!agpv || json_is_null(agpv) || py_truthy(agpv)) {
+        ctrl(r, "<|im_assistant|>");
+        text(r, "assistant");
+        ctrl(r, "<|im_middle|>");
+    }
+    flush_text(r);
+}
+
+/* ---- public entry points ------------------------------------------------ */
+
+rm_chat_format rm_chat_detect(const rm_tokenizer *t)
+{
+    return rm_tokenizer_special_id(t, "<|open|>") >= 0 ? RM_CHAT_XTML : RM_CHAT_IM;
+}
+
+static int render_conv(const rm_tokenizer *t, rm_chat_format f, const json_t *conv,
+                       int32_t **ids, rm_err *err)
+{
+    *ids = NULL;
+    if (!json_is_object(conv)) return rm_errf(err, "chat: the conversation is not a JSON object");
+    if (!json_is_array(json_object_get(conv, "messages")))
+        return rm_errf(err, "chat: the conversation has no \"messages\" list");
+    render r = { .t = t, .err = err };
+    if (f == RM_CHAT_XTML) render_xtml(&r, conv);
+    else if (f == RM_CHAT_IM) render_im(&r, conv);
+    else fail(&r, "chat: unknown chat format");
+    if (r.tmp.oom) fail(&r, "chat: out of memory");
+    free(r.pending.p);
+    free(r.tmp.p);
+    if (r.failed) { free(r.ids); return -1; }
+    if (!r.ids && !(r.ids = malloc(sizeof *r.ids))) return rm_errf(err, "chat: out of memory");
+    *ids = r.ids;
+    return (int)r.n;
+}
+
+int rm_chat_render_json(const rm_tokenizer *t, rm_chat_format f, const char *json, size_t len,
+                        int32_t **ids, rm_err *err)
+{
+    json_error_t je;
+    *ids = NULL;
+    json_t *conv = json_loadb(json, len, JSON_ALLOW_NUL, &je);
+    if (!conv) return rm_errf(err, "chat: line %d column %d: %s", je.line, je.column, je.text);
+    int n = render_conv(t, f, conv, ids, err);
+    json_decref(conv);
+    return n;
+}
+
+int rm_chat_render(const rm_tokenizer *t, rm_chat_format f, const rm_chat_msg *msgs,
+                   int n, const rm_chat_opts *o, int32_t **ids, rm_err *err)
+{
+    *ids = NULL;
+    json_t *conv = json_object(), *arr = json_array();
+    json_object_set_new(conv, "messages", arr);
+    for (int i = 0; i < n; i++) {
+        json_t *m = json_object();
+        json_object_set_new(m, "role", json_string(msgs[i].role ? msgs[i].role : ""));
+        if (msgs[i].content) json_object_set_new(m, "content", json_string(msgs[i].content));
+        if (msgs[i].reasoning_content)
+            json_object_set_new(m, "reasoning_content", json_string(msgs[i].reasoning_content));
+        if (msgs[i].name) json_object_set_new(m, "name", json_string(msgs[i].name));
+        json_array_append_new(arr, m);
+    }
+    json_object_set_new(conv, "thinking", json_boolean(o && o->thinking));
+    json_object_set_new(conv, "add_generation_prompt", json_boolean(o && o->add_generation_prompt));
+    if (o && o->thinking_effort) json_object_set_new(conv, "thinking_effort", json_string(o->thinking_effort));
+    int rc = 0;
+    if (o && o->tools_json) {
+        json_error_t je;
+        json_t *tools = json_loads(o->tools_json, 0, &je);
+        if (!tools) rc = rm_errf(err, "chat: tools: line %d column %d: %s", je.line, je.column, je.text);
+        else json_object_set_new(conv, "tools", tools);
+    }
+    if (!rc) rc = render_conv(t, f, conv, ids, err);
+    json_decref(conv);
+    return rc;
+}

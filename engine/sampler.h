@@ -1,0 +1,22 @@
+/* sampler.h — turning logits into the next token: greedy (argmax, ties to
+ * the lower id), or temperature with nucleus (top-p) filtering driven by a
+ * seeded generator, so a run with the same seed is reproducible. */
+#ifndef REMORA_SAMPLER_H
+#define REMORA_SAMPLER_H
+#include <stdint.h>
+
+typedef struct sampler {
+    float temperature;      /* <= 0: greedy */
+    float top_p;            /* >= 1: off */
+    uint64_t rng;           /* splitmix64 state */
+    int  *order;            /* scratch [vocab] */
+    float *probs;           /* scratch [vocab] */
+    int   vocab;
+} sampler;
+
+int  sampler_init(sampler *s, int vocab, float temperature, float top_p, uint64_t seed);
+void sampler_free(sampler *s);
+int  sampler_pick(sampler *s, const float *logits);
+int  sampler_argmax(const float *logits, int n);
+
+#endif

@@ -1,0 +1,61 @@
+/* st.h — safetensors checkpoints: one file, or shards named by
+ * model.safetensors.index.json. Every header is validated before a byte of
+ * data is trusted; tensors are indexed by name and their data is reached
+ * through a read-only mapping of the shard. */
+#ifndef REMORA_ST_H
+#define REMORA_ST_H
+#include <stdint.h>
+#include <stddef.h>
+#include "engine.h"
+
+typedef enum {
+    ST_BOOL, ST_U8, ST_I8, ST_F8_E4M3, ST_F8_E5M2, ST_F8_E8M0, ST_I16, ST_U16, ST_F16,
+    ST_BF16, ST_I32, ST_U32, ST_F32, ST_I64, ST_U64, ST_F64, ST_F4, ST_NDTYPES
+} st_dtype;
+
+#define ST_MAX_DIMS 8
+
+typedef struct st_tensor {
+    char    *name;
+    st_dtype dtype;
+    int      ndim;
+    int64_t  shape[ST_MAX_DIMS];
+    int      shard;         /* index into st_set.shards */
+    uint64_t offset;        /* absolute byte offset in the shard file */
+    uint64_t nbytes;
+} st_tensor;
+
+typedef struct st_shard {
+    char    *path;
+    int      fd;
+    uint64_t size;          /* file size */
+    uint64_t data_start;    /* 8 + header length */
+} st_shard;
+
+typedef struct st_set {
+    char      *dir;
+    st_shard  *shards;
+    int        nshards;
+    st_tensor *tensors;
+    int        ntensors;
+    int       *hash;        /* open addressing: tensor index + 1, 0 = empty */
+    int        hash_cap;
+} st_set;
+
+/* Opens DIR/model.safetensors.index.json and its shards, or a single
+ * DIR/model.safetensors. Validates every header (see st.c). */
+int  st_open(const char *dir, st_set **out, rm_err *err);
+void st_close(st_set *s);
+/* Parses and validates one shard file, appending its tensors; exposed for the
+ * fuzzer and the bad-input tests. */
+int  st_open_file(const char *path, st_set **out, rm_err *err);
+
+const st_tensor *st_find(const st_set *s, const char *name);
+/* Reads the first len bytes of tensor t (len <= t->nbytes) into dst. */
+int         st_pread(const st_set *s, const st_tensor *t, void *dst, size_t len, rm_err *err);
+int64_t     st_numel(const st_tensor *t);
+const char *st_dtype_name(st_dtype d);
+/* Size in bits of one element (4 for ST_F4). */
+int         st_dtype_bits(st_dtype d);
+
+#endif

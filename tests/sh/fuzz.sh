@@ -1,0 +1,29 @@
+#!/bin/sh
+# fuzz.sh — builds the libFuzzer targets (make fuzz) and runs each for a
+# bounded time from its seed corpus in tests/fuzz/corpus/<target>; new inputs
+# libFuzzer finds go to build/fuzz/corpus-<target>, not into the repository.
+# FUZZ_SECONDS sets the time per target (default 15); a crash, leak or
+# sanitizer report fails the test and leaves the reproducer in build/fuzz.
+cd "$(dirname "$0")/../.." || exit 2
+export REMORA_FIXTURES="${REMORA_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
+secs=${FUZZ_SECONDS:-15}
+make -s fuzz || exit 1
+fails=0
+for src in tests/fuzz/fuzz_*.c; do
+  name=$(basename "$src" .c)
+  work=build/fuzz/corpus-$name
+  mkdir -p "$work"
+  cp tests/fuzz/corpus/"$name"/* "$work"/ 2>/dev/null
+  case $name in
+    fuzz_tiktoken) maxlen=8192 ;;
+    *) maxlen=4096 ;;
+  esac
+  if (cd build/fuzz && ./"$name" -max_total_time="$secs" -max_len=$maxlen -timeout=20 \
+        -rss_limit_mb=2048 -print_final_stats=1 corpus-"$name" > "$name.log" 2>&1); then
+    echo "ok   $name: $(grep -E '^stat::number_of_executed_units' build/fuzz/$name.log | awk '{print $2}') runs in ${secs}s"
+  else
+    echo "FAIL $name (log: build/fuzz/$name.log)"; tail -30 "build/fuzz/$name.log"
+    fails=$((fails + 1))
+  fi
+done
+[ $fails -eq 0 ]
