@@ -83,7 +83,7 @@ int ui_chat_run(const ui_chat_opts *o)
     rm_err err = { "" };
     ui_source *src = NULL;
     int rc = o->synthetic ? ui_source_synth_open(&o->synth, &src, &err)
-                          : ui_source_engine_open(o->model_dir, o->threads, &src, &err);
+                          : ui_source_engine_open(o->model_dir, &o->open, &src, &err);
     if (rc) { fprintf(stderr, "remora chat: %s\n", err.msg); return 1; }
     if (o->system && src->vt->set_system(src, o->system, &err)) {
         fprintf(stderr, "remora chat: %s\n", err.msg);
@@ -103,10 +103,7 @@ int ui_chat_run(const ui_chat_opts *o)
         free(a);
         return 1;
     }
-    a->gen.think = o->think;
-    a->gen.temperature = o->temperature;
-    a->gen.top_p = o->top_p;
-    a->gen.seed = o->seed;
+    a->gen = o->gen;
     if (o->system) a->system_text = strdup(o->system);
     rc = ui_app_loop(a);
     ui_app_close(a);

@@ -11,12 +11,10 @@ typedef struct ui_chat_opts {
     const char   *model_dir;     /* used unless synthetic */
     int           synthetic;
     ui_synth_opts synth;
-    int           threads;
+    rm_open_opts  open;          /* threads, RAM budget, trace file */
+    rm_gen_opts   gen;           /* think, sampling, speculation, max_new */
     int           mouse;
-    int           think;
     const char   *system;        /* initial system prompt, or NULL */
-    float         temperature, top_p;
-    uint64_t      seed;
 } ui_chat_opts;
 
 /* Runs the chat on the controlling terminal; returns the exit status

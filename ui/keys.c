@@ -45,7 +45,7 @@ int ui_keys_action(const char *key)
 void ui_keys_print(FILE *f)
 {
     for (int i = 0; i < ui_nkeybindings; i++)
-        fprintf(f, "%-14s %s\n", ui_keybindings[i].key, ui_keybindings[i].what);
+        fprintf(f, "%-15s %s\n", ui_keybindings[i].key, ui_keybindings[i].what);
 }
 
 /* Byte sequences of the keys the UI handles itself. */

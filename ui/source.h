@@ -36,7 +36,7 @@ typedef struct ui_synth_opts {
     int    reasoning_tokens, answer_tokens;
 } ui_synth_opts;
 
-int ui_source_engine_open(const char *model_dir, int threads, ui_source **out, rm_err *err);
+int ui_source_engine_open(const char *model_dir, const rm_open_opts *o, ui_source **out, rm_err *err);
 int ui_source_synth_open(const ui_synth_opts *o, ui_source **out, rm_err *err);
 
 #endif

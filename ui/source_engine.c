@@ -39,12 +39,11 @@ static const ui_source_vt engine_vt = {
     turn, set_system, clear, save, load, messages, last_interrupted, destroy,
 };
 
-int ui_source_engine_open(const char *model_dir, int threads, ui_source **out, rm_err *err)
+int ui_source_engine_open(const char *model_dir, const rm_open_opts *o, ui_source **out, rm_err *err)
 {
     engine_source *e = calloc(1, sizeof *e);
     if (!e) return rm_errf(err, "out of memory");
-    rm_open_opts o = { .threads = threads };
-    if (rm_session_open(model_dir, &o, &e->ses, err)) { free(e); return -1; }
+    if (rm_session_open(model_dir, o, &e->ses, err)) { free(e); return -1; }
     e->base.vt = &engine_vt;
     snprintf(e->base.label, sizeof e->base.label, "%s", model_dir);
     *out = &e->base;

@@ -41,10 +41,21 @@ void ui_stats_add(ui_stats *st, const ui_sample *s)
 void ui_stats_set_full(ui_stats *st, const rm_token_stats *cur, const rm_token_stats *prev)
 {
     if (cur->prefill) return;
+    int layers = cur->route_layers < RM_MAX_ROUTE_LAYERS ? cur->route_layers : RM_MAX_ROUTE_LAYERS;
+    if (layers <= 0 && st->have_cur && st->cur.route_layers > 0) {
+        /* A record without routes (the end-of-message token is not fed
+         * through the model) keeps showing the last routing. */
+        rm_token_stats keep = st->cur;
+        st->cur = *cur;
+        st->cur.route_layers = keep.route_layers;
+        st->cur.route_k = keep.route_k;
+        st->cur.num_experts = keep.num_experts;
+        memcpy(st->cur.route_ids, keep.route_ids, sizeof keep.route_ids);
+        return;
+    }
     st->cur = *cur;
     st->have_cur = 1;
     if (prev) { st->prev = *prev; st->have_prev = 1; }
-    int layers = cur->route_layers < RM_MAX_ROUTE_LAYERS ? cur->route_layers : RM_MAX_ROUTE_LAYERS;
     if (layers > 0)
         memcpy(st->routes[st->nroutes % UI_ROUTE_HIST], cur->route_ids,
                (size_t)layers * sizeof cur->route_ids[0]);
