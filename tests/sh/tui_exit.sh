@@ -15,7 +15,7 @@ wait_for "$SHELL_PROMPT" 50 || fail "Ctrl-Z did not suspend"
 [ "$(alt)" = 0 ] || fail "alternate screen still on while suspended"
 t send-keys -l "fg"; t send-keys Enter
 wait_for '^ remora ' 50 || fail "fg did not bring the chat back"
-screen | grep -q "turn 1" || fail "transcript lost across suspend"
+screen | grep -qE "turn 1|remember this line" || fail "transcript lost across suspend"
 t send-keys C-d
 wait_for "$SHELL_PROMPT" 50 || fail "Ctrl-D did not exit"
 [ "$(alt)" = 0 ] || fail "alternate screen still on after exit"

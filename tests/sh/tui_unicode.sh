@@ -13,13 +13,16 @@ if [ $SYNTHETIC = 1 ]; then
   screen | grep -q "😀" || fail "emoji not shown"
 fi
 aligned || fail "columns not aligned"
-# scroll the answer to its start: the prompt, other rows, other text
+# scroll a pane to its start: other rows, other text (a random fixture model
+# writes only reasoning, so it is that pane there)
+pane=Answer
+[ $SYNTHETIC = 1 ] || { pane=Reasoning; t send-keys Tab; }
 t send-keys Home
-wait_for 'Answer  \[' 30 || fail "Home did not scroll"
+wait_for "$pane  \\[" 30 || fail "Home did not scroll"
 screen | grep -q "漢字かな 😀" || fail "CJK prompt not shown"
 aligned || fail "columns not aligned after scrolling"
 t send-keys End
-wait_gone 'Answer  \[' 30 || fail "End did not return to the tail"
+wait_gone "$pane  \\[" 30 || fail "End did not return to the tail"
 t send-keys C-d
 wait_for "$SHELL_PROMPT" 50 || fail "did not exit"
 echo ok
