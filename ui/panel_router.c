@@ -29,12 +29,18 @@ static void bucket(const int16_t *cur, const int16_t *prev, int k, int experts, 
     }
 }
 
-static void draw_row(int y, int x, int cols, const int *count, const int *reused)
+/* Shades a row. A cell of one layer shows its count of chosen experts (1 to
+ * 4+); when a row holds several layers (binned), shades are relative to the
+ * row's fullest cell, or every cell would be saturated. */
+static void draw_row(int y, int x, int cols, const int *count, const int *reused, int binned)
 {
+    int max = 1;
+    for (int c = 0; c < cols; c++) if (count[c] > max) max = count[c];
     for (int c = 0; c < cols; c++) {
         int role = count[c] && reused[c] == count[c] ? UI_C_HEAT_REUSE : UI_C_HEAT_NEW;
+        int level = !binned || !count[c] ? count[c] : 1 + 3 * count[c] / max;
         attrset(ui_attr(role));
-        mvaddstr(y, x + c, ui_heat(count[c]));
+        mvaddstr(y, x + c, ui_heat(level));
     }
     attrset(A_NORMAL);
 }
@@ -58,7 +64,7 @@ static void draw_zoom(ui_rect r, const ui_stats *st, int layer, int k, int exper
         memset(count, 0, sizeof count);
         memset(reused, 0, sizeof reused);
         bucket(rt[layer], pv ? pv[layer] : NULL, k, experts, cols, count, reused);
-        draw_row(y, x, cols, count, reused);
+        draw_row(y, x, cols, count, reused, 0);
     }
 }
 
@@ -104,7 +110,7 @@ void ui_panel_router(ui_rect r, const ui_stats *st, const ui_router_view *v)
                    count, reused);
         for (int i = 0; i < cols; i++) { total += count[i]; reuse_total += reused[i]; }
         if (lw) ui_putf(y, x, lw, ui_attr(UI_C_DIM), "%2d", l0 % 100);
-        draw_row(y, x + lw, cols, count, reused);
+        draw_row(y, x + lw, cols, count, reused, lpr > 1);
     }
     if (legend) {
         int ly = r.y + r.h - 1;

@@ -38,5 +38,5 @@ if [ $SYNTHETIC = 1 ]; then
 fi
 ready 300 || fail "turn did not end"
 t send-keys -l "/quit"; t send-keys Enter
-wait_for "$SHELL_PROMPT" 50 || fail "/quit did not exit"
+at_prompt 100 || fail "/quit did not exit"
 echo ok

@@ -11,16 +11,16 @@ ready || fail "chat did not start"
 send "remember this line" 1
 ready 200 || fail "turn did not end"
 t send-keys C-z
-wait_for "$SHELL_PROMPT" 50 || fail "Ctrl-Z did not suspend"
+at_prompt 100 || fail "Ctrl-Z did not suspend"
 [ "$(alt)" = 0 ] || fail "alternate screen still on while suspended"
 t send-keys -l "fg"; t send-keys Enter
 wait_for '^ remora ' 50 || fail "fg did not bring the chat back"
 screen | grep -qE "turn 1|remember this line" || fail "transcript lost across suspend"
 t send-keys C-d
-wait_for "$SHELL_PROMPT" 50 || fail "Ctrl-D did not exit"
+at_prompt 100 || fail "Ctrl-D did not exit"
 [ "$(alt)" = 0 ] || fail "alternate screen still on after exit"
 t send-keys -l "echo restored-\$((40 + 2))"; t send-keys Enter
-wait_for '^restored-42' 30 || fail "terminal not usable after exit"
+wait_for '^restored-42' 100 || fail "terminal not usable after exit"
 grep -q "remember this line" "$XDG_STATE_HOME/remora/history" || fail "history not saved"
 [ -f "$XDG_STATE_HOME/remora/chat.log" ] || fail "no log for engine messages"
 # second run: history recall with Up, then /quit
@@ -31,6 +31,6 @@ t send-keys Up
 wait_for '^> remember this line' 30 || fail "history not recalled"
 t send-keys C-c
 t send-keys -l "/quit"; t send-keys Enter
-wait_for "$SHELL_PROMPT" 50 || fail "/quit did not exit"
+at_prompt 100 || fail "/quit did not exit"
 [ "$(alt)" = 0 ] || fail "alternate screen still on after /quit"
 echo ok

@@ -27,5 +27,5 @@ column 1 | grep -q "first question" || fail "first turn gone from the transcript
 t send-keys C-c
 ready 30 || fail "second stop failed"
 t send-keys C-d
-wait_for "$SHELL_PROMPT" 50 || fail "did not exit"
+at_prompt 100 || fail "did not exit"
 echo ok

@@ -29,5 +29,5 @@ fi
 t send-keys C-c
 ready 100 || fail "Ctrl-C did not end the turn"
 t send-keys C-d
-wait_for "$SHELL_PROMPT" 50 || fail "did not exit"
+at_prompt 100 || fail "did not exit"
 echo ok

@@ -21,5 +21,5 @@ ready 300 || fail "turn did not end"
 screen | grep -q "turn 2" && fail "the paste became more than one message"
 screen | grep -qE 'more lines \(102404 bytes' || fail "long message not shown folded"
 t send-keys C-d
-wait_for "$SHELL_PROMPT" 50 || fail "did not exit"
+at_prompt 100 || fail "did not exit"
 echo ok

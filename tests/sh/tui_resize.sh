@@ -31,5 +31,5 @@ wait_for '^ remora ' 30 || fail "did not recover from too small"
 valid 120 40 || fail "invalid layout after recovering"
 t send-keys C-c; ready 50 || fail "stop failed"
 t send-keys C-d
-wait_for "$SHELL_PROMPT" 50 || fail "did not exit"
+at_prompt 100 || fail "did not exit"
 echo ok

@@ -20,5 +20,5 @@ else
     [ "$(column 1 | sed '1,2d' | tr -cd '[:alnum:]' | wc -c)" -gt 0 ] || fail "no text streamed"
 fi
 t send-keys -l "/quit"; t send-keys Enter
-wait_for "$SHELL_PROMPT" 50 || fail "did not exit"
+at_prompt 100 || fail "did not exit"
 echo ok

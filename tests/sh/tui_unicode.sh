@@ -24,5 +24,5 @@ aligned || fail "columns not aligned after scrolling"
 t send-keys End
 wait_gone "$pane  \\[" 30 || fail "End did not return to the tail"
 t send-keys C-d
-wait_for "$SHELL_PROMPT" 50 || fail "did not exit"
+at_prompt 100 || fail "did not exit"
 echo ok
