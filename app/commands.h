@@ -13,5 +13,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_bench_kernels(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_bench_tokenizer(int argc, char **argv);
+int cmd_chat(int argc, char **argv);
+int cmd_bench_ui(int argc, char **argv);
 
 #endif
