@@ -259,6 +259,9 @@ int  rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o,
  * end-of-message or [EOS]. The conversation is not changed. */
 int  rm_session_complete(rm_session *s, const char *text, const rm_gen_opts *o,
                          const rm_gen_events *ev, volatile int *stop, rm_err *err);
+/* Measures the storage ceiling (rm_bench_device) for `seconds`; later
+ * per-token records carry it as device_gbps. Returns GB/s or -1. */
+double rm_session_probe_device(rm_session *s, double seconds);
 /* The conversation so far. */
 int  rm_session_messages(const rm_session *s, const rm_chat_msg **msgs);
 int  rm_session_last_interrupted(const rm_session *s);

@@ -44,6 +44,8 @@ int ui_source_engine_open(const char *model_dir, const rm_open_opts *o, ui_sourc
     engine_source *e = calloc(1, sizeof *e);
     if (!e) return rm_errf(err, "out of memory");
     if (rm_session_open(model_dir, o, &e->ses, err)) { free(e); return -1; }
+    /* a short look at the storage ceiling, for the I/O panel's scale */
+    rm_session_probe_device(e->ses, 0.3);
     e->base.vt = &engine_vt;
     snprintf(e->base.label, sizeof e->base.label, "%s", model_dir);
     *out = &e->base;
