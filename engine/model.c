@@ -35,6 +35,8 @@ typedef struct loader {
     char name[512];
 } loader;
 
+/* The full name of a tensor: prefix + fmt (which may hold one %d for the
+ * layer, or none) + suffix. */
 static const char *nm(loader *ld, const char *fmt, int layer, const char *suffix)
 {
     char mid[256];
@@ -167,11 +169,11 @@ static int load_weights(rm_model *m, rm_err *err)
         L.prefix = "model.";
         lm = "lm_head.weight";
     }
-    MAT(m->embed, V, D, "embed_tokens.weight%.0d", 0, NULL);
+    MAT(m->embed, V, D, "embed_tokens.weight", 0, NULL);
     if (wmat_get(m->st, lm, V, D, &m->lm_head, err)) return -1;
-    VEC(m->final_norm, D, 0, "norm.weight%.0d", 0, NULL);
+    VEC(m->final_norm, D, 0, "norm.weight", 0, NULL);
     if (c->attn_res_block &&
-        load_res(ld, D, &m->out_res_w, "output_attn_res_norm.weight%.0d", "output_attn_res_proj.weight%.0d", 0))
+        load_res(ld, D, &m->out_res_w, "output_attn_res_norm.weight", "output_attn_res_proj.weight", 0))
         return -1;
     if (!(m->layers = calloc((size_t)c->num_layers, sizeof *m->layers))) return rm_errf(err, "out of memory");
     for (int l = 0; l < c->num_layers; l++) {
