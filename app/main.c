@@ -10,6 +10,8 @@ static const struct command {
     const char *help;
 } commands[] = {
     { "run",           cmd_run,           "generate from a prompt, streaming to stdout" },
+    { "setup",         cmd_setup,         "make a model directory from a URL (full or stream mode)" },
+    { "fetch",         cmd_fetch,         "download the missing experts of a stream-mode model" },
     { "synth",         cmd_synth,         "write a random-weight K3-width checkpoint" },
     { "bench",         cmd_bench,         "measure decode speed, bytes read and the roofline" },
     { "logits",        cmd_logits,        "write the logits (and routes) of a token-id file" },
