@@ -101,8 +101,8 @@ run: all
 	./build/remora chat --model assets/model
 
 test: test-deps
-	$(MAKE) MODE=rel unit build/remora
-	$(MAKE) MODE=asan unit
+	$(MAKE) -j2 MODE=rel unit build/remora
+	$(MAKE) -j2 MODE=asan unit
 	sh tests/run.sh
 
 bench: all

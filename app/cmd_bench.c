@@ -22,7 +22,20 @@ static void usage(FILE *f)
                "  --ram GB            RAM budget for weights (default: 60%% of available memory)\n"
                "  --json              end stdout with one JSON object of the figures\n"
                "  --device-seconds S  how long to measure the device (default 3)\n"
+               "  --io-threads N      reader threads = queue depth (default 8)\n"
                "exit status: 0 done, 1 runtime failure, 2 bad input\n");
+}
+
+/* Peak resident set of this process (VmHWM), bytes. */
+static uint64_t peak_rss(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "VmHWM: %llu kB", &kb) == 1) break;
+    if (f) fclose(f);
+    return kb * 1024;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -36,10 +49,11 @@ int cmd_bench(int argc, char **argv)
     const char *model = NULL;
     int tokens = 16, json = 0;
     double ram = 0, dev_s = 3;
+    int io_threads = 0;
     static const struct option opts[] = {
         { "model", required_argument, 0, 'm' }, { "tokens", required_argument, 0, 't' },
         { "ram", required_argument, 0, 'r' },   { "json", no_argument, 0, 'j' },
-        { "device-seconds", required_argument, 0, 'd' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "device-seconds", required_argument, 0, 'd' }, { "io-threads", required_argument, 0, 'q' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     int c;
     char *end;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -49,6 +63,7 @@ int cmd_bench(int argc, char **argv)
         case 'r': ram = strtod(optarg, &end); if (*end || ram <= 0) { fprintf(stderr, "remora bench: --ram wants a positive number\n"); return 2; } break;
         case 'd': dev_s = strtod(optarg, &end); if (*end || dev_s <= 0) { fprintf(stderr, "remora bench: bad --device-seconds\n"); return 2; } break;
         case 'j': json = 1; break;
+        case 'q': io_threads = (int)strtol(optarg, &end, 10); if (*end || io_threads < 1 || io_threads > 256) { fprintf(stderr, "remora bench: --io-threads wants 1..256\n"); return 2; } break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -56,7 +71,7 @@ int cmd_bench(int argc, char **argv)
     if (!model || optind != argc) { usage(stderr); return 2; }
     rm_err err = { "" };
     rm_model *m = NULL;
-    if (rm_model_open(model, &(rm_open_opts){ .ram_gb = ram }, &m, &err)) {
+    if (rm_model_open(model, &(rm_open_opts){ .ram_gb = ram, .io_threads = io_threads }, &m, &err)) {
         fprintf(stderr, "remora bench: %s\n", err.msg);
         return 2;
     }
@@ -97,7 +112,10 @@ int cmd_bench(int argc, char **argv)
         for (int p = 0; p < RM_PHASE_COUNT; p++) phase[p] += ts.phase_seconds[p];
         hits += (double)ts.expert_hits;
         looks += (double)(ts.expert_hits + ts.expert_misses);
-        if (!json) fprintf(stderr, "token %d: %.3f s, %.3f GB read\n", t, sec[t], (ts.bytes_spine_read + ts.bytes_expert_read) / 1e9);
+        if (!json)
+            fprintf(stderr, "token %d: %.3f s, %.3f GB read, %.2f GB/s, depth %d, wait %.3f s\n", t, sec[t],
+                    (ts.bytes_spine_read + ts.bytes_expert_read) / 1e9, ts.read_gbps, ts.queue_depth,
+                    ts.phase_seconds[RM_PHASE_WAIT_IO]);
     }
     double total_s = 0;
     for (int t = 0; t < tokens; t++) total_s += sec[t];
@@ -117,6 +135,9 @@ int cmd_bench(int argc, char **argv)
     printf("time per token by phase:");
     for (int p = 0; p < RM_PHASE_COUNT; p++) printf(" %s %.3f s", names[p], phase[p] / tokens);
     printf("\nroofline: %.3f s/token from bytes read at the device's bandwidth; measured/roofline = %.2f\n", roof, ratio);
+    const uint64_t hwm = peak_rss();
+    printf("peak RSS %.3f GB; budget %.3f GB + overhead %.3f GB = %.3f GB\n", hwm / 1e9, in->ram_budget / 1e9,
+           in->overhead_bytes / 1e9, (in->ram_budget + in->overhead_bytes) / 1e9);
     if (json) {
         json_t *j = json_pack("{s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i}", "model", model, "tokens", tokens,
                               "s_per_token", med, "s_per_token_p90", p90, "gb_per_token_spine", gb_spine,
@@ -127,6 +148,8 @@ int cmd_bench(int argc, char **argv)
         for (int p = 0; p < RM_PHASE_COUNT; p++) json_object_set_new(ph, names[p], json_real(phase[p] / tokens));
         json_object_set_new(j, "phase_seconds", ph);
         json_object_set_new(j, "expert_hit_rate", json_real(looks > 0 ? hits / looks : 0));
+        json_object_set_new(j, "peak_rss_gb", json_real(hwm / 1e9));
+        json_object_set_new(j, "overhead_gb", json_real(in->overhead_bytes / 1e9));
         char *s = json_dumps(j, JSON_COMPACT);
         printf("%s\n", s);
         free(s);

@@ -1,4 +1,9 @@
-/* placeholder until the kernels branch lands */
+/* cmd_bench_kernels.c — `remora bench-kernels`: measures memory bandwidth and
+ * the weight kernels' throughput (the work is in engine/bench_kernels.c). */
 #include "engine.h"
 #include "commands.h"
-int cmd_bench_kernels(int argc, char **argv) { return 2; }
+
+int cmd_bench_kernels(int argc, char **argv)
+{
+    return rm_bench_kernels(argc, argv);
+}

@@ -4,6 +4,7 @@
  * router choices in the JSON layout of the fixtures' routes_*.json. */
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +70,8 @@ static void on_route(void *ud, int layer, int pos, const int *ids, const float *
         json_array_append_new(jw, json_real(w[i]));
     }
     (void)pos;   /* positions arrive in order, one call per layer each */
-    json_array_append_new(arr, json_pack("[o,o,f]", ji, jw, (double)margin));
+    /* with k == number of experts there is no (k+1)-th: the margin is null */
+    json_array_append_new(arr, json_pack("[o,o,o]", ji, jw, isfinite(margin) ? json_real(margin) : json_null()));
 }
 
 int cmd_logits(int argc, char **argv)

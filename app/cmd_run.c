@@ -41,6 +41,8 @@ static void usage(FILE *f)
         "                       atomically; implies --chat\n"
         "  --threads N          compute threads (default: all cores)\n"
         "  --ram GB             RAM budget for weights (default: 60%% of available memory)\n"
+        "  --spec MODE          n-gram speculation: auto (default), on or off; greedy only,\n"
+        "                       never changes the output\n"
         "  --trace FILE         write a JSONL trace: per-token figures and router choices\n"
         "The answer goes to stdout; reasoning goes to stderr. A summary line\n"
         "(prompt tokens, prefill tokens/s, decode s/token, bytes read per token)\n"
@@ -52,7 +54,7 @@ typedef struct run_ctx {
     int reasoning_open, dim;
     int prompt_tokens, prefilled;
     double prefill_s, decode_s;
-    uint64_t tokens, bytes;
+    uint64_t tokens, bytes, drafted, accepted;
 } run_ctx;
 
 static void on_text(void *ud, int channel, const char *text, size_t len)
@@ -84,6 +86,8 @@ static void on_stats(void *ud, const rm_token_stats *st)
     }
     r->tokens++;
     r->decode_s += st->seconds;
+    r->drafted = st->spec_drafted;
+    r->accepted = st->spec_accepted;
     r->bytes += st->bytes_spine_read + st->bytes_expert_read + st->bytes_net;
 }
 
@@ -110,8 +114,8 @@ int cmd_run(int argc, char **argv)
     int chat = 0, think = 1, threads = 0;
     double ram = 0;
     const char *trace = NULL;
-    rm_gen_opts go = { 512, 0.0f, 1.0f, 0, 1, NULL };
-    enum { O_CHAT = 256, O_SYSTEM, O_THINK, O_NOTHINK, O_MAXNEW, O_TEMP, O_TOPP, O_SEED, O_TRANS, O_EFFORT, O_THREADS, O_RAM, O_TRACE };
+    rm_gen_opts go = { .max_new = 512, .temperature = 0.0f, .top_p = 1.0f, .think = 1, .spec = RM_SPEC_AUTO };
+    enum { O_CHAT = 256, O_SYSTEM, O_THINK, O_NOTHINK, O_MAXNEW, O_TEMP, O_TOPP, O_SEED, O_TRANS, O_EFFORT, O_THREADS, O_RAM, O_TRACE, O_SPEC };
     static const struct option opts[] = {
         { "model", required_argument, 0, 'm' },     { "prompt", required_argument, 0, 'p' },
         { "chat", no_argument, 0, O_CHAT },         { "system", required_argument, 0, O_SYSTEM },
@@ -120,7 +124,7 @@ int cmd_run(int argc, char **argv)
         { "top-p", required_argument, 0, O_TOPP },  { "seed", required_argument, 0, O_SEED },
         { "transcript", required_argument, 0, O_TRANS }, { "thinking-effort", required_argument, 0, O_EFFORT },
         { "threads", required_argument, 0, O_THREADS }, { "ram", required_argument, 0, O_RAM },
-        { "trace", required_argument, 0, O_TRACE }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "trace", required_argument, 0, O_TRACE }, { "spec", required_argument, 0, O_SPEC }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     int c;
     char *end;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -155,6 +159,12 @@ int cmd_run(int argc, char **argv)
             if (*end || ram <= 0) { fprintf(stderr, "remora run: --ram wants a positive number of GB\n"); return 2; }
             break;
         case O_TRACE: trace = optarg; break;
+        case O_SPEC:
+            if (!strcmp(optarg, "auto")) go.spec = RM_SPEC_AUTO;
+            else if (!strcmp(optarg, "on")) go.spec = RM_SPEC_ON;
+            else if (!strcmp(optarg, "off")) go.spec = RM_SPEC_OFF;
+            else { fprintf(stderr, "remora run: --spec wants auto, on or off\n"); return 2; }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -199,10 +209,12 @@ int cmd_run(int argc, char **argv)
     fputs("\n", stdout);
     fflush(stdout);
     if (fail) { fprintf(stderr, "remora run: %s\n", err.msg); rc = 1; goto out; }
-    fprintf(stderr, "[%d prompt tokens, prefill %.1f tok/s, decode %.3f s/token over %llu tokens, %.1f MB read/token]%s\n",
+    fprintf(stderr, "[%d prompt tokens, prefill %.1f tok/s, decode %.3f s/token over %llu tokens, "
+            "%.1f MB read/token, %llu of %llu drafted tokens accepted]%s\n",
             r.prompt_tokens, r.prefill_s > 0 ? r.prefilled / r.prefill_s : 0.0,
             r.tokens ? r.decode_s / (double)r.tokens : 0.0, (unsigned long long)r.tokens,
-            r.tokens ? (double)r.bytes / (double)r.tokens / 1e6 : 0.0, stop_flag ? " (stopped)" : "");
+            r.tokens ? (double)r.bytes / (double)r.tokens / 1e6 : 0.0, (unsigned long long)r.accepted,
+            (unsigned long long)r.drafted, stop_flag ? " (stopped)" : "");
     if (transcript && rm_session_save(s, transcript, &err)) { fprintf(stderr, "remora run: %s\n", err.msg); rc = 1; }
     if (!rc && stop_flag) rc = 130;
 out:

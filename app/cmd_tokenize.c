@@ -31,8 +31,8 @@ static void usage(FILE *f)
         "  --format F         chat format: xtml (Kimi K3) or im (Kimi-Linear); the\n"
         "                     default follows the tokenizer's special tokens\n"
         "\n"
-        "Exit status: 0 success, 2 bad usage, unreadable tokenizer or bad input\n"
-        "(with a message on stderr).\n");
+        "Exit status: 0 success; 2 bad usage, an unreadable or damaged tokenizer, or\n"
+        "bad input (with a message on stderr); 1 out of memory or a write error.\n");
 }
 
 static char *read_stdin(size_t *len)

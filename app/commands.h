@@ -8,6 +8,7 @@
 int cmd_logits(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_bench_kernels(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);

@@ -14,6 +14,7 @@ static const struct command {
     { "fetch",         cmd_fetch,         "download the missing experts of a stream-mode model" },
     { "synth",         cmd_synth,         "write a random-weight K3-width checkpoint" },
     { "bench",         cmd_bench,         "measure decode speed, bytes read and the roofline" },
+    { "eval",            cmd_eval,            "score a model: NLL and exact-match accuracy per task" },
     { "logits",        cmd_logits,        "write the logits (and routes) of a token-id file" },
     { "bench-kernels", cmd_bench_kernels, "measure matrix-vector kernel throughput" },
     { "tokenize",      cmd_tokenize,      "encode JSON strings or a chat to token ids" },
@@ -25,7 +26,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: remora [COMMAND] [OPTIONS]\n\ncommands:\n");
     for (int i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].help);
+        fprintf(f, "  %-16s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nRun 'remora COMMAND --help' for the options of one command.\n");
 }
 

@@ -53,6 +53,10 @@ typedef struct rm_model_info {
     uint64_t expert_cache_bytes;
     int expert_cache_slots, total_experts;
     int direct_io;                  /* reads bypass the page cache */
+    /* RAM used beside the budget, at most: sequence state for max_ctx
+     * tokens, prefill activations, code, libraries and thread stacks */
+    uint64_t overhead_bytes;
+    int overhead_ctx;               /* the context length it assumes */
 } rm_model_info;
 
 int  rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_err *err);
@@ -65,6 +69,12 @@ rm_state *rm_state_new(rm_model *m, rm_err *err);
 void      rm_state_free(rm_state *s);
 void      rm_state_reset(rm_state *s);
 int       rm_state_pos(const rm_state *s);
+/* Speculation: remember the state now; what is fed next can be undone.
+ * rollback(keep) makes the state exactly (bit for bit) that of having fed
+ * only the first `keep` tokens since the checkpoint; commit forgets it. */
+int       rm_state_checkpoint(rm_state *s, rm_err *err);
+void      rm_state_rollback(rm_state *s, int keep);
+void      rm_state_commit(rm_state *s);
 
 /* Router choices reported during a forward pass, one call per MoE layer and
  * position (pos counts from the start of the sequence). ids are ordered by
@@ -94,7 +104,10 @@ int  rm_tokenizer_special_id(const rm_tokenizer *t, const char *text);
  * number of ids (*ids malloc'd, caller frees) or -1 on error. */
 int  rm_tokenizer_encode(const rm_tokenizer *t, const char *text, size_t len,
                          int allow_special, int32_t **ids, rm_err *err);
-/* The bytes of one token (special ids give their text). NULL if out of range. */
+/* The bytes of one token (special ids give their text). NULL if out of range.
+ * As in tokenization_kimi.py, special names (and so encodings with
+ * allow_special) cover two ids past the vocabulary: "<|reserved_token_{V}|>"
+ * and "<|reserved_token_{V+1}|>" for vocabulary size V. */
 const char *rm_tokenizer_token_bytes(const rm_tokenizer *t, int32_t id, size_t *len);
 
 /* Streaming UTF-8 assembly of token bytes: feed token bytes, get complete
@@ -208,6 +221,9 @@ typedef struct rm_token_stats {
 
 typedef struct rm_session rm_session;
 
+/* Speculation modes (rm_gen_opts.spec); auto is the zero value. */
+enum { RM_SPEC_AUTO = 0, RM_SPEC_OFF = 1, RM_SPEC_ON = 2 };
+
 typedef struct rm_gen_opts {
     int      max_new;               /* 0 = until end of message */
     float    temperature;           /* 0 = greedy */
@@ -215,6 +231,7 @@ typedef struct rm_gen_opts {
     uint64_t seed;
     int      think;                 /* 1: open the think channel */
     const char *thinking_effort;    /* NULL: none */
+    int      spec;                  /* RM_SPEC_*: n-gram drafts (greedy only) */
 } rm_gen_opts;
 
 typedef struct rm_gen_events {

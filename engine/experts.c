@@ -19,6 +19,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "experts.h"
 #include "model.h"
 
@@ -112,11 +116,15 @@ int experts_init(expert_cache *c, store *st, const rm_model *m, int io_threads, 
 
 void experts_free(expert_cache *c)
 {
+    if (c->populating) {
+        atomic_store(&c->stop_populating, 1);
+        pthread_join(c->populator, NULL);
+    }
     if (c->io) {
         while (io_wait_any(c->io)) {}
         io_pool_free(c->io);
     }
-    for (int i = 0; i < c->nslots; i++) free(c->slots[i].buf);
+    if (c->slot_mem) munmap(c->slot_mem, (size_t)c->nslots * c->slot_size);
     free(c->slots);
     free(c->loc);
     free(c->where);
@@ -124,6 +132,22 @@ void experts_free(expert_cache *c)
 }
 
 size_t experts_slot_bytes(const expert_cache *c) { return c->slot_size; }
+
+/* Faults the slots in, in index order (the order free slots are taken). */
+static void *populate(void *arg)
+{
+    expert_cache *c = arg;
+    /* only idle CPU: decoding must not wait for this */
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), 19);
+    for (int i = 0; i < c->nslots && !atomic_load(&c->stop_populating); i++) {
+        int expect = MEM_UNTOUCHED;
+        if (!atomic_compare_exchange_strong(&c->slots[i].mem, &expect, MEM_POPULATING)) continue;
+        volatile uint8_t *p = c->slots[i].buf;
+        for (size_t o = 0; o < c->slot_size; o += 4096) p[o] = 0;
+        atomic_store(&c->slots[i].mem, MEM_READY);
+    }
+    return NULL;
+}
 
 int experts_alloc(expert_cache *c, uint64_t bytes, rm_err *err)
 {
@@ -135,16 +159,17 @@ int experts_alloc(expert_cache *c, uint64_t bytes, rm_err *err)
     if (n < 1) n = 1;
     c->slots = calloc((size_t)n, sizeof *c->slots);
     if (!c->slots) return rm_errf(err, "out of memory for the expert cache");
+    void *mem = mmap(NULL, (size_t)n * c->slot_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED)
+        return rm_errf(err, "out of memory: cannot take %.2f GB for %llu expert slots", (double)n * c->slot_size / 1e9,
+                       (unsigned long long)n);
+    c->slot_mem = mem;
     for (uint64_t i = 0; i < n; i++) {
-        expert_slot *s = &c->slots[i];
-        s->key = -1;
-        if (posix_memalign((void **)&s->buf, STORE_ALIGN, c->slot_size)) {
-            c->nslots = (int)i;
-            return rm_errf(err, "out of memory allocating expert slot %llu of %llu", (unsigned long long)i,
-                           (unsigned long long)n);
-        }
-        c->nslots++;
+        c->slots[i].key = -1;
+        c->slots[i].buf = c->slot_mem + i * c->slot_size;
     }
+    c->nslots = (int)n;
+    c->populating = pthread_create(&c->populator, NULL, populate, c) == 0;
     return 0;
 }
 
@@ -163,17 +188,27 @@ static void touch(expert_cache *c, expert_slot *s)
  * >= 0 only victims colder than that qualify (prefetch). */
 static int victim(expert_cache *c, double max_score)
 {
-    int best = -1;
+    int best = -1, spare = -1;
     double bs = 0;
     for (int i = 0; i < c->nslots; i++) {
         expert_slot *s = &c->slots[i];
-        if (s->state == SLOT_FREE) return i;
+        if (s->state == SLOT_FREE) {
+            int mem = atomic_load(&s->mem);
+            if (mem == MEM_READY || mem == MEM_TAKEN) return i;
+            if (mem == MEM_UNTOUCHED) spare = i;      /* the last one: furthest from the populator */
+            continue;
+        }
         if (s->pins || s->state == SLOT_LOADING) continue;
         double sc = eff_score(c, s);
         if (best < 0 || sc < bs || (sc == bs && s->last_tick < c->slots[best].last_tick)) { best = i; bs = sc; }
     }
-    if (best >= 0 && max_score >= 0 && bs >= max_score) return -1;
-    return best;
+    if (best >= 0 && (max_score < 0 || bs < max_score)) return best;
+    /* no faulted-in slot to reuse: take one the populator has not reached */
+    if (spare >= 0 && max_score < 0) {
+        int expect = MEM_UNTOUCHED;
+        if (atomic_compare_exchange_strong(&c->slots[spare].mem, &expect, MEM_TAKEN)) return spare;
+    }
+    return -1;
 }
 
 static void start_read(expert_cache *c, int si, int key, int kind)

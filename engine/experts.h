@@ -10,7 +10,10 @@
  */
 #ifndef REMORA_EXPERTS_H
 #define REMORA_EXPERTS_H
+#include <pthread.h>
+#include <stdatomic.h>
 #include "store.h"
+
 
 struct rm_model;
 struct mlp_weights;
@@ -27,8 +30,13 @@ typedef struct expert_loc {
 
 enum { SLOT_FREE, SLOT_LOADING, SLOT_READY };
 
+/* a slot's memory: not yet faulted in, being faulted in by the populator,
+ * faulted in, or taken by the cache before the populator reached it */
+enum { MEM_UNTOUCHED, MEM_POPULATING, MEM_READY, MEM_TAKEN };
+
 typedef struct expert_slot {
     uint8_t *buf;
+    atomic_int mem;
     int key;                    /* layer * E + expert, or -1 */
     int state, pins, outstanding, failed, prefetched;
     double score;               /* decayed use count */
@@ -62,6 +70,12 @@ typedef struct expert_cache {
     expert_loc *loc;            /* [L*E]; nparts 0 for non-MoE layers */
     expert_slot *slots;
     int nslots;
+    uint8_t *slot_mem;          /* one mapping for all slots */
+    /* a background thread faults the slots in ahead of use (reads into
+     * untouched pages are several times slower) */
+    pthread_t populator;
+    int populating;
+    atomic_int stop_populating;
     size_t slot_size;
     int *where;                 /* [L*E] slot or -1 */
     uint64_t tick;              /* advances once per token */

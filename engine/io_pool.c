@@ -88,10 +88,15 @@ io_pool *io_pool_new(int threads)
     pthread_cond_init(&p->done, NULL);
     p->th = calloc((size_t)threads, sizeof *p->th);
     if (!p->th) { free(p); return NULL; }
+    /* readers only call pread: a small stack keeps the RAM overhead small */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, 256 << 10);
     for (int i = 0; i < threads; i++) {
-        if (pthread_create(&p->th[i], NULL, reader, p)) break;
+        if (pthread_create(&p->th[i], &attr, reader, p)) break;
         p->nthreads++;
     }
+    pthread_attr_destroy(&attr);
     if (!p->nthreads) { io_pool_free(p); return NULL; }
     return p;
 }

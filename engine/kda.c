@@ -91,6 +91,27 @@ int kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, flo
     wmat_gemm(&w->q, X, q, T);
     wmat_gemm(&w->k, X, k, T);
     wmat_gemm(&w->v, X, v, T);
+    const size_t RS = KDA_REC(P, H);
+    float *rec = NULL;
+    if (st->recording) {        /* since a checkpoint */
+        if (st->nrec + T > st->rec_cap) {
+            int cap = st->nrec + T + 8;
+            float *nr = realloc(st->rec, (size_t)cap * RS * sizeof *nr);
+            if (!nr) {
+                free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta); free(tmp);
+                return rm_errf(err, "out of memory recording KDA layer %d", layer);
+            }
+            st->rec = nr;
+            st->rec_cap = cap;
+        }
+        rec = st->rec + (size_t)st->nrec * RS;
+        for (int t = 0; t < T; t++) {
+            memcpy(rec + t * RS, q + (size_t)t * P, (size_t)P * sizeof *rec);
+            memcpy(rec + t * RS + P, k + (size_t)t * P, (size_t)P * sizeof *rec);
+            memcpy(rec + t * RS + 2 * (size_t)P, v + (size_t)t * P, (size_t)P * sizeof *rec);
+        }
+        st->nrec += T;
+    }
     short_conv(q, st->conv, w->conv[0], T, P, W);
     short_conv(k, st->conv + (size_t)(W - 1) * P, w->conv[1], T, P, W);
     short_conv(v, st->conv + (size_t)2 * (W - 1) * P, w->conv[2], T, P, W);
@@ -120,6 +141,13 @@ int kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, flo
             l2_normalise(k + off, kn, hd, 1.0f);
             float b = sigmoidf_(beta[(size_t)t * H + h]);
             float *oh = o + off;
+            if (rec) {
+                float *r = rec + t * RS;
+                memcpy(r + 3 * (size_t)P + (size_t)h * hd, alpha, (size_t)hd * sizeof *r);
+                memcpy(r + 4 * (size_t)P + (size_t)h * hd, kn, (size_t)hd * sizeof *r);
+                memcpy(r + 5 * (size_t)P + (size_t)h * hd, v + off, (size_t)hd * sizeof *r);
+                r[6 * (size_t)P + h] = b;
+            }
             delta_step(st->S + (size_t)h * hd * hd, alpha, kn, qn, v + off, b, oh, u, hd);
             /* gated RMSNorm of the head output */
             double ss = 0;
@@ -131,4 +159,30 @@ int kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, flo
     wmat_gemm(&w->o, o, Y, T);
     free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta); free(tmp);
     return 0;
+}
+
+void kda_rollback(const rm_model *m, int layer, kda_state *st, int keep)
+{
+    const rm_config *c = &m->cfg;
+    const int H = c->kda_heads, hd = c->kda_head_dim, P = H * hd, W = c->conv_size;
+    const size_t RS = KDA_REC(P, H), hist = (size_t)(W > 1 ? W - 1 : 1) * P;
+    memcpy(st->S, st->S0, (size_t)H * hd * hd * sizeof *st->S);
+    memcpy(st->conv, st->conv0, 3 * hist * sizeof *st->conv);
+    float *u = malloc((size_t)2 * hd * sizeof *u), *o = u + hd;
+    for (int t = 0; t < keep && t < st->nrec && u; t++) {
+        const float *r = st->rec + (size_t)t * RS;
+        for (int i = 0; i < 3; i++) {   /* the convolution history moves on by one input */
+            float *hi = st->conv + (size_t)i * hist;
+            if (W > 1) {
+                memmove(hi, hi + P, (size_t)(W - 2) * P * sizeof *hi);
+                memcpy(hi + (size_t)(W - 2) * P, r + (size_t)i * P, (size_t)P * sizeof *hi);
+            }
+        }
+        for (int h = 0; h < H; h++)     /* the same arithmetic as the forward step */
+            delta_step(st->S + (size_t)h * hd * hd, r + 3 * (size_t)P + (size_t)h * hd,
+                       r + 4 * (size_t)P + (size_t)h * hd, r + 4 * (size_t)P + (size_t)h * hd,
+                       r + 5 * (size_t)P + (size_t)h * hd, r[6 * (size_t)P + h], o, u, hd);
+    }
+    free(u);
+    st->nrec = 0;
 }

@@ -23,6 +23,7 @@
 #include "model.h"
 #include "remote.h"
 #include "kernels/kernels.h"
+#include "threadpool.h"
 
 /* Longest run of positions carried through the layers at once; longer
  * prompts are fed in chunks (each chunk still reads each expert once). */
@@ -191,8 +192,10 @@ static int load_weights(rm_model *m, rm_err *err)
     return 0;
 }
 
-/* Registers every matrix a token always uses with its layer's spine unit
- * (unit L is the head: lm_head). Experts and the embedding are not spine:
+/* Registers every matrix a token always uses with a spine unit: each layer
+ * has two (its mixer, then its feed-forward part: router, shared experts,
+ * latent projections or the dense MLP) so a large layer can stream in two
+ * halves; unit 2L is the head (lm_head). Experts and the embedding are not spine:
  * experts go through the cache, embedding rows are read per token. */
 static int register_spine(rm_model *m, rm_err *err)
 {
@@ -204,14 +207,16 @@ static int register_spine(rm_model *m, rm_err *err)
         kda_weights *k = &w->kda;
         mla_weights *a = &w->mla;
         moe_weights *e = &w->moe;
-        REG(l, k->q); REG(l, k->k); REG(l, k->v); REG(l, k->f_a); REG(l, k->f_b); REG(l, k->b);
-        REG(l, k->g); REG(l, k->g_a); REG(l, k->g_b); REG(l, k->o);
-        REG(l, a->q); REG(l, a->q_a); REG(l, a->q_b); REG(l, a->kv_a); REG(l, a->kv_b); REG(l, a->g); REG(l, a->o);
-        REG(l, w->mlp.gate); REG(l, w->mlp.up); REG(l, w->mlp.down);
-        REG(l, e->router); REG(l, e->lat_down); REG(l, e->lat_up);
-        REG(l, e->shared.gate); REG(l, e->shared.up); REG(l, e->shared.down);
+        /* unit 2l: the mixer; unit 2l+1: the feed-forward spine */
+        REG(2 * l, k->q); REG(2 * l, k->k); REG(2 * l, k->v); REG(2 * l, k->f_a); REG(2 * l, k->f_b);
+        REG(2 * l, k->b); REG(2 * l, k->g); REG(2 * l, k->g_a); REG(2 * l, k->g_b); REG(2 * l, k->o);
+        REG(2 * l, a->q); REG(2 * l, a->q_a); REG(2 * l, a->q_b); REG(2 * l, a->kv_a); REG(2 * l, a->kv_b);
+        REG(2 * l, a->g); REG(2 * l, a->o);
+        REG(2 * l + 1, w->mlp.gate); REG(2 * l + 1, w->mlp.up); REG(2 * l + 1, w->mlp.down);
+        REG(2 * l + 1, e->router); REG(2 * l + 1, e->lat_down); REG(2 * l + 1, e->lat_up);
+        REG(2 * l + 1, e->shared.gate); REG(2 * l + 1, e->shared.up); REG(2 * l + 1, e->shared.down);
     }
-    REG(c->num_layers, m->lm_head);
+    REG(2 * c->num_layers, m->lm_head);
 #undef REG
     return 0;
 }
@@ -230,6 +235,25 @@ static uint64_t default_budget(void)
     return kb ? kb * 1024ull / 10 * 6 : 4ull << 30;
 }
 
+/* RAM outside the budget (documented in README.md): the sequence state
+ * (KDA recurrent and conv state, twice for a speculation checkpoint, and the
+ * MLA latent cache for ctx tokens), the activations of one prefill chunk, and
+ * a fixed 64 MB for code, libraries, thread stacks and small vectors. */
+static uint64_t overhead_estimate(const rm_config *c, int ctx)
+{
+    const uint64_t P = (uint64_t)c->kda_heads * c->kda_head_dim, D = (uint64_t)c->hidden_size;
+    uint64_t state = 0;
+    for (int l = 0; l < c->num_layers; l++)
+        state += c->is_kda[l] ? 2 * 4 * ((uint64_t)c->kda_heads * c->kda_head_dim * c->kda_head_dim + 3 * 3 * P)
+                              : 4ull * ctx * ((uint64_t)c->kv_lora_rank + c->qk_rope);
+    uint64_t wide = P > (uint64_t)c->mla_heads * (c->qk_nope + c->qk_rope) ? P : (uint64_t)c->mla_heads * (c->qk_nope + c->qk_rope);
+    uint64_t Z = c->latent ? (uint64_t)c->latent : D;
+    uint64_t act = 4ull * PREFILL_CHUNK * (8 * D + 7 * wide + (uint64_t)(c->topk + 2) * Z + 3ull * c->moe_inter +
+                                           (c->intermediate_size > 2 * c->moe_inter * c->num_shared ? 2ull * c->intermediate_size : 0));
+    uint64_t spec = 4ull * 9 * (uint64_t)c->vocab_size + (uint64_t)c->num_layers * 9 * 6 * P * 4;
+    return state + act + spec + (64ull << 20);
+}
+
 int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_err *err)
 {
     *out = NULL;
@@ -238,8 +262,9 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     const rm_open_opts none = { 0 };
     if (!opts) opts = &none;
     uint64_t cache_bytes = 0;
+    pool_init(opts->threads);   /* idempotent: one compute pool per process */
     if (config_load(dir, &m->cfg, err) || st_open(dir, &m->st, err) ||
-        store_init(&m->store, m->st, 2, err) || load_weights(m, err) || register_spine(m, err) ||
+        store_init(&m->store, m->st, opts->io_threads, err) || load_weights(m, err) || register_spine(m, err) ||
         experts_init(&m->experts, &m->store, m, opts->io_threads, err) ||
         remote_open(dir, m->st, &m->cfg, opts->io_threads, &m->remote, err)) {
         rm_model_free(m);
@@ -265,6 +290,8 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     in->expert_cache_slots = m->experts.nslots;
     in->expert_cache_bytes = (uint64_t)m->experts.nslots * experts_slot_bytes(&m->experts);
     in->direct_io = m->store.direct;
+    in->overhead_ctx = 4096;
+    in->overhead_bytes = overhead_estimate(c, in->overhead_ctx);
     for (int l = 0; l < c->num_layers; l++)
         if (c->is_moe[l]) {
             in->total_experts += c->num_experts;
@@ -321,6 +348,7 @@ rm_state *rm_state_new(rm_model *m, rm_err *err)
     rm_state *s = calloc(1, sizeof *s);
     if (!s) { rm_errf(err, "out of memory"); return NULL; }
     s->m = m;
+    s->ckpt_pos = -1;
     s->kda = calloc((size_t)c->num_layers, sizeof *s->kda);
     s->mla = calloc((size_t)c->num_layers, sizeof *s->mla);
     if (!s->kda || !s->mla) goto oom;
@@ -344,6 +372,9 @@ void rm_state_free(rm_state *s)
     for (int l = 0; s->kda && l < s->m->cfg.num_layers; l++) {
         free(s->kda[l].S);
         free(s->kda[l].conv);
+        free(s->kda[l].S0);
+        free(s->kda[l].conv0);
+        free(s->kda[l].rec);
         if (s->mla) free(s->mla[l].latent);
     }
     free(s->kda);
@@ -361,9 +392,47 @@ void rm_state_reset(rm_state *s)
         memset(s->kda[l].conv, 0, 3 * (size_t)(c->conv_size > 1 ? c->conv_size - 1 : 1) * P * sizeof(float));
     }
     s->pos = 0;
+    rm_state_commit(s);
 }
 
 int rm_state_pos(const rm_state *s) { return s->pos; }
+
+int rm_state_checkpoint(rm_state *s, rm_err *err)
+{
+    const rm_config *c = &s->m->cfg;
+    const size_t P = (size_t)c->kda_heads * c->kda_head_dim;
+    const size_t nS = (size_t)c->kda_heads * c->kda_head_dim * c->kda_head_dim;
+    const size_t nconv = 3 * (size_t)(c->conv_size > 1 ? c->conv_size - 1 : 1) * P;
+    for (int l = 0; l < c->num_layers; l++) {
+        kda_state *k = &s->kda[l];
+        if (!c->is_kda[l]) continue;
+        if (!k->S0 && !(k->S0 = malloc(nS * sizeof *k->S0))) return rm_errf(err, "out of memory for a checkpoint");
+        if (!k->conv0 && !(k->conv0 = malloc(nconv * sizeof *k->conv0))) return rm_errf(err, "out of memory for a checkpoint");
+        memcpy(k->S0, k->S, nS * sizeof *k->S0);
+        memcpy(k->conv0, k->conv, nconv * sizeof *k->conv0);
+        k->nrec = 0;
+        k->recording = 1;
+    }
+    s->ckpt_pos = s->pos;
+    return 0;
+}
+
+void rm_state_rollback(rm_state *s, int keep)
+{
+    const rm_config *c = &s->m->cfg;
+    if (s->ckpt_pos < 0 || keep >= s->pos - s->ckpt_pos) { rm_state_commit(s); return; }
+    for (int l = 0; l < c->num_layers; l++)
+        if (c->is_kda[l]) kda_rollback(s->m, l, &s->kda[l], keep);
+    s->pos = s->ckpt_pos + keep;     /* the MLA cache past pos is simply overwritten later */
+    rm_state_commit(s);
+}
+
+void rm_state_commit(rm_state *s)
+{
+    const rm_config *c = &s->m->cfg;
+    for (int l = 0; l < c->num_layers; l++) { s->kda[l].recording = 0; s->kda[l].nrec = 0; }
+    s->ckpt_pos = -1;
+}
 
 /* Grows every MLA cache to hold at least n tokens. */
 static int reserve_cache(rm_state *s, int n, rm_err *err)
@@ -438,7 +507,7 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
         int fresh = 0;   /* P restarts from the mixer output after a snapshot */
         t1 = model_now();
         m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
-        if ((rc = store_unit_begin(&m->store, l, err))) goto out;
+        if ((rc = store_unit_begin(&m->store, 2 * l, err))) goto out;
         if (c->is_moe[l] && T == 1 && m->prev_route[(size_t)l * c->topk] >= 0)
             experts_prefetch(&m->experts, l, m->prev_route + (size_t)l * c->topk, c->topk);
         t0 = model_now();
@@ -472,6 +541,10 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
         }
         t1 = model_now();
         m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+        if ((rc = store_unit_begin(&m->store, 2 * l + 1, err))) goto out;
+        t0 = model_now();
+        m->ctr.phase[RM_PHASE_WAIT_IO] += t0 - t1;
+        t1 = t0;
         if (c->is_moe[l]) {     /* books its own phases: router, waits, experts */
             rc = moe_forward(m, l, s->pos, xn, y, T, on_route, ud, err);
         } else {
@@ -490,7 +563,7 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
     if (dbg) memcpy(dbg + ((size_t)L * dbg_T + dbg_t0) * D, xn, TD * sizeof *xn);
     t1 = model_now();
     m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
-    if ((rc = store_unit_begin(&m->store, L, err))) goto out;
+    if ((rc = store_unit_begin(&m->store, 2 * L, err))) goto out;
     t0 = model_now();
     m->ctr.phase[RM_PHASE_WAIT_IO] += t0 - t1;
     if (logits) wmat_gemm(&m->lm_head, xn, logits, T);

@@ -91,7 +91,17 @@ struct rm_model {
 typedef struct kda_state {
     float *S;                   /* [H][hd][hd], row = key channel */
     float *conv;                /* [3][W-1][P]: last W-1 pre-conv inputs, oldest first */
+    /* speculation: the state at a checkpoint and, for each position fed
+     * since, the inputs of the convolution and of the recurrence, so the
+     * state of any prefix can be rebuilt exactly (kda_rollback) */
+    float *S0, *conv0;
+    int recording;
+    float *rec;                 /* [rec_cap][KDA_REC(P, H)] */
+    int nrec, rec_cap;
 } kda_state;
+
+/* floats recorded per position: pre-conv q, k, v; alpha, k̂, v; beta */
+#define KDA_REC(P, H) (6 * (size_t)(P) + (size_t)(H))
 
 typedef struct mla_state {
     float *latent;              /* [cap][kv_lora + rope]: normalised c, raw k_rot */
@@ -100,6 +110,7 @@ typedef struct mla_state {
 struct rm_state {
     rm_model *m;
     int pos;                    /* tokens consumed */
+    int ckpt_pos;               /* position of the checkpoint, -1 when none */
     int cap;                    /* MLA cache capacity in tokens */
     kda_state *kda;             /* [L] */
     mla_state *mla;             /* [L] */
@@ -108,6 +119,9 @@ struct rm_state {
 /* Pieces of the forward pass. X is the normalised input [T, D]; the output
  * [T, D] is written to Y. pos0 is the sequence position of row 0. */
 int  kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, float *Y, int T, rm_err *err);
+/* Restores layer `layer` to its checkpoint, then replays the first `keep`
+ * recorded positions. */
+void kda_rollback(const rm_model *m, int layer, kda_state *st, int keep);
 int  mla_forward(const rm_model *m, int layer, mla_state *st, int pos0, const float *X, float *Y, int T, rm_err *err);
 int  mlp_forward(const rm_model *m, const mlp_weights *w, int inter, const float *X, float *Y, int T, rm_err *err);
 int  moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int T,

@@ -98,9 +98,10 @@ int moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int 
     const double tstart = model_now();
     float *gin = malloc((size_t)T * Z * sizeof *gin), *eg = malloc((size_t)T * I * sizeof *eg);
     float *eu = malloc((size_t)T * I * sizeof *eu), *eo = malloc((size_t)T * Z * sizeof *eo);
+    float *shared = c->num_shared ? malloc((size_t)T * D * sizeof *shared) : NULL;
     int rc = 0;
     if (!logits || !scratch || !ids || !wts || (c->latent && !z) || !slot || !ylat || !rows ||
-        !slots || !gin || !eg || !eu || !eo || !uniq) {
+        !slots || !gin || !eg || !eu || !eo || !uniq || (c->num_shared && !shared)) {
         rc = rm_errf(err, "out of memory in MoE layer %d", layer);
         goto out;
     }
@@ -131,6 +132,12 @@ int moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int 
     double t0 = model_now(), t1;
     m->ctr.phase[RM_PHASE_SPINE] += t0 - tstart;
     if ((rc = experts_begin(&m->experts, layer, uniq, n, err))) goto out;
+    /* the shared experts need no routed bytes: compute them while the
+     * reads are in flight */
+    if (c->num_shared && (rc = mlp_forward(m, &w->shared, I * c->num_shared, X, shared, T, err))) goto out;
+    t1 = model_now();
+    m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+    t0 = t1;
     for (;;) {
         mlp_weights ex;
         int idx = experts_next(&m->experts, &ex, err);
@@ -166,16 +173,11 @@ int moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int 
     t0 = model_now();
     if (c->latent) wmat_gemm(&w->lat_up, ylat, Y, T);
     else memcpy(Y, ylat, (size_t)T * D * sizeof *Y);
-    if (c->num_shared) {
-        float *sh = eo;  /* reuse: needs T*D, allocate if Z < D */
-        if (Z < D && !(sh = malloc((size_t)T * D * sizeof *sh))) { rc = rm_errf(err, "out of memory"); goto out; }
-        rc = mlp_forward(m, &w->shared, I * c->num_shared, X, sh, T, err);
-        if (!rc) for (size_t i = 0; i < (size_t)T * D; i++) Y[i] += sh[i];
-        if (sh != eo) free(sh);
-    }
+    if (c->num_shared)
+        for (size_t i = 0; i < (size_t)T * D; i++) Y[i] += shared[i];
     m->ctr.phase[RM_PHASE_SPINE] += model_now() - t0;
 out:
     free(logits); free(scratch); free(ids); free(wts); free(z); free(slot); free(ylat);
-    free(rows); free(slots); free(gin); free(eg); free(eu); free(eo); free(uniq);
+    free(rows); free(slots); free(gin); free(eg); free(eu); free(eo); free(uniq); free(shared);
     return rc;
 }

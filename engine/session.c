@@ -21,6 +21,7 @@
 #include <jansson.h>
 #include "model.h"
 #include "sampler.h"
+#include "spec.h"
 
 typedef struct msg {
     char *role, *content, *reasoning;
@@ -41,6 +42,8 @@ struct rm_session {
     int nfed;                   /* of seq, how many the state has consumed */
     int *moe_index;             /* layer -> MoE layer ordinal, or -1 */
     FILE *trace;                /* JSONL per token, or NULL */
+    spec spec;                  /* drafter and its cost estimates */
+    uint64_t spec_d0, spec_a0;  /* its totals when the turn began */
     rm_token_stats stats;
 };
 
@@ -62,6 +65,7 @@ int rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **o
         return -1;
     }
     s->fmt = rm_chat_detect(s->tok);
+    if (spec_init(&s->spec, RM_SPEC_AUTO)) { rm_session_free(s); return rm_errf(err, "out of memory"); }
     const rm_config *c = &s->m->cfg;
     if (!(s->moe_index = malloc((size_t)c->num_layers * sizeof *s->moe_index))) {
         rm_session_free(s);
@@ -97,6 +101,7 @@ void rm_session_free(rm_session *s)
     free(s->system);
     free(s->moe_index);
     if (s->trace) fclose(s->trace);
+    spec_free(&s->spec);
     rm_state_free(s->st);
     rm_tokenizer_free(s->tok);
     rm_model_free(s->m);
@@ -269,6 +274,18 @@ static void emit_stats(rm_session *s, const rm_gen_events *ev)
     if (ev && ev->on_stats) ev->on_stats(ev->ud, &s->stats);
 }
 
+/* Starts the figures of one emitted token. */
+static void begin_stats(rm_session *s, int index, int32_t id, int np, double seconds)
+{
+    memset(&s->stats, 0, sizeof s->stats);
+    s->stats.token_index = (uint64_t)index;
+    s->stats.token_id = id;
+    s->stats.prompt_tokens = np;
+    s->stats.seconds = seconds;
+    s->stats.spec_drafted = s->spec.drafted - s->spec_d0;
+    s->stats.spec_accepted = s->spec.accepted - s->spec_a0;
+}
+
 /* Where generated ids go: the chat stream splitter, or (raw completion) the
  * token bytes as answer text, ending at end-of-message or [EOS]. */
 typedef struct out_sink {
@@ -308,10 +325,12 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
 {
     const int V = s->m->cfg.vocab_size;
     float *logits = malloc((size_t)V * sizeof *logits);
+    float *vlog = malloc((size_t)(SPEC_KMAX + 1) * V * sizeof *vlog);
     sampler smp;
-    if (!logits || sampler_init(&smp, V, o ? o->temperature : 0, o && o->top_p > 0 ? o->top_p : 1,
+    if (!logits || !vlog || sampler_init(&smp, V, o ? o->temperature : 0, o && o->top_p > 0 ? o->top_p : 1,
                                 o ? o->seed : 0)) {
         free(logits);
+        free(vlog);
         return rm_errf(err, "out of memory");
     }
     int rc = 0;
@@ -336,28 +355,75 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
     s->stats.token_index = (uint64_t)prefilled;   /* tokens actually prefilled */
     emit_stats(s, ev);
     int max_new = o && o->max_new > 0 ? o->max_new : 1 << 30;
+    const int greedy = !o || o->temperature <= 0;
+    /* speculation is lossless only for greedy decoding */
+    s->spec.mode = greedy ? (o ? o->spec : RM_SPEC_AUTO) : RM_SPEC_OFF;
+    spec_reset(&s->spec);
+    if (spec_push(&s->spec, s->seq, s->nseq)) { rc = rm_errf(err, "out of memory"); goto out; }
+    s->spec_d0 = s->spec.drafted;
+    s->spec_a0 = s->spec.accepted;
     *interrupted = 0;
-    for (int n = 0; n < max_new; n++) {
+    int n = 0;
+    while (n < max_new) {
         if (stop && *stop) { *interrupted = 1; break; }
         double t1 = now();
         int32_t id = (int32_t)sampler_pick(&smp, logits);
-        if (seq_push(s, id)) { rc = rm_errf(err, "out of memory"); break; }
+        if (seq_push(s, id) || spec_push(&s->spec, &id, 1)) { rc = rm_errf(err, "out of memory"); break; }
         int done = sink_feed(s, cs, id);
-        memset(&s->stats, 0, sizeof s->stats);
-        s->stats.token_index = (uint64_t)n;
-        s->stats.token_id = id;
-        s->stats.prompt_tokens = np;
-        /* the closing token is fed at the start of the next turn, only if needed */
-        if (!done && n + 1 < max_new && (rc = feed_pending(s, logits, err))) break;
-        s->stats.seconds = now() - t1;
+        n++;
+        int32_t draft[SPEC_KMAX + 1];
+        int k = done || n >= max_new ? 0 : spec_draft(&s->spec, draft + 1, max_new - n < SPEC_KMAX ? max_new - n : SPEC_KMAX);
+        if (k == 0) {
+            /* a plain step; the closing token is fed at the next turn, only if needed */
+            if (!done && n < max_new && (rc = feed_pending(s, logits, err))) break;
+            begin_stats(s, n - 1, id, np, now() - t1);
+            emit_stats(s, ev);
+            if (done) break;
+            spec_plain(&s->spec, s->stats.seconds);
+            spec_seed_extra(&s->spec, s->stats.phase_seconds[RM_PHASE_EXPERTS] +
+                                      s->stats.phase_seconds[RM_PHASE_WAIT_IO]);
+            continue;
+        }
+        /* verify: id and k drafts in one pass over k+1 positions */
+        draft[0] = id;
+        if ((rc = rm_state_checkpoint(s->st, err))) break;
+        if ((rc = rm_forward(s->m, s->st, draft, k + 1, vlog, NULL, on_route, s, err))) break;
+        int acc = 0;
+        while (acc < k && sampler_argmax(vlog + (size_t)acc * V, V) == draft[acc + 1]) acc++;
+        double tv = now() - t1;
+        s->nfed = s->nseq;     /* id is in the state */
+        /* emit the accepted drafts; stop early at the end of the message */
+        int kept = 0;
+        const int emitted_total = 1 + acc;
+        spec_verified(&s->spec, k, acc, tv);
+        begin_stats(s, n - 1, id, np, tv / emitted_total);
         emit_stats(s, ev);
+        for (int j = 1; j <= acc && !done && n < max_new; j++) {
+            if (seq_push(s, draft[j]) || spec_push(&s->spec, &draft[j], 1)) { rc = rm_errf(err, "out of memory"); break; }
+            s->nfed++;
+            kept++;
+            done = sink_feed(s, cs, draft[j]);
+            n++;
+            begin_stats(s, n - 1, draft[j], np, tv / emitted_total);
+            emit_stats(s, ev);
+        }
+        if (rc) break;
+        rm_state_rollback(s->st, 1 + kept);
+        memcpy(logits, vlog + (size_t)kept * V, (size_t)V * sizeof *logits);
         if (done) break;
     }
     sink_finish(cs);
 out:
     sampler_free(&smp);
     free(logits);
+    free(vlog);
     return rc;
+}
+
+void session_set_draft_oracle(rm_session *s, int (*fn)(void *, const int32_t *, int, int32_t *, int), void *ud)
+{
+    s->spec.oracle = fn;
+    s->spec.oracle_ud = ud;
 }
 
 int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, const rm_gen_events *ev,

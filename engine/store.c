@@ -17,12 +17,28 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include "store.h"
 
 #define MERGE_GAP (64u << 10)
+/* Runs are cut into reads of at most this size, so a large layer is read by
+ * several reader threads at once (the device wants a queue, not one stream). */
+#define READ_CHUNK (16u << 20)
 
 static uint64_t align_down(uint64_t x) { return x & ~(uint64_t)(STORE_ALIGN - 1); }
 static uint64_t align_up(uint64_t x) { return (x + STORE_ALIGN - 1) & ~(uint64_t)(STORE_ALIGN - 1); }
+
+void *store_buf_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes ? bytes : STORE_ALIGN, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void store_buf_free(void *p, size_t bytes)
+{
+    if (p) munmap(p, bytes ? bytes : STORE_ALIGN);
+}
 
 int store_init(store *s, st_set *st, int io_threads, rm_err *err)
 {
@@ -60,10 +76,10 @@ void store_free(store *s)
     for (int u = 0; u < s->nunits; u++) {
         free(s->units[u].runs);
         free(s->units[u].binds);
-        free(s->units[u].buf);
+        store_buf_free(s->units[u].buf, s->units[u].bytes);
     }
     free(s->units);
-    for (int b = 0; b < 2; b++) { free(s->sbuf[b]); free(s->sreq[b]); }
+    for (int b = 0; b < 2; b++) { store_buf_free(s->sbuf[b], s->sbuf_size); free(s->sreq[b]); }
     if (s->fds) for (int i = 0; i < s->st->nshards; i++) close(s->fds[i]);
     free(s->fds);
     memset(s, 0, sizeof *s);
@@ -131,6 +147,23 @@ static void layout_unit(spine_unit *un)
         }
     }
     un->nruns = k + 1;
+    /* cut long runs into chunks; they stay back to back in the buffer */
+    int extra = 0;
+    for (int i = 0; i < un->nruns; i++) extra += (int)((un->runs[i].len - 1) / READ_CHUNK);
+    if (extra) {
+        spine_run *nr = malloc((size_t)(un->nruns + extra) * sizeof *nr);
+        if (nr) {
+            int j = 0;
+            for (int i = 0; i < un->nruns; i++)
+                for (uint64_t o = 0; o < un->runs[i].len; o += READ_CHUNK) {
+                    uint64_t n = un->runs[i].len - o < READ_CHUNK ? un->runs[i].len - o : READ_CHUNK;
+                    nr[j++] = (spine_run){ un->runs[i].shard, un->runs[i].off + o, n, 0 };
+                }
+            free(un->runs);
+            un->runs = nr;
+            un->nruns = j;
+        }
+    }
     size_t pos = 0;
     for (int i = 0; i < un->nruns; i++) { un->runs[i].buf_off = pos; pos += un->runs[i].len; }
     un->bytes = pos;
@@ -215,7 +248,7 @@ int store_plan(store *s, uint64_t budget, uint64_t min_cache, uint64_t *cache_by
         spine_unit *un = &s->units[u];
         if (!un->nruns) continue;
         if (resident + un->bytes + reserve > budget) { s->streamed++; continue; }
-        if (posix_memalign((void **)&un->buf, STORE_ALIGN, un->bytes ? un->bytes : STORE_ALIGN))
+        if (!(un->buf = store_buf_alloc(un->bytes)))
             return rm_errf(err, "out of memory for %llu bytes of resident weights", (unsigned long long)un->bytes);
         resident += un->bytes;
     }
@@ -243,7 +276,7 @@ int store_plan(store *s, uint64_t budget, uint64_t min_cache, uint64_t *cache_by
         s->sbuf_size = mx;
         int mr = max_runs(s);
         for (int b = 0; b < 2; b++) {
-            if (posix_memalign((void **)&s->sbuf[b], STORE_ALIGN, mx) ||
+            if (!(s->sbuf[b] = store_buf_alloc(mx)) ||
                 !(s->sreq[b] = calloc((size_t)mr, sizeof *s->sreq[b])))
                 return rm_errf(err, "out of memory for the spine stream buffers");
         }

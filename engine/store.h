@@ -60,6 +60,12 @@ typedef struct store {
     uint64_t bytes_other;           /* embedding rows and similar small reads */
 } store;
 
+/* Weight buffers: page-aligned anonymous memory, populated up front. Reads
+ * into pages never touched before are several times slower (each page is
+ * faulted in while the device waits), so budget memory is taken at once. */
+void *store_buf_alloc(size_t bytes);
+void  store_buf_free(void *p, size_t bytes);
+
 /* Opens the fds and the reader pool; units are described by store_add_mat
  * while the model binds its weights, then store_plan + store_load_resident. */
 int  store_init(store *s, st_set *st, int io_threads, rm_err *err);

@@ -348,15 +348,19 @@ static char *read_whole(const char *path, size_t *len, rm_err *err)
         return NULL;
     }
     char *buf = malloc((size_t)st.st_size + 1);
+    if (!buf) rm_errf(err, "%s: out of memory", path);
     size_t got = 0;
     while (buf && got < (size_t)st.st_size) {
         ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
         if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) { rm_errf(err, "%s: %s", path, r < 0 ? strerror(errno) : "short read");
-                      free(buf); buf = NULL; break; }
+        if (r <= 0) {
+            rm_errf(err, "%s: %s", path, r < 0 ? strerror(errno) : "file shrank while reading");
+            free(buf);
+            buf = NULL;
+            break;
+        }
         got += (size_t)r;
     }
-    if (!buf && got == 0 && st.st_size) rm_errf(err, "%s: out of memory", path);
     close(fd);
     if (buf) { buf[got] = 0; *len = got; }
     return buf;

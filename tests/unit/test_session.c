@@ -8,13 +8,15 @@
 #include "test.h"
 #include "engine.h"
 
-typedef struct { int32_t ids[64]; int n; int stop_after; volatile int *stop; } capture;
+typedef struct { int32_t ids[64]; int n; int stop_after; volatile int *stop; uint64_t drafted, accepted; } capture;
 
 static void on_stats(void *ud, const rm_token_stats *st)
 {
     capture *c = ud;
     if (st->prefill || c->n >= 64) return;
     c->ids[c->n++] = st->token_id;
+    c->drafted = st->spec_drafted;
+    c->accepted = st->spec_accepted;
     if (c->stop_after && c->n >= c->stop_after) *c->stop = 1;
 }
 
@@ -126,4 +128,67 @@ TEST(session_stop_keeps_partial_answer)
     unlink(path);
     rm_session_free(s2);
     rm_session_free(s);
+}
+
+/* Speculation never changes the output. On the random fixture models the
+ * n-gram drafter rarely finds matches, so an oracle drafter proposes the
+ * true continuation with every third draft token corrupted: verify passes
+ * then accept some tokens and reject others, and the ids must equal plain
+ * greedy decoding exactly (exercising rollback after rejected drafts). */
+void session_set_draft_oracle(rm_session *s, int (*fn)(void *, const int32_t *, int, int32_t *, int), void *ud);
+
+typedef struct { const int32_t *truth; int ntruth, base, calls; } oracle_ctx;
+
+static int oracle(void *ud, const int32_t *ctx, int n, int32_t *out, int kmax)
+{
+    oracle_ctx *o = ud;
+    int at = n - o->base;            /* tokens generated so far */
+    int k = 0;
+    for (; k < kmax && k < 5 && at + k < o->ntruth; k++)
+        out[k] = (o->calls + k) % 3 == 2 ? (o->truth[at + k] + 1) % 3000 : o->truth[at + k];
+    o->calls++;
+    (void)ctx;
+    return k;
+}
+
+TEST(session_speculation_is_lossless)
+{
+    const char *models[2] = { "k3-tiny", "kl-tiny" };
+    for (int mi = 0; mi < 2; mi++) {
+        const char *dir = fixture_path(models[mi]);
+        REQUIRE(dir);
+        json_t *pr = prompt_meta(models[mi], 2);   /* long prompt */
+        const char *text = json_string_value(json_object_get(pr, "text"));
+        rm_err err;
+        volatile int stop = 0;
+        capture off = { .stop = &stop }, on = { .stop = &stop };
+        rm_session *s = NULL;
+        REQUIRE(rm_session_open(dir, NULL, &s, &err) == 0);
+        rm_gen_opts o = { .max_new = 40, .spec = RM_SPEC_OFF };
+        rm_gen_events ev = { &off, NULL, on_stats };
+        CHECK(rm_session_complete(s, text, &o, &ev, &stop, &err) == 0);
+        oracle_ctx oc = { off.ids, off.n, (int)json_array_size(json_object_get(pr, "prompt_ids")), 0 };
+        session_set_draft_oracle(s, oracle, &oc);
+        o.spec = RM_SPEC_ON;
+        ev.ud = &on;
+        CHECK(rm_session_complete(s, text, &o, &ev, &stop, &err) == 0);
+        CHECKF(on.n == off.n && !memcmp(on.ids, off.ids, (size_t)off.n * sizeof *off.ids),
+               "%s: speculation changed the output", models[mi]);
+        CHECKF(oc.calls > 3 && on.accepted > 0 && on.accepted < on.drafted,
+               "%s: drafted %llu accepted %llu", models[mi], (unsigned long long)on.drafted,
+               (unsigned long long)on.accepted);
+        /* the n-gram drafter on a repetitive prompt, auto and on: same ids */
+        session_set_draft_oracle(s, NULL, NULL);
+        const char *rep = "a b c d a b c d a b c d a b c d a b c";
+        for (int mode = 0; mode < 3; mode++) {
+            capture c1 = { .stop = &stop };
+            o.spec = mode;
+            ev.ud = &c1;
+            CHECK(rm_session_complete(s, rep, &o, &ev, &stop, &err) == 0);
+            if (mode == 0) { off = c1; continue; }
+            CHECK(c1.n == off.n && !memcmp(c1.ids, off.ids, (size_t)off.n * sizeof *off.ids));
+        }
+        json_decref(pr);
+        rm_session_free(s);
+    }
 }

@@ -1,0 +1,278 @@
+/* cmd_eval.c — `remora eval`: a quality harness usable on any model.
+ *
+ * The data is JSONL, one item per line: {"task", "prompt", "reference"} and
+ * optionally "reasoning" (the reference reasoning). For each item:
+ *   - NLL: the conversation [user: prompt, assistant: reasoning + reference]
+ *     is rendered in the model's chat format and run in one pass; the mean
+ *     negative log-likelihood (nats per token) of the assistant's tokens
+ *     after the generation prompt is accumulated — the same tokens a
+ *     training loss over the assistant turn would see;
+ *   - exact match: the answer generated greedily (reasoning on) is compared
+ *     with the reference after trimming white space.
+ * Router choices during the NLL passes give the expert load per MoE layer:
+ * dead experts and the spread of the busiest and idlest shares.
+ */
+#include <ctype.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <jansson.h>
+#include "engine.h"
+#include "commands.h"
+
+#define MAX_TASKS 64
+
+typedef struct task_acc {
+    char name[64];
+    int n, correct;
+    double nll_sum;         /* Σ per-token nats */
+    long nll_tokens;
+} task_acc;
+
+typedef struct load_acc {
+    int layers, experts;
+    long *count;            /* [layers][experts] */
+    int *layer_of;          /* model layer -> row, or -1 */
+} load_acc;
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: remora eval --model DIR --data FILE.jsonl [--max-new N] [--limit N] [--no-think] [--json]\n"
+               "  Prints, per task and overall, the mean negative log-likelihood (nats per token)\n"
+               "  of the reference assistant turns and the exact-match accuracy of greedy answers,\n"
+               "  then the routed-expert load over the NLL passes.\n"
+               "  --max-new N  generation limit per item (default 256)\n"
+               "  --limit N    only the first N items\n"
+               "  --no-think   generate without the reasoning channel\n"
+               "  --json       end stdout with one JSON object of the figures\n"
+               "exit status: 0 done, 1 runtime failure, 2 bad input\n");
+}
+
+static void on_route(void *ud, int layer, int pos, const int *ids, const float *w, int k, float margin)
+{
+    load_acc *la = ud;
+    int row = la->layer_of[layer];
+    if (row < 0) return;
+    for (int i = 0; i < k; i++)
+        if (ids[i] >= 0 && ids[i] < la->experts) la->count[(size_t)row * la->experts + ids[i]]++;
+}
+
+typedef struct gen_text { char *buf; size_t len, cap; } gen_text;
+
+static void on_text(void *ud, int channel, const char *text, size_t len)
+{
+    gen_text *g = ud;
+    if (channel != RM_CHAN_ANSWER) return;
+    if (g->len + len + 1 > g->cap) {
+        size_t cap = (g->len + len + 1) * 2;
+        char *n = realloc(g->buf, cap);
+        if (!n) return;
+        g->buf = n;
+        g->cap = cap;
+    }
+    memcpy(g->buf + g->len, text, len);
+    g->len += len;
+    g->buf[g->len] = 0;
+}
+
+/* Trims white space at both ends, in place. */
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    char *e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1])) *--e = 0;
+    return s;
+}
+
+static task_acc *task_for(task_acc *t, int *nt, const char *name)
+{
+    for (int i = 0; i < *nt; i++) if (!strcmp(t[i].name, name)) return &t[i];
+    if (*nt == MAX_TASKS) return &t[MAX_TASKS - 1];
+    task_acc *n = &t[(*nt)++];
+    memset(n, 0, sizeof *n);
+    snprintf(n->name, sizeof n->name, "%s", name);
+    return n;
+}
+
+/* NLL of the assistant turn: returns the token count, adds nats to *sum. */
+static int item_nll(rm_session *s, const char *prompt, const char *reasoning, const char *reference, int think,
+                    load_acc *la, double *sum, rm_err *err)
+{
+    const rm_tokenizer *tok = rm_session_tokenizer(s);
+    rm_model *m = rm_session_model(s);
+    rm_chat_format f = rm_chat_detect(tok);
+    rm_chat_msg msgs[2] = { { "user", prompt, NULL, NULL }, { "assistant", reference, reasoning, NULL } };
+    rm_chat_opts gen = { think, NULL, 1, NULL }, full = { think, NULL, 0, NULL };
+    int32_t *p = NULL, *a = NULL;
+    int np = rm_chat_render(tok, f, msgs, 1, &gen, &p, err);
+    int na = np < 0 ? -1 : rm_chat_render(tok, f, msgs, 2, &full, &a, err);
+    int rc = -1;
+    if (na < 0) goto out;
+    if (na <= np || memcmp(a, p, (size_t)np * sizeof *a)) {
+        rm_errf(err, "the rendered reference does not extend the generation prompt");
+        goto out;
+    }
+    const int V = rm_model_get_info(m)->vocab_size;
+    float *logits = malloc((size_t)na * V * sizeof *logits);
+    rm_state *st = rm_state_new(m, err);
+    if (!logits || !st) { free(logits); rm_state_free(st); if (!st) goto out; rm_errf(err, "out of memory"); goto out; }
+    if (!rm_forward(m, st, a, na, logits, NULL, on_route, la, err)) {
+        for (int t = np; t < na; t++) {
+            const float *l = logits + (size_t)(t - 1) * V;
+            float mx = l[0];
+            for (int v = 1; v < V; v++) if (l[v] > mx) mx = l[v];
+            double z = 0;
+            for (int v = 0; v < V; v++) z += exp((double)l[v] - mx);
+            *sum += -((double)l[a[t]] - mx - log(z));
+        }
+        rc = na - np;
+    }
+    free(logits);
+    rm_state_free(st);
+out:
+    free(p);
+    free(a);
+    return rc;
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    const char *model = NULL, *data = NULL;
+    int max_new = 256, limit = 0, think = 1, json = 0;
+    static const struct option opts[] = {
+        { "model", required_argument, 0, 'm' }, { "data", required_argument, 0, 'd' },
+        { "max-new", required_argument, 0, 'n' }, { "limit", required_argument, 0, 'l' },
+        { "no-think", no_argument, 0, 't' }, { "json", no_argument, 0, 'j' },
+        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'm': model = optarg; break;
+        case 'd': data = optarg; break;
+        case 'n': max_new = (int)strtol(optarg, &end, 10); if (*end || max_new < 1) { fprintf(stderr, "remora eval: bad --max-new\n"); return 2; } break;
+        case 'l': limit = (int)strtol(optarg, &end, 10); if (*end || limit < 1) { fprintf(stderr, "remora eval: bad --limit\n"); return 2; } break;
+        case 't': think = 0; break;
+        case 'j': json = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!model || !data || optind != argc) { usage(stderr); return 2; }
+    FILE *f = fopen(data, "r");
+    if (!f) { fprintf(stderr, "remora eval: %s: cannot open\n", data); return 2; }
+    rm_err err = { "" };
+    rm_session *s = NULL;
+    if (rm_session_open(model, NULL, &s, &err)) {
+        fprintf(stderr, "remora eval: %s\n", err.msg);
+        fclose(f);
+        return 2;
+    }
+    const rm_model_info *in = rm_model_get_info(rm_session_model(s));
+    load_acc la = { 0, in->num_experts, NULL, NULL };
+    la.layer_of = malloc((size_t)in->num_layers * sizeof *la.layer_of);
+    task_acc *tasks = calloc(MAX_TASKS, sizeof *tasks);
+    int nt = 0, rc = 0, lineno = 0, items = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    if (!la.layer_of || !tasks) { fprintf(stderr, "remora eval: out of memory\n"); rc = 1; goto done; }
+    /* MoE layers are those with routed experts: first_moe_layer onwards */
+    for (int l = 0; l < in->num_layers; l++)
+        la.layer_of[l] = in->num_experts && l >= in->first_moe_layer && in->first_moe_layer >= 0 ? la.layers++ : -1;
+    la.count = calloc((size_t)(la.layers ? la.layers : 1) * (la.experts ? la.experts : 1), sizeof *la.count);
+    if (!la.count) { fprintf(stderr, "remora eval: out of memory\n"); rc = 1; goto done; }
+    while (getline(&line, &cap, f) > 0 && (!limit || items < limit)) {
+        lineno++;
+        if (line[strspn(line, " \t\r\n")] == 0) continue;
+        json_error_t je;
+        json_t *j = json_loads(line, 0, &je);
+        const char *task = j ? json_string_value(json_object_get(j, "task")) : NULL;
+        const char *prompt = j ? json_string_value(json_object_get(j, "prompt")) : NULL;
+        const char *ref = j ? json_string_value(json_object_get(j, "reference")) : NULL;
+        const char *reasoning = j ? json_string_value(json_object_get(j, "reasoning")) : NULL;
+        if (!prompt || !ref) {
+            fprintf(stderr, "remora eval: %s:%d: %s\n", data, lineno,
+                    j ? "each line needs string \"prompt\" and \"reference\"" : je.text);
+            json_decref(j);
+            rc = 2;
+            goto done;
+        }
+        task_acc *ta = task_for(tasks, &nt, task ? task : "all");
+        double nats = 0;
+        int n = item_nll(s, prompt, reasoning ? reasoning : "", ref, think, &la, &nats, &err);
+        if (n < 0) { fprintf(stderr, "remora eval: %s:%d: %s\n", data, lineno, err.msg); json_decref(j); rc = 1; goto done; }
+        ta->nll_sum += nats;
+        ta->nll_tokens += n;
+        rm_session_clear(s);
+        gen_text g = { NULL, 0, 0 };
+        rm_gen_opts go = { .max_new = max_new, .think = think, .spec = RM_SPEC_AUTO };
+        rm_gen_events ev = { &g, on_text, NULL };
+        if (rm_session_turn(s, prompt, &go, &ev, NULL, &err)) {
+            fprintf(stderr, "remora eval: %s:%d: %s\n", data, lineno, err.msg);
+            free(g.buf);
+            json_decref(j);
+            rc = 1;
+            goto done;
+        }
+        char *refc = strdup(ref);
+        int ok = g.buf && refc && !strcmp(trim(g.buf), trim(refc));
+        ta->correct += ok;
+        ta->n++;
+        items++;
+        if (!json) fprintf(stderr, "%4d %-10s %s  %s\n", items, ta->name, ok ? "ok  " : "MISS", g.buf ? trim(g.buf) : "");
+        free(refc);
+        free(g.buf);
+        rm_session_clear(s);
+        json_decref(j);
+    }
+    int tn = 0, tc = 0;
+    long ttok = 0;
+    double tnll = 0;
+    printf("%-12s %6s %9s %12s\n", "task", "items", "accuracy", "NLL/token");
+    json_t *jt = json_object();
+    for (int i = 0; i < nt; i++) {
+        const task_acc *t = &tasks[i];
+        double acc = t->n ? (double)t->correct / t->n : 0, nll = t->nll_tokens ? t->nll_sum / t->nll_tokens : 0;
+        printf("%-12s %6d %8.1f%% %12.4f\n", t->name, t->n, 100 * acc, nll);
+        json_object_set_new(jt, t->name, json_pack("{s:i,s:f,s:f}", "items", t->n, "accuracy", acc, "nll", nll));
+        tn += t->n; tc += t->correct; ttok += t->nll_tokens; tnll += t->nll_sum;
+    }
+    double oacc = tn ? (double)tc / tn : 0, onll = ttok ? tnll / ttok : 0;
+    printf("%-12s %6d %8.1f%% %12.4f\n", "overall", tn, 100 * oacc, onll);
+    /* expert load */
+    int dead = 0;
+    double minshare = 1, maxshare = 0;
+    for (int l = 0; l < la.layers; l++) {
+        long tot = 0;
+        for (int e = 0; e < la.experts; e++) tot += la.count[(size_t)l * la.experts + e];
+        for (int e = 0; e < la.experts && tot; e++) {
+            double sh = (double)la.count[(size_t)l * la.experts + e] / tot;
+            if (!la.count[(size_t)l * la.experts + e]) dead++;
+            if (sh < minshare) minshare = sh;
+            if (sh > maxshare) maxshare = sh;
+        }
+    }
+    if (la.layers && la.experts)
+        printf("expert load over %d MoE layers x %d experts: %d dead; share per expert min %.4f, max %.4f "
+               "(uniform %.4f)\n", la.layers, la.experts, dead, minshare, maxshare, 1.0 / la.experts);
+    if (json) {
+        json_t *o = json_pack("{s:o,s:i,s:f,s:f,s:i,s:f,s:f}", "tasks", jt, "items", tn, "accuracy", oacc, "nll", onll,
+                              "dead_experts", dead, "min_share", minshare, "max_share", maxshare);
+        char *str = json_dumps(o, JSON_COMPACT);
+        printf("%s\n", str);
+        free(str);
+        json_decref(o);
+    } else {
+        json_decref(jt);
+    }
+done:
+    free(line);
+    fclose(f);
+    free(tasks);
+    free(la.count);
+    free(la.layer_of);
+    rm_session_free(s);
+    return rc;
+}

@@ -1,0 +1,266 @@
+/* kernels_avx2.c — the AVX2 + FMA level of the kernels.
+ *
+ * A row's 16 lane accumulators live in two 8-wide registers (lanes 0-7 and
+ * 8-15, or for MXFP4 the two halves of the interleaved-halves layout), so
+ * every vfmadd is exactly eight of the scalar reference's per-lane fmaf
+ * calls; the column tail and the reduction are the shared scalar code of
+ * kernels_impl.h. Rows are processed four at a time so four independent
+ * fma chains overlap and share the loads of x.
+ *
+ * MXFP4: every weight E2M1[c] * scale is a bf16 value, so the lookup is two
+ * in-lane byte shuffles (vpshufb, 16 entries) into the block's row of
+ * kern_mx_bf16 rather than an 8-entry vpermps plus sign handling; see
+ * mx_block.
+ */
+#include <immintrin.h>
+#include <string.h>
+#include "kernels_impl.h"
+
+#define ROWS 4
+
+static inline uint64_t load_u64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline __m256 load_bf16x8(const uint16_t *w)
+{
+    __m256i v = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)w));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+}
+
+/* Software prefetch of the same columns of the next group of rows, as in
+ * kernels_avx512.c. */
+static inline void prefetch(const void *p)
+{
+    _mm_prefetch((const char *)p, _MM_HINT_T0);
+}
+
+static inline int row_group(int r, int r1)
+{
+    return r1 - r < ROWS ? r1 - r : ROWS;
+}
+
+/* Stores the two halves of a row's accumulators as its 16 lanes. */
+static inline void store_lanes(float l[16], __m256 lo, __m256 hi)
+{
+    _mm256_storeu_ps(l, lo);
+    _mm256_storeu_ps(l + 8, hi);
+}
+
+static float dot_f32(const float *a, const float *b, int n)
+{
+    __m256 lo = _mm256_setzero_ps(), hi = lo;
+    int c = 0;
+    for (; c + 16 <= n; c += 16) {
+        lo = _mm256_fmadd_ps(_mm256_loadu_ps(a + c), _mm256_loadu_ps(b + c), lo);
+        hi = _mm256_fmadd_ps(_mm256_loadu_ps(a + c + 8), _mm256_loadu_ps(b + c + 8), hi);
+    }
+    float l[16];
+    store_lanes(l, lo, hi);
+    for (; c < n; c++)
+        l[c & 15] = fmaf(a[c], b[c], l[c & 15]);
+    return kern_reduce16(l);
+}
+
+static void dot4_f32(const float *w, size_t ldw, int nw, const float *x, int n, float *out)
+{
+    const float *wr[ROWS];
+    for (int j = 0; j < ROWS; j++)
+        wr[j] = w + (size_t)(j < nw ? j : nw - 1) * ldw;
+    __m256 lo[ROWS], hi[ROWS];
+    for (int j = 0; j < ROWS; j++)
+        lo[j] = hi[j] = _mm256_setzero_ps();
+    int c = 0;
+    for (; c + 16 <= n; c += 16) {
+        __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
+        for (int j = 0; j < ROWS; j++) {
+            lo[j] = _mm256_fmadd_ps(_mm256_loadu_ps(wr[j] + c), x0, lo[j]);
+            hi[j] = _mm256_fmadd_ps(_mm256_loadu_ps(wr[j] + c + 8), x1, hi[j]);
+        }
+    }
+    for (int j = 0; j < nw; j++) {
+        float l[16];
+        store_lanes(l, lo[j], hi[j]);
+        for (int t = c; t < n; t++)
+            l[t & 15] = fmaf(wr[j][t], x[t], l[t & 15]);
+        out[j] = kern_reduce16(l);
+    }
+}
+
+/* With 16 registers, a tile is one token at a time through dot4_f32. */
+static void tile_f32(const float *w, size_t ldw, int nw, const float *x, size_t ldx, int nx,
+                     int n, float *y, size_t ldy)
+{
+    for (int t = 0; t < nx; t++)
+        dot4_f32(w, ldw, nw, x + t * ldx, n, y + t * ldy);
+}
+
+static void gemv_f32(const float *W, const float *x, float *y, int r0, int r1, int cols)
+{
+    for (int r = r0; r < r1; r += ROWS)
+        dot4_f32(W + (size_t)r * cols, (size_t)cols, row_group(r, r1), x, cols, y + r);
+}
+
+static void gemv_bf16(const uint16_t *W, const float *x, float *y, int r0, int r1, int cols)
+{
+    for (int r = r0; r < r1; r += ROWS) {
+        int nw = row_group(r, r1);
+        const uint16_t *wr[ROWS];
+        for (int j = 0; j < ROWS; j++)
+            wr[j] = W + (size_t)(r + (j < nw ? j : nw - 1)) * cols;
+        __m256 lo[ROWS], hi[ROWS];
+        for (int j = 0; j < ROWS; j++)
+            lo[j] = hi[j] = _mm256_setzero_ps();
+        int c = 0;
+        for (; c + 16 <= cols; c += 16) {
+            if ((c & 31) == 0)
+                for (int j = 0; j < ROWS; j++)
+                    prefetch(wr[j] + (size_t)ROWS * cols + c);
+            __m256 x0 = _mm256_loadu_ps(x + c), x1 = _mm256_loadu_ps(x + c + 8);
+            for (int j = 0; j < ROWS; j++) {
+                lo[j] = _mm256_fmadd_ps(load_bf16x8(wr[j] + c), x0, lo[j]);
+                hi[j] = _mm256_fmadd_ps(load_bf16x8(wr[j] + c + 8), x1, hi[j]);
+            }
+        }
+        for (int j = 0; j < nw; j++) {
+            float l[16];
+            store_lanes(l, lo[j], hi[j]);
+            for (int t = c; t < cols; t++)
+                l[t & 15] = fmaf(bf16_to_f32(wr[j][t]), x[t], l[t & 15]);
+            y[r + j] = kern_reduce16(l);
+        }
+    }
+}
+
+/* MXFP4 register order (see mx_block): element e of a row's two registers
+ * holds column mx_order[e] of each group of 16. */
+static const uint8_t mx_order[16] = { 0, 2, 4, 6, 1, 3, 5, 7, 8, 10, 12, 14, 9, 11, 13, 15 };
+
+/* The 32 weights of one block (16 packed bytes at p, table = kern_mx_bf16[s]):
+ * f[0], f[1] hold columns 0-15 and f[2], f[3] columns 16-31, each pair in
+ * mx_order.
+ *   1. The low nibbles of the 16 bytes (codes of the even columns 0, 2, ..,
+ *      30) go to the low 128-bit half, the high nibbles (odd columns) to the
+ *      high half.
+ *   2. Two vpshufb look up byte 2 and byte 3 of each weight's fp32 bits (its
+ *      bf16 form); interleaving them gives bf16 words: wl = columns 0-15
+ *      (low half even, high half odd), wh = columns 16-31.
+ *   3. Interleaving the words with zeros makes them fp32.
+ * Shifts are the scarce operation on the CPUs measured (Zen 4), so there is
+ * only one, on 128 bits. */
+static inline void mx_block(const uint8_t *p, const uint8_t *table, __m256 f[4])
+{
+    const __m128i nib = _mm_set1_epi8(15);
+    const __m256i zero = _mm256_setzero_si256();
+    __m128i raw = _mm_loadu_si128((const __m128i *)p);
+    __m128i lo = _mm_and_si128(raw, nib), hi = _mm_and_si128(_mm_srli_epi16(raw, 4), nib);
+    __m256i codes = _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+    __m256i b2 = _mm256_shuffle_epi8(_mm256_load_si256((const __m256i *)table), codes);
+    __m256i b3 = _mm256_shuffle_epi8(_mm256_load_si256((const __m256i *)(table + 32)), codes);
+    __m256i wl = _mm256_unpacklo_epi8(b2, b3), wh = _mm256_unpackhi_epi8(b2, b3);
+    f[0] = _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, wl));
+    f[1] = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, wl));
+    f[2] = _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, wh));
+    f[3] = _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, wh));
+}
+
+/* One row's update for block k: codes at p, scales at sc, accumulators
+ * lo/hi. */
+#define MX_ROW(lo, hi, p, sc)                                                  \
+    do {                                                                       \
+        __m256 f[4];                                                           \
+        mx_block((p) + 16 * k, kern_mx_bf16[(sc)[k]], f);                      \
+        lo = _mm256_fmadd_ps(f[0], x0, lo);                                    \
+        hi = _mm256_fmadd_ps(f[1], x1, hi);                                    \
+        lo = _mm256_fmadd_ps(f[2], x2, lo);                                    \
+        hi = _mm256_fmadd_ps(f[3], x3, hi);                                    \
+    } while (0)
+
+#define MX_BLOCK()                                                             \
+    do {                                                                       \
+        const float *xb = xp + 32 * k;                                         \
+        __m256 x0 = _mm256_loadu_ps(xb), x1 = _mm256_loadu_ps(xb + 8);         \
+        __m256 x2 = _mm256_loadu_ps(xb + 16), x3 = _mm256_loadu_ps(xb + 24);   \
+        MX_ROW(lo0, hi0, p0, s0);                                              \
+        MX_ROW(lo1, hi1, p1, s1);                                              \
+        MX_ROW(lo2, hi2, p2, s2);                                              \
+        MX_ROW(lo3, hi3, p3, s3);                                              \
+    } while (0)
+
+static void gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *x,
+                       const float *xp, float *y, int r0, int r1, int cols)
+{
+    (void)x;
+    const size_t pb = (size_t)cols / 2, sb = (size_t)cols / 32;
+    const int nblk = cols / 32;
+    for (int r = r0; r < r1; r += ROWS) {
+        int nw = row_group(r, r1);
+        /* rows of the group; a short last group repeats its last row */
+        const uint8_t *p0 = packed + (size_t)r * pb, *s0 = scale + (size_t)r * sb;
+        const uint8_t *p1 = p0 + (nw > 1 ? pb : 0), *s1 = s0 + (nw > 1 ? sb : 0);
+        const uint8_t *p2 = p0 + (nw > 2 ? 2 * pb : 0), *s2 = s0 + (nw > 2 ? 2 * sb : 0);
+        const uint8_t *p3 = p0 + (nw > 3 ? 3 * pb : 0), *s3 = s0 + (nw > 3 ? 3 * sb : 0);
+        const uint8_t *next = p0 + ROWS * pb;    /* the next group, to prefetch */
+        __m256 lo0 = _mm256_setzero_ps(), lo1 = lo0, lo2 = lo0, lo3 = lo0;
+        __m256 hi0 = lo0, hi1 = lo0, hi2 = lo0, hi3 = lo0;
+        int k = 0;
+        /* four blocks (one cache line of codes per row) per round */
+        for (; k + 4 <= nblk; ) {
+            for (int j = 0; j < ROWS; j++)
+                prefetch(next + j * pb + 16 * k);
+            if ((k & 63) == 0)
+                for (int j = 0; j < ROWS; j++)
+                    prefetch(s0 + (ROWS + j) * sb + k);
+            for (int u = 0; u < 4; u++, k++)
+                MX_BLOCK();
+        }
+        for (; k < nblk; k++)
+            MX_BLOCK();
+        __m256 lo[ROWS] = { lo0, lo1, lo2, lo3 }, hi[ROWS] = { hi0, hi1, hi2, hi3 };
+        for (int j = 0; j < nw; j++) {
+            float e[16], l[16];
+            store_lanes(e, lo[j], hi[j]);
+            kern_order_to_lanes(mx_order, e, l);
+            y[r + j] = kern_reduce16(l);
+        }
+    }
+}
+
+static void decode_bf16(const uint16_t *w, float *out, int n)
+{
+    int c = 0;
+    for (; c + 8 <= n; c += 8)
+        _mm256_storeu_ps(out + c, load_bf16x8(w + c));
+    for (; c < n; c++)
+        out[c] = bf16_to_f32(w[c]);
+}
+
+static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out, int cols)
+{
+    for (int k = 0; k < cols / 32; k++) {
+        __m256 f[4];
+        float e[32];
+        mx_block(packed + 16 * k, kern_mx_bf16[scale[k]], f);
+        for (int i = 0; i < 4; i++)
+            _mm256_storeu_ps(e + 8 * i, f[i]);
+        for (int i = 0; i < 16; i++) {
+            out[32 * k + mx_order[i]] = e[i];
+            out[32 * k + 16 + mx_order[i]] = e[16 + i];
+        }
+    }
+}
+
+const kern_impl kern_impl_avx2 = {
+    .name = "avx2",
+    .dot_f32 = dot_f32,
+    .tile_f32 = tile_f32,
+    .gemv_f32 = gemv_f32,
+    .gemv_bf16 = gemv_bf16,
+    .gemv_mxfp4 = gemv_mxfp4,
+    .decode_bf16 = decode_bf16,
+    .decode_mxfp4 = decode_mxfp4,
+    .mx_order = mx_order,
+};

@@ -1,0 +1,88 @@
+/* kernels_impl.h — what the three SIMD levels of the kernels share, private
+ * to engine/kernels/: the table of per-level functions that kernels.c
+ * dispatches to, the E8M0 scale table, and the one reduction every level ends
+ * with.
+ *
+ * The accumulation order (the contract that makes all levels bit-identical):
+ *   - 16 lane accumulators start at +0; column c feeds lane c % 16;
+ *   - each lane takes its columns in increasing order, acc = fmaf(w, x, acc),
+ *     where w is the weight decoded exactly to fp32 (MXFP4: E2M1 * scale,
+ *     one exact multiply);
+ *   - the 16 lanes are summed by kern_reduce16's fixed pairwise tree.
+ * A level may keep the lanes in any register layout as long as each lane sees
+ * the same sequence of fmas; the tail columns of a row that does not fill a
+ * last group of 16 are added with scalar fmaf into their lanes.
+ */
+#ifndef REMORA_KERNELS_IMPL_H
+#define REMORA_KERNELS_IMPL_H
+#include <math.h>
+#include "kernels.h"
+
+/* Tables filled once before the first kernel runs:
+ *   kern_e8m0_tab[s]      = kern_e8m0(s);
+ *   kern_mx_f32[s][c]     = kern_e2m1[c] * kern_e8m0_tab[s], the exact weight
+ *                           of code c under scale s (the AVX-512 lookup table);
+ *   kern_mx_bf16[s][...]  = the same weights as bf16 — exact, since an E2M1
+ *                           value times a power of two has at most two
+ *                           significant bits and, even when subnormal, no bits
+ *                           below bit 16 — split into byte 2 of the fp32 bits
+ *                           (bytes 0-31: 16 entries, twice) and byte 3
+ *                           (bytes 32-63), for the AVX2 byte shuffles. */
+extern float kern_e8m0_tab[256];
+extern float kern_mx_f32[256][16];
+extern uint8_t kern_mx_bf16[256][64];
+
+/* The pairwise tree, written out once for every level:
+ *   s8[i] = l[i] + l[i+8]    (i < 8)
+ *   s4[i] = s8[i] + s8[i+4]  (i < 4)
+ *   s2[i] = s4[i] + s4[i+2]  (i < 2)
+ *   sum   = s2[0] + s2[1]
+ * i.e. halve the vector and add the halves, four times — the shape of the
+ * natural in-register reduction of a 16-wide vector. */
+static inline float kern_reduce16(const float l[16])
+{
+    float s8[8], s4[4], s2[2];
+    for (int i = 0; i < 8; i++) s8[i] = l[i] + l[i + 8];
+    for (int i = 0; i < 4; i++) s4[i] = s8[i] + s8[i + 4];
+    for (int i = 0; i < 2; i++) s2[i] = s4[i] + s4[i + 2];
+    return s2[0] + s2[1];
+}
+
+/* One SIMD level. Row functions compute rows [r0, r1) only, so kernels.c can
+ * split rows across the pool. */
+typedef struct kern_impl {
+    const char *name;
+    float (*dot_f32)(const float *a, const float *b, int n);
+    /* The inner loop of the gemm forms: y[t*ldy + j] = dot(w + j*ldw,
+     * x + t*ldx, n) for j < nw and t < nx (both <= 4), each in the order of
+     * dot_f32. */
+    void (*tile_f32)(const float *w, size_t ldw, int nw, const float *x, size_t ldx, int nx,
+                     int n, float *y, size_t ldy);
+    void (*gemv_f32)(const float *W, const float *x, float *y, int r0, int r1, int cols);
+    void (*gemv_bf16)(const uint16_t *W, const float *x, float *y, int r0, int r1, int cols);
+    /* xp is x with each group of 16 reordered by mx_order (xp[e] = x[order[e]]),
+     * the order in which the level's registers hold the columns; the SIMD
+     * levels read it, the scalar one reads x. */
+    void (*gemv_mxfp4)(const uint8_t *packed, const uint8_t *scale, const float *x,
+                       const float *xp, float *y, int r0, int r1, int cols);
+    /* Exact widening of one row to fp32 in column order. */
+    void (*decode_bf16)(const uint16_t *w, float *out, int n);
+    void (*decode_mxfp4)(const uint8_t *packed, const uint8_t *scale, float *out, int cols);
+    /* Column (within a group of 16) held by element e of the MXFP4 gemv's
+     * registers; NULL for the scalar level, which reads x directly. */
+    const uint8_t *mx_order;
+} kern_impl;
+
+/* Reorders a row's accumulators from a SIMD level's MXFP4 register layout
+ * (element e holds the lane of column order[e] of each group of 16) into
+ * lane order. */
+static inline void kern_order_to_lanes(const uint8_t order[16], const float in[16],
+                                       float lanes[16])
+{
+    for (int e = 0; e < 16; e++)
+        lanes[order[e]] = in[e];
+}
+
+extern const kern_impl kern_impl_scalar, kern_impl_avx2, kern_impl_avx512;
+
+#endif

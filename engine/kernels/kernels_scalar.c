@@ -1,0 +1,90 @@
+/* kernels_scalar.c — the reference level of the kernels, in plain C.
+ *
+ * This file defines the accumulation order every level reproduces (see
+ * kernels_impl.h): 16 lanes, lane = column % 16, each updated with an
+ * explicit fmaf in column order, then kern_reduce16. Every multiply-add is
+ * written as fmaf — never as a*b+c, which the compiler could fuse or not
+ * depending on flags — so the result does not depend on -ffp-contract or on
+ * whether this file is built with FMA instructions. It is also the fallback
+ * on CPUs without AVX2.
+ */
+#include "kernels_impl.h"
+
+static float dot_f32(const float *a, const float *b, int n)
+{
+    float l[16] = { 0 };
+    for (int c = 0; c < n; c++)
+        l[c & 15] = fmaf(a[c], b[c], l[c & 15]);
+    return kern_reduce16(l);
+}
+
+static void tile_f32(const float *w, size_t ldw, int nw, const float *x, size_t ldx, int nx,
+                     int n, float *y, size_t ldy)
+{
+    for (int t = 0; t < nx; t++)
+        for (int j = 0; j < nw; j++)
+            y[t * ldy + j] = dot_f32(w + (size_t)j * ldw, x + t * ldx, n);
+}
+
+static void gemv_f32(const float *W, const float *x, float *y, int r0, int r1, int cols)
+{
+    for (int r = r0; r < r1; r++)
+        y[r] = dot_f32(W + (size_t)r * cols, x, cols);
+}
+
+static void gemv_bf16(const uint16_t *W, const float *x, float *y, int r0, int r1, int cols)
+{
+    for (int r = r0; r < r1; r++) {
+        const uint16_t *w = W + (size_t)r * cols;
+        float l[16] = { 0 };
+        for (int c = 0; c < cols; c++)
+            l[c & 15] = fmaf(bf16_to_f32(w[c]), x[c], l[c & 15]);
+        y[r] = kern_reduce16(l);
+    }
+}
+
+/* The weight of column c of an MXFP4 row: one exact multiply of the E2M1
+ * value by the block's power-of-two scale. */
+static inline float mxfp4_weight(const uint8_t *p, const uint8_t *s, int c)
+{
+    uint8_t byte = p[c >> 1];
+    uint8_t code = c & 1 ? byte >> 4 : byte & 15;
+    return kern_e2m1[code] * kern_e8m0_tab[s[c >> 5]];
+}
+
+static void gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *x,
+                       const float *xp, float *y, int r0, int r1, int cols)
+{
+    (void)xp;
+    for (int r = r0; r < r1; r++) {
+        const uint8_t *p = packed + (size_t)r * (cols / 2);
+        const uint8_t *s = scale + (size_t)r * (cols / 32);
+        float l[16] = { 0 };
+        for (int c = 0; c < cols; c++)
+            l[c & 15] = fmaf(mxfp4_weight(p, s, c), x[c], l[c & 15]);
+        y[r] = kern_reduce16(l);
+    }
+}
+
+static void decode_bf16(const uint16_t *w, float *out, int n)
+{
+    for (int c = 0; c < n; c++)
+        out[c] = bf16_to_f32(w[c]);
+}
+
+static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out, int cols)
+{
+    for (int c = 0; c < cols; c++)
+        out[c] = mxfp4_weight(packed, scale, c);
+}
+
+const kern_impl kern_impl_scalar = {
+    .name = "scalar",
+    .dot_f32 = dot_f32,
+    .tile_f32 = tile_f32,
+    .gemv_f32 = gemv_f32,
+    .gemv_bf16 = gemv_bf16,
+    .gemv_mxfp4 = gemv_mxfp4,
+    .decode_bf16 = decode_bf16,
+    .decode_mxfp4 = decode_mxfp4,
+};

@@ -1,0 +1,56 @@
+/* spec.h — lossless n-gram speculation: drafts from suffix matches over the
+ * conversation so far, and the decision whether drafting pays.
+ *
+ * K3 has no draft head, so drafts must be free: when the last n tokens
+ * occurred before, the tokens that followed them then are proposed. One
+ * forward pass over the k+1 positions verifies them; greedy decoding keeps
+ * exactly the tokens it would have produced anyway (session.c), so output
+ * never changes. Whether to draft, and how far, is decided from running
+ * estimates of what a plain step costs, what each extra verified position
+ * costs (mostly the expert bytes it reads that are not resident), and how
+ * often drafts of this match length are accepted.
+ */
+#ifndef REMORA_SPEC_H
+#define REMORA_SPEC_H
+#include <stdint.h>
+
+#define SPEC_NMAX 4         /* longest n-gram looked up */
+#define SPEC_KMAX 8         /* longest draft */
+
+typedef struct spec_entry { uint64_t h; int32_t pos; int16_t n; } spec_entry;
+
+typedef struct spec {
+    int mode;               /* RM_SPEC_AUTO, RM_SPEC_OFF, RM_SPEC_ON */
+    int32_t *ctx;           /* the token context */
+    int n, cap;
+    spec_entry *tab;        /* hash of n-gram -> position after its last occurrence */
+    int tab_cap, tab_used;
+    int last_match_n;       /* n of the match behind the last draft */
+    /* running estimates (auto) */
+    double t_plain, t_extra;        /* seconds: a plain step; each extra position */
+    double p_accept[SPEC_NMAX + 1]; /* per match length: P(draft token accepted) */
+    int since_probe;
+    /* tests only: a drafter that replaces the n-gram lookup */
+    int (*oracle)(void *ud, const int32_t *ctx, int n, int32_t *out, int kmax);
+    void *oracle_ud;
+    /* totals */
+    uint64_t drafted, accepted, verify_passes;
+} spec;
+
+int  spec_init(spec *s, int mode);
+void spec_free(spec *s);
+void spec_reset(spec *s);
+/* Appends tokens to the context (and the index). */
+int  spec_push(spec *s, const int32_t *ids, int n);
+/* Proposes up to kmax tokens to follow the context, after the gate; 0 when
+ * drafting does not pay (or nothing matches). */
+int  spec_draft(spec *s, int32_t *out, int kmax);
+/* What happened: a plain step took `seconds`; a verify pass of `drafted`
+ * tokens kept `accepted` of them and took `seconds`. */
+void spec_plain(spec *s, double seconds);
+void spec_verified(spec *s, int drafted, int accepted, double seconds);
+/* Seeds the per-position cost before any verify pass has been measured:
+ * the share of a plain step that scales with positions (expert reads). */
+void spec_seed_extra(spec *s, double seconds);
+
+#endif
