@@ -1,10 +1,14 @@
 /* cmd_bench.c — `remora bench`: how fast this machine runs this model, and
  * how close that is to what its storage allows. It measures the device's
  * random-read bandwidth at the engine's block size and queue depth, decodes
- * N tokens greedily after a short fixed prompt, and reports s/token (median,
- * p90), bytes read per token (spine / experts), the achieved expert read
- * bandwidth, the time split by phase, and the roofline ratio:
+ * N tokens greedily, and reports s/token (median, p90), bytes read per token
+ * (spine / experts), the achieved expert read bandwidth, the time split by
+ * phase, and the roofline ratio:
  *   measured s/token ÷ (bytes read per token ÷ device bandwidth).
+ * Without --prompt it decodes after a fixed run of token ids through the
+ * model alone; with --prompt it generates through a session (chat format
+ * with --chat, speculation per --spec), which is how speculation is
+ * measured: tokens/s, acceptance, and GB read per emitted token.
  * With --json the last line of stdout is one JSON object of the figures. */
 #include <getopt.h>
 #include <stdio.h>
@@ -18,11 +22,15 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: remora bench --model DIR [--tokens N] [--ram GB] [--json] [--device-seconds S]\n"
+               "                    [--io-threads N] [--prompt TEXT [--chat] [--spec auto|on|off]]\n"
                "  --tokens N          tokens to decode (default 16)\n"
                "  --ram GB            RAM budget for weights (default: 60%% of available memory)\n"
                "  --json              end stdout with one JSON object of the figures\n"
                "  --device-seconds S  how long to measure the device (default 3)\n"
-               "  --io-threads N      reader threads = queue depth (default 8)\n"
+               "  --io-threads N      expert reader threads = queue depth (default 8)\n"
+               "  --prompt TEXT       generate from this prompt through a session instead\n"
+               "  --chat              wrap the prompt as a chat turn (reasoning on)\n"
+               "  --spec MODE         speculation for --prompt runs: auto (default), on, off\n"
                "exit status: 0 done, 1 runtime failure, 2 bad input\n");
 }
 
@@ -44,16 +52,80 @@ static int cmp_d(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Per-token figures gathered from either decode path. */
+typedef struct collect {
+    double *sec;
+    int n, cap, verbose;
+    double spine, experts, busy, phase[RM_PHASE_COUNT], hits, looks;
+    uint64_t pf_issued, pf_used, drafted, accepted;
+} collect;
+
+static void add_token(collect *c, double seconds, const rm_token_stats *ts)
+{
+    if (c->n < c->cap) c->sec[c->n] = seconds;
+    c->spine += (double)ts->bytes_spine_read;
+    c->experts += (double)ts->bytes_expert_read;
+    if (ts->read_gbps > 0) c->busy += ts->bytes_expert_read / (ts->read_gbps * 1e9);
+    for (int p = 0; p < RM_PHASE_COUNT; p++) c->phase[p] += ts->phase_seconds[p];
+    c->hits += (double)ts->expert_hits;
+    c->looks += (double)(ts->expert_hits + ts->expert_misses);
+    c->pf_issued += ts->prefetch_issued;
+    c->pf_used += ts->prefetch_used;
+    c->drafted = ts->spec_drafted;
+    c->accepted = ts->spec_accepted;
+    if (c->verbose)
+        fprintf(stderr, "token %d: %.3f s, %.3f GB read, %.2f GB/s, depth %d, wait %.3f s\n", c->n, seconds,
+                (ts->bytes_spine_read + ts->bytes_expert_read) / 1e9, ts->read_gbps, ts->queue_depth,
+                ts->phase_seconds[RM_PHASE_WAIT_IO]);
+    c->n++;
+}
+
+static void on_stats(void *ud, const rm_token_stats *st)
+{
+    if (!st->prefill) add_token(ud, st->seconds, st);
+}
+
+/* Decodes after a fixed run of 8 token ids, greedily, through the model. */
+static int decode_ids(rm_model *m, collect *col, int tokens, rm_err *err)
+{
+    const int V = rm_model_get_info(m)->vocab_size;
+    float *logits = malloc((size_t)V * sizeof *logits);
+    rm_state *st = rm_state_new(m, err);
+    int rc = -1;
+    if (!logits || !st) { if (st) rm_errf(err, "out of memory"); goto out; }
+    int32_t prompt[8];
+    for (int i = 0; i < 8; i++) prompt[i] = (int32_t)((i * 7919 + 13) % (V > 256 ? 256 : V));
+    rm_token_stats ts;
+    if (rm_forward(m, st, prompt, 8, NULL, logits, NULL, NULL, err)) goto out;
+    rm_model_take_stats(m, &ts);
+    for (int t = 0; t < tokens; t++) {
+        int32_t id = 0;
+        for (int v = 1; v < V; v++) if (logits[v] > logits[id]) id = v;
+        struct timespec a, b;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        if (rm_forward(m, st, &id, 1, NULL, logits, NULL, NULL, err)) goto out;
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        rm_model_take_stats(m, &ts);
+        add_token(col, (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9, &ts);
+    }
+    rc = 0;
+out:
+    free(logits);
+    rm_state_free(st);
+    return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
-    const char *model = NULL;
-    int tokens = 16, json = 0;
+    const char *model = NULL, *prompt = NULL;
+    int tokens = 16, json = 0, io_threads = 0, chat = 0, spec = RM_SPEC_AUTO;
     double ram = 0, dev_s = 3;
-    int io_threads = 0;
     static const struct option opts[] = {
         { "model", required_argument, 0, 'm' }, { "tokens", required_argument, 0, 't' },
         { "ram", required_argument, 0, 'r' },   { "json", no_argument, 0, 'j' },
-        { "device-seconds", required_argument, 0, 'd' }, { "io-threads", required_argument, 0, 'q' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+        { "device-seconds", required_argument, 0, 'd' }, { "io-threads", required_argument, 0, 'q' },
+        { "prompt", required_argument, 0, 'p' }, { "chat", no_argument, 0, 'c' },
+        { "spec", required_argument, 0, 's' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     int c;
     char *end;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -64,6 +136,14 @@ int cmd_bench(int argc, char **argv)
         case 'd': dev_s = strtod(optarg, &end); if (*end || dev_s <= 0) { fprintf(stderr, "remora bench: bad --device-seconds\n"); return 2; } break;
         case 'j': json = 1; break;
         case 'q': io_threads = (int)strtol(optarg, &end, 10); if (*end || io_threads < 1 || io_threads > 256) { fprintf(stderr, "remora bench: --io-threads wants 1..256\n"); return 2; } break;
+        case 'p': prompt = optarg; break;
+        case 'c': chat = 1; break;
+        case 's':
+            if (!strcmp(optarg, "auto")) spec = RM_SPEC_AUTO;
+            else if (!strcmp(optarg, "on")) spec = RM_SPEC_ON;
+            else if (!strcmp(optarg, "off")) spec = RM_SPEC_OFF;
+            else { fprintf(stderr, "remora bench: --spec wants auto, on or off\n"); return 2; }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -71,10 +151,13 @@ int cmd_bench(int argc, char **argv)
     if (!model || optind != argc) { usage(stderr); return 2; }
     rm_err err = { "" };
     rm_model *m = NULL;
-    if (rm_model_open(model, &(rm_open_opts){ .ram_gb = ram, .io_threads = io_threads }, &m, &err)) {
+    rm_session *s = NULL;
+    const rm_open_opts oo = { .ram_gb = ram, .io_threads = io_threads };
+    if (prompt ? rm_session_open(model, &oo, &s, &err) : rm_model_open(model, &oo, &m, &err)) {
         fprintf(stderr, "remora bench: %s\n", err.msg);
         return 2;
     }
+    if (s) m = rm_session_model(s);
     const rm_model_info *in = rm_model_get_info(m);
     printf("model %s: %s, %d layers, %.2f GB of weights (%.2f GB spine, %.2f GB in %d experts)\n", model,
            in->family, in->num_layers, in->total_weight_bytes / 1e9, in->spine_bytes / 1e9,
@@ -85,81 +168,74 @@ int cmd_bench(int argc, char **argv)
     int block = 0, qd = 0;
     double dev = in->total_experts ? rm_bench_device(m, dev_s, &block, &qd, &err) : -1;
     if (dev > 0) printf("device random read: %.3f GB/s at %.1f MB blocks, queue depth %d\n", dev, block / 1e6, qd);
-    const int V = in->vocab_size;
-    float *logits = malloc((size_t)V * sizeof *logits);
-    double *sec = malloc((size_t)tokens * sizeof *sec);
-    rm_state *st = rm_state_new(m, &err);
+    collect col = { 0 };
+    col.cap = tokens;
+    col.verbose = !json;
     int rc = 0;
-    if (!logits || !sec || !st) { fprintf(stderr, "remora bench: out of memory\n"); rc = 1; goto out; }
-    int32_t prompt[8];
-    for (int i = 0; i < 8; i++) prompt[i] = (int32_t)((i * 7919 + 13) % (V > 256 ? 256 : V));
-    rm_token_stats ts;
-    if (rm_forward(m, st, prompt, 8, NULL, logits, NULL, NULL, &err)) { fprintf(stderr, "remora bench: %s\n", err.msg); rc = 1; goto out; }
-    rm_model_take_stats(m, &ts);
-    double sum_spine = 0, sum_exp = 0, busy = 0, phase[RM_PHASE_COUNT] = { 0 }, hits = 0, looks = 0;
-    for (int t = 0; t < tokens; t++) {
-        int32_t id = 0;
-        for (int v = 1; v < V; v++) if (logits[v] > logits[id]) id = v;
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
-        if (rm_forward(m, st, &id, 1, NULL, logits, NULL, NULL, &err)) { fprintf(stderr, "remora bench: %s\n", err.msg); rc = 1; goto out; }
-        clock_gettime(CLOCK_MONOTONIC, &b);
-        rm_model_take_stats(m, &ts);
-        sec[t] = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
-        sum_spine += (double)ts.bytes_spine_read;
-        sum_exp += (double)ts.bytes_expert_read;
-        if (ts.read_gbps > 0) busy += ts.bytes_expert_read / (ts.read_gbps * 1e9);
-        for (int p = 0; p < RM_PHASE_COUNT; p++) phase[p] += ts.phase_seconds[p];
-        hits += (double)ts.expert_hits;
-        looks += (double)(ts.expert_hits + ts.expert_misses);
-        if (!json)
-            fprintf(stderr, "token %d: %.3f s, %.3f GB read, %.2f GB/s, depth %d, wait %.3f s\n", t, sec[t],
-                    (ts.bytes_spine_read + ts.bytes_expert_read) / 1e9, ts.read_gbps, ts.queue_depth,
-                    ts.phase_seconds[RM_PHASE_WAIT_IO]);
+    if (!(col.sec = malloc((size_t)tokens * sizeof *col.sec))) { fprintf(stderr, "remora bench: out of memory\n"); rc = 1; goto out; }
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    if (s) {
+        rm_gen_opts go = { .max_new = tokens, .think = 1, .spec = spec };
+        rm_gen_events ev = { &col, NULL, on_stats };
+        rc = chat ? rm_session_turn(s, prompt, &go, &ev, NULL, &err) : rm_session_complete(s, prompt, &go, &ev, NULL, &err);
+    } else {
+        rc = decode_ids(m, &col, tokens, &err);
     }
-    double total_s = 0;
-    for (int t = 0; t < tokens; t++) total_s += sec[t];
-    qsort(sec, (size_t)tokens, sizeof *sec, cmp_d);
-    double med = tokens % 2 ? sec[tokens / 2] : (sec[tokens / 2 - 1] + sec[tokens / 2]) / 2;
-    double p90 = sec[(int)(0.9 * (tokens - 1) + 0.5)];
-    double gb_spine = sum_spine / tokens / 1e9, gb_exp = sum_exp / tokens / 1e9;
-    double read_gbps = busy > 0 ? sum_exp / busy / 1e9 : 0;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    if (rc || col.n == 0) { fprintf(stderr, "remora bench: %s\n", rc ? err.msg : "no token was generated"); rc = 1; goto out; }
+    const int n = col.n < col.cap ? col.n : col.cap;
+    const double wall = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
+    double decode_s = 0;
+    for (int t = 0; t < n; t++) decode_s += col.sec[t];
+    qsort(col.sec, (size_t)n, sizeof *col.sec, cmp_d);
+    double med = n % 2 ? col.sec[n / 2] : (col.sec[n / 2 - 1] + col.sec[n / 2]) / 2;
+    double p90 = col.sec[(int)(0.9 * (n - 1) + 0.5)];
+    double gb_spine = col.spine / n / 1e9, gb_exp = col.experts / n / 1e9;
+    double read_gbps = col.busy > 0 ? col.experts / col.busy / 1e9 : 0;
     double roof = dev > 0 ? (gb_spine + gb_exp) / dev : 0;
     double ratio = roof > 0 ? med / roof : 0;
+    double tps = decode_s > 0 ? n / decode_s : 0;
     static const char *names[RM_PHASE_COUNT] = { "wait_io", "spine", "attention", "experts", "lm_head" };
-    printf("decode: %.3f s/token median, %.3f p90 over %d tokens\n", med, p90, tokens);
+    printf("decode: %.3f s/token median, %.3f p90 over %d tokens; %.2f tokens/s (%.1f s wall with prefill)\n",
+           med, p90, n, tps, wall);
     printf("read per token: %.3f GB spine + %.3f GB experts; expert hit rate %.1f%%\n", gb_spine, gb_exp,
-           looks > 0 ? 100 * hits / looks : 0);
+           col.looks > 0 ? 100 * col.hits / col.looks : 0);
+    printf("early reads: %llu issued, %llu used by the layer that asked\n", (unsigned long long)col.pf_issued,
+           (unsigned long long)col.pf_used);
+    if (s) printf("speculation: %llu drafted, %llu accepted (%.0f%%)\n", (unsigned long long)col.drafted,
+                  (unsigned long long)col.accepted, col.drafted ? 100.0 * col.accepted / col.drafted : 0.0);
     printf("achieved expert read bandwidth: %.3f GB/s (%.0f%% of the device)\n", read_gbps,
            dev > 0 ? 100 * read_gbps / dev : 0);
     printf("time per token by phase:");
-    for (int p = 0; p < RM_PHASE_COUNT; p++) printf(" %s %.3f s", names[p], phase[p] / tokens);
+    for (int p = 0; p < RM_PHASE_COUNT; p++) printf(" %s %.3f s", names[p], col.phase[p] / n);
     printf("\nroofline: %.3f s/token from bytes read at the device's bandwidth; measured/roofline = %.2f\n", roof, ratio);
     const uint64_t hwm = peak_rss();
     printf("peak RSS %.3f GB; budget %.3f GB + overhead %.3f GB = %.3f GB\n", hwm / 1e9, in->ram_budget / 1e9,
            in->overhead_bytes / 1e9, (in->ram_budget + in->overhead_bytes) / 1e9);
     if (json) {
-        json_t *j = json_pack("{s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i}", "model", model, "tokens", tokens,
-                              "s_per_token", med, "s_per_token_p90", p90, "gb_per_token_spine", gb_spine,
+        json_t *j = json_pack("{s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:f}", "model", model,
+                              "tokens", n, "s_per_token", med, "s_per_token_p90", p90, "gb_per_token_spine", gb_spine,
                               "gb_per_token_experts", gb_exp, "read_gbps", read_gbps, "device_gbps", dev > 0 ? dev : 0.0,
                               "roofline_s_per_token", roof, "roofline_ratio", ratio, "ram_budget_gb", in->ram_budget / 1e9,
-                              "model_gb", in->total_weight_bytes / 1e9, "block_bytes", block, "queue_depth", qd);
+                              "model_gb", in->total_weight_bytes / 1e9, "block_bytes", block, "queue_depth", qd,
+                              "tokens_per_s", tps);
         json_t *ph = json_object();
-        for (int p = 0; p < RM_PHASE_COUNT; p++) json_object_set_new(ph, names[p], json_real(phase[p] / tokens));
+        for (int p = 0; p < RM_PHASE_COUNT; p++) json_object_set_new(ph, names[p], json_real(col.phase[p] / n));
         json_object_set_new(j, "phase_seconds", ph);
-        json_object_set_new(j, "expert_hit_rate", json_real(looks > 0 ? hits / looks : 0));
+        json_object_set_new(j, "expert_hit_rate", json_real(col.looks > 0 ? col.hits / col.looks : 0));
         json_object_set_new(j, "peak_rss_gb", json_real(hwm / 1e9));
         json_object_set_new(j, "overhead_gb", json_real(in->overhead_bytes / 1e9));
-        char *s = json_dumps(j, JSON_COMPACT);
-        printf("%s\n", s);
-        free(s);
+        json_object_set_new(j, "spec_drafted", json_integer((json_int_t)col.drafted));
+        json_object_set_new(j, "spec_accepted", json_integer((json_int_t)col.accepted));
+        char *str = json_dumps(j, JSON_COMPACT);
+        printf("%s\n", str);
+        free(str);
         json_decref(j);
     }
-    (void)total_s;
 out:
-    free(logits);
-    free(sec);
-    rm_state_free(st);
-    rm_model_free(m);
+    free(col.sec);
+    if (s) rm_session_free(s);
+    else rm_model_free(m);
     return rc;
 }

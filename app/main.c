@@ -9,6 +9,7 @@ static const struct command {
     int (*fn)(int, char **);
     const char *help;
 } commands[] = {
+    { "chat",          cmd_chat,          "full-screen chat (the default command)" },
     { "run",           cmd_run,           "generate from a prompt, streaming to stdout" },
     { "setup",         cmd_setup,         "make a model directory from a URL (full or stream mode)" },
     { "fetch",         cmd_fetch,         "download the missing experts of a stream-mode model" },
@@ -19,6 +20,7 @@ static const struct command {
     { "bench-kernels", cmd_bench_kernels, "measure matrix-vector kernel throughput" },
     { "tokenize",      cmd_tokenize,      "encode JSON strings or a chat to token ids" },
     { "bench-tokenizer", cmd_bench_tokenizer, "measure tokenizer encoding speed (MB/s)" },
+    { "bench-ui",      cmd_bench_ui,      "measure the chat UI's CPU cost per streamed token" },
 };
 #define NCOMMANDS (int)(sizeof commands / sizeof commands[0])
 

@@ -88,7 +88,7 @@ static size_t stream_step(void *ctx, int i)
     return s.n * sizeof *s.buf;
 }
 
-/* ---- gemv throughput/* ---- gemv throughput --------------------------------------------------- */
+/* ---- gemv throughput --------------------------------------------------- */
 
 typedef struct {
     const char *enc;          /* "MXFP4" or "bf16" */

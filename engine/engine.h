@@ -208,6 +208,7 @@ typedef struct rm_token_stats {
     double   net_gbps;                     /* stream mode: achieved fetch bandwidth */
     double   device_gbps;                  /* measured ceiling, 0 if unknown */
     int      queue_depth;
+    uint64_t prefetch_issued, prefetch_used;  /* expert reads started early */
     /* speculation */
     uint64_t spec_drafted, spec_accepted;  /* cumulative in this turn */
     /* router: the last position's choices, per MoE layer */
@@ -259,6 +260,9 @@ int  rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o,
  * end-of-message or [EOS]. The conversation is not changed. */
 int  rm_session_complete(rm_session *s, const char *text, const rm_gen_opts *o,
                          const rm_gen_events *ev, volatile int *stop, rm_err *err);
+/* Measures the storage ceiling (rm_bench_device) for `seconds`; later
+ * per-token records carry it as device_gbps. Returns GB/s or -1. */
+double rm_session_probe_device(rm_session *s, double seconds);
 /* The conversation so far. */
 int  rm_session_messages(const rm_session *s, const rm_chat_msg **msgs);
 int  rm_session_last_interrupted(const rm_session *s);

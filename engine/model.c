@@ -524,6 +524,12 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
         } else {
             norm_rows(P, w->in_norm, xn, T, D, eps);
         }
+        if (c->is_moe[l] && T == 1) {
+            /* start reading the experts this layer will probably pick while
+             * its mixer computes: route the hidden state as it is now */
+            int guess[RM_MAX_TOPK];
+            if (!moe_predict(m, l, B ? xin : P, guess)) experts_prefetch(&m->experts, l, guess, c->topk);
+        }
         t1 = model_now();
         m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
         rc = c->is_kda[l] ? kda_forward(m, l, &s->kda[l], xn, y, T, err)
@@ -622,7 +628,9 @@ void model_take_stats(rm_model *m, rm_token_stats *st)
     st->read_gbps = e.busy_seconds > 0 ? (double)st->bytes_expert_read / e.busy_seconds / 1e9 : 0;
     st->queue_depth = e.max_depth;
     for (int i = 0; i < RM_PHASE_COUNT; i++) st->phase_seconds[i] = m->ctr.phase[i];
-    c->hits = c->misses = c->bytes_hit = 0;
+    st->prefetch_issued = c->prefetch_issued;
+    st->prefetch_used = c->prefetch_used;
+    c->hits = c->misses = c->bytes_hit = c->prefetch_issued = c->prefetch_used = 0;
     memset(&m->ctr, 0, sizeof m->ctr);
     experts_tick(c);
 }

@@ -44,6 +44,10 @@ struct rm_session {
     FILE *trace;                /* JSONL per token, or NULL */
     spec spec;                  /* drafter and its cost estimates */
     uint64_t spec_d0, spec_a0;  /* its totals when the turn began */
+    /* router choices of the last position fed, copied into each record */
+    int16_t route_ids[RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
+    int route_layers, route_k;
+    double device_gbps;         /* rm_session_probe_device, 0 if not measured */
     rm_token_stats stats;
 };
 
@@ -220,9 +224,9 @@ static void on_route(void *ud, int layer, int pos, const int *ids, const float *
     rm_session *s = ud;
     int li = s->moe_index[layer];
     if (li < 0 || li >= RM_MAX_ROUTE_LAYERS) return;
-    for (int i = 0; i < k && i < RM_MAX_TOPK; i++) s->stats.route_ids[li][i] = (int16_t)ids[i];
-    if (li + 1 > s->stats.route_layers) s->stats.route_layers = li + 1;
-    s->stats.route_k = k;
+    for (int i = 0; i < k && i < RM_MAX_TOPK; i++) s->route_ids[li][i] = (int16_t)ids[i];
+    if (li + 1 > s->route_layers) s->route_layers = li + 1;
+    s->route_k = k < RM_MAX_TOPK ? k : RM_MAX_TOPK;
 }
 
 /* Feeds seq[nfed..nseq) to the state; last_logits gets the final row. */
@@ -270,6 +274,10 @@ static void emit_stats(rm_session *s, const rm_gen_events *ev)
 {
     model_take_stats(s->m, &s->stats);
     s->stats.num_experts = s->m->cfg.num_experts;
+    s->stats.device_gbps = s->device_gbps;
+    memcpy(s->stats.route_ids, s->route_ids, sizeof s->route_ids);
+    s->stats.route_layers = s->route_layers;
+    s->stats.route_k = s->route_k;
     if (s->trace) trace_token(s);
     if (ev && ev->on_stats) ev->on_stats(ev->ud, &s->stats);
 }
@@ -418,6 +426,14 @@ out:
     free(logits);
     free(vlog);
     return rc;
+}
+
+double rm_session_probe_device(rm_session *s, double seconds)
+{
+    rm_err err;
+    double g = rm_bench_device(s->m, seconds, NULL, NULL, &err);
+    if (g > 0) s->device_gbps = g;
+    return g;
 }
 
 void session_set_draft_oracle(rm_session *s, int (*fn)(void *, const int32_t *, int, int32_t *, int), void *ud)

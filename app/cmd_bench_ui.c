@@ -1,0 +1,60 @@
+/* cmd_bench_ui.c — `remora bench-ui`: measures the terminal UI's own CPU
+ * cost per streamed token (see ui/bench.c). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "commands.h"
+#include "ui/chat.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: remora bench-ui [--tokens N] [--rate R] [--size COLSxROWS]\n"
+        "\n"
+        "Streams N synthetic tokens at R tokens/s through the chat UI on a\n"
+        "pseudo-terminal and reports the UI thread's CPU time per token and frames/s.\n"
+        "\n"
+        "options:\n"
+        "  --tokens N            tokens to stream (default 500)\n"
+        "  --rate R              tokens per second (default 50)\n"
+        "  --size COLSxROWS      terminal size (default 160x48)\n"
+        "  --help                print this help and exit\n");
+}
+
+int cmd_bench_ui(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "tokens", required_argument, 0, 't' },
+        { "rate", required_argument, 0, 'r' },
+        { "size", required_argument, 0, 's' },
+        { "help", no_argument, 0, 'h' },
+        { 0, 0, 0, 0 },
+    };
+    ui_bench_opts o = { .tokens = 500, .rate = 50, .rows = 48, .cols = 160 };
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 't':
+            o.tokens = (int)strtol(optarg, &end, 10);
+            if (*end || o.tokens < 1) { fprintf(stderr, "remora bench-ui: bad --tokens\n"); return 2; }
+            break;
+        case 'r':
+            o.rate = strtod(optarg, &end);
+            if (*end || o.rate <= 0) { fprintf(stderr, "remora bench-ui: bad --rate\n"); return 2; }
+            break;
+        case 's':
+            if (sscanf(optarg, "%dx%d", &o.cols, &o.rows) != 2 || o.cols < 1 || o.rows < 1 ||
+                o.cols > 1000 || o.rows > 1000) {
+                fprintf(stderr, "remora bench-ui: bad --size (want COLSxROWS)\n");
+                return 2;
+            }
+            break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    return ui_bench_run(&o, stdout);
+}

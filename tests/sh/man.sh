@@ -1,0 +1,50 @@
+#!/bin/sh
+# The manual page: mandoc and groff lint it clean, and it documents exactly
+# the options of `remora chat --help`, the keys of `remora chat --keys` and
+# the commands of `remora --help` (each checked in both directions).
+cd "$(dirname "$0")/../.." || exit 2
+BIN=${REMORA_BIN:-build/rel/remora}
+PAGE=man/remora.1
+status=0
+bad() { echo "FAIL: $*"; status=1; }
+
+out=$(mandoc -Tlint -Wstyle "$PAGE" 2>&1) || [ -n "$out" ] || out="mandoc failed"
+[ -z "$out" ] || bad "mandoc -Tlint: $out"
+out=$(groff -man -ww -z "$PAGE" 2>&1)
+[ -z "$out" ] || bad "groff -ww: $out"
+
+# The tags (the line after .TP) of one .SH section, with the font macros,
+# quotes and escapes taken off.
+tags() {
+  awk -v sec="$1" '/^\.SH/ { in_sec = ($0 == ".SH " sec); prev = ""; next }
+                   in_sec && prev == ".TP" { print } { prev = $0 }' "$PAGE" |
+    sed -e 's/^\.[A-Z]* *//' -e 's/\\-/-/g' -e 's/"//g' -e 's/\\f[BIRP]//g' -e 's/ *$//'
+}
+
+# compare WHAT LIST1 LIST2 (newline-separated): reports what either lacks.
+compare() {
+  printf '%s\n' "$2" | sort -u > /tmp/man-a.$$
+  printf '%s\n' "$3" | sort -u > /tmp/man-b.$$
+  missing=$(comm -23 /tmp/man-a.$$ /tmp/man-b.$$)
+  extra=$(comm -13 /tmp/man-a.$$ /tmp/man-b.$$)
+  rm -f /tmp/man-a.$$ /tmp/man-b.$$
+  [ -z "$missing" ] || bad "$1 not in the man page: $(echo $missing)"
+  [ -z "$extra" ] || bad "$1 in the man page but not in the program: $(echo $extra)"
+}
+
+help_opts=$("$BIN" chat --help | sed -n 's/^  \(--[a-z-]*\).*/\1/p')
+man_opts=$(tags OPTIONS | awk '{ print $1 }')
+[ -n "$help_opts" ] || bad "remora chat --help lists no options"
+compare "chat options" "$help_opts" "$man_opts"
+
+help_keys=$("$BIN" chat --keys | sed 's/  .*//')
+man_keys=$(tags KEYS)
+[ -n "$help_keys" ] || bad "remora chat --keys lists no keys"
+compare "keys" "$help_keys" "$man_keys"
+
+help_cmds=$("$BIN" --help | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p')
+man_cmds=$(tags COMMANDS)
+compare "commands" "$help_cmds" "$man_cmds"
+
+[ $status = 0 ] && echo ok
+exit $status

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Screen test: CJK, combining marks and emoji (in the prompt and in the
+# streamed text) keep the columns aligned: the rule between the panes stays
+# at one display column on every row.
+. "$(dirname "$0")/tui_common.inc"
+start 100 30
+run chat $SOURCE --synthetic-rate 400
+ready || fail "chat did not start"
+send "漢字かな 😀 🎉 café naïve 한국어 🇬🇧 ❤️ and more text to wrap around the pane" 1
+ready 300 || fail "the turn did not end"
+if [ $SYNTHETIC = 1 ]; then
+  screen | grep -q "漢字かな交じり文" || fail "CJK answer text not shown"
+  screen | grep -q "😀" || fail "emoji not shown"
+fi
+aligned || fail "columns not aligned"
+# scroll a pane to its start: other rows, other text (a random fixture model
+# writes only reasoning, so it is that pane there)
+pane=Answer
+[ $SYNTHETIC = 1 ] || { pane=Reasoning; t send-keys Tab; }
+t send-keys Home
+wait_for "$pane  \\[" 30 || fail "Home did not scroll"
+screen | grep -q "漢字かな 😀" || fail "CJK prompt not shown"
+aligned || fail "columns not aligned after scrolling"
+t send-keys End
+wait_gone "$pane  \\[" 30 || fail "End did not return to the tail"
+t send-keys C-d
+at_prompt 100 || fail "did not exit"
+echo ok

@@ -1,0 +1,35 @@
+/* chat.h — the entry points of the terminal UI, called by app/cmd_chat.c
+ * (`remora chat`) and app/cmd_bench_ui.c (`remora bench-ui`). */
+#ifndef REMORA_UI_CHAT_H
+#define REMORA_UI_CHAT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "source.h"
+
+typedef struct ui_chat_opts {
+    const char   *model_dir;     /* used unless synthetic */
+    int           synthetic;
+    ui_synth_opts synth;
+    rm_open_opts  open;          /* threads, RAM budget, trace file */
+    rm_gen_opts   gen;           /* think, sampling, speculation, max_new */
+    int           mouse;
+    const char   *system;        /* initial system prompt, or NULL */
+} ui_chat_opts;
+
+/* Runs the chat on the controlling terminal; returns the exit status
+ * (0, 1 on a runtime failure). */
+int ui_chat_run(const ui_chat_opts *o);
+
+typedef struct ui_bench_opts {
+    int    tokens;
+    double rate;
+    int    rows, cols;
+} ui_bench_opts;
+
+/* Runs the UI on a pseudo-terminal against the synthetic source for one
+ * turn of `tokens` tokens and prints the UI thread's cost to `report`.
+ * Returns the exit status. */
+int ui_bench_run(const ui_bench_opts *o, FILE *report);
+
+#endif

@@ -1,0 +1,256 @@
+/* commands.c — what the user's lines do: messages become turns, slash
+ * commands change the session or the view, and the transcript (the two
+ * panes' documents) records it all. Notes (command output, errors, the
+ * interrupted mark) are blocks in the answer pane; while a turn streams, the
+ * answer block must stay last, so notes then go to the hint row instead.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "app.h"
+#include "draw.h"
+#include "input.h"
+
+#define USER_MAX_LINES 12       /* longer messages (pastes) are shown cut */
+#define HINT_SECONDS 5.0
+
+int ui_style_role(int style)
+{
+    switch (style) {
+    case UI_S_USER:      return UI_C_USER;
+    case UI_S_REASONING: return UI_C_REASON;
+    case UI_S_NOTE:      return UI_C_NOTE;
+    case UI_S_ERROR:     return UI_C_ERROR;
+    case UI_S_MARK:      return UI_C_MARK;
+    case UI_S_HEADER:    return UI_C_TITLE;
+    default:             return UI_C_TEXT;
+    }
+}
+
+void ui_app_hint(ui_app *a, int role, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(a->hint, sizeof a->hint, fmt, ap);
+    va_end(ap);
+    a->hint_role = role;
+    a->hint_until = ui_now() + HINT_SECONDS;
+    a->dirty |= UI_D_INPUT;
+}
+
+void ui_app_note(ui_app *a, int style, const char *text)
+{
+    if (a->generating) {
+        ui_app_hint(a, ui_style_role(style), "%.*s", (int)strcspn(text, "\n"), text);
+        return;
+    }
+    ui_doc_add(&a->answer.doc, style, text, strlen(text), 1, 0);
+    ui_pane_end(&a->answer);
+    a->dirty |= UI_D_ANSWER;
+}
+
+/* Opens the blocks of a new turn: the user's message and an empty answer in
+ * the answer pane, a header and an empty reasoning block in the other. */
+static void open_turn(ui_app *a, const char *text)
+{
+    a->turns++;
+    size_t n = strlen(text);
+    char *u = malloc(n + 8);
+    if (u) {
+        int k = snprintf(u, n + 8, "%s ", ui_sym(UI_SYM_PROMPT));
+        memcpy(u + k, text, n + 1);
+        ui_doc_add(&a->answer.doc, UI_S_USER, u, strlen(u), 1, USER_MAX_LINES);
+        free(u);
+    }
+    ui_doc_add(&a->answer.doc, UI_S_ANSWER, "", 0, 0, 0);
+    char hdr[64];
+    snprintf(hdr, sizeof hdr, "turn %d", a->turns);
+    ui_doc_add(&a->reasoning.doc, UI_S_HEADER, hdr, strlen(hdr), a->turns > 1, 0);
+    ui_doc_add(&a->reasoning.doc, UI_S_REASONING, "", 0, 0, 0);
+    ui_pane_end(&a->answer);
+    ui_pane_end(&a->reasoning);
+    a->dirty |= UI_D_ANSWER | UI_D_REASONING;
+}
+
+static int busy(ui_app *a)
+{
+    if (!a->generating && !a->busy_cmd) return 0;
+    ui_app_hint(a, UI_C_MARK, "busy: %s", a->generating ? "Ctrl-C stops the answer" : "a command is running");
+    return 1;
+}
+
+void ui_app_submit(ui_app *a, const char *text)
+{
+    if (busy(a)) return;
+    if (ui_worker_submit(a->worker, UI_CMD_TURN, text, &a->gen)) {
+        ui_app_note(a, UI_S_ERROR, "cannot start the turn");
+        return;
+    }
+    open_turn(a, text);
+    ui_stats_reset(a->stats);
+    a->generating = 1;
+    a->dirty |= UI_D_STATUS | UI_D_PANELS;
+}
+
+static void command(ui_app *a, int cmd, const char *arg, const char *what)
+{
+    if (busy(a)) return;
+    if (ui_worker_submit(a->worker, cmd, arg, &a->gen)) {
+        ui_app_note(a, UI_S_ERROR, "cannot start the command");
+        return;
+    }
+    a->busy_cmd = 1;
+    ui_app_hint(a, UI_C_DIM, "%s%s", what, ui_sym(UI_SYM_ELLIPSIS));
+    a->dirty |= UI_D_STATUS;
+}
+
+/* Rebuilds both panes from the source's conversation (after /load). */
+static void rebuild(ui_app *a)
+{
+    const rm_chat_msg *m;
+    int n = a->src->vt->messages(a->src, &m);
+    ui_doc_clear(&a->answer.doc);
+    ui_doc_clear(&a->reasoning.doc);
+    a->turns = 0;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(m[i].role, "user")) {
+            open_turn(a, m[i].content);
+        } else if (!strcmp(m[i].role, "assistant") && a->turns) {
+            ui_doc_append(&a->answer.doc, m[i].content, strlen(m[i].content));
+            if (m[i].reasoning_content)
+                ui_doc_append(&a->reasoning.doc, m[i].reasoning_content, strlen(m[i].reasoning_content));
+        } else if (!strcmp(m[i].role, "system")) {
+            free(a->system_text);
+            a->system_text = strdup(m[i].content);
+        }
+    }
+    ui_doc_finish(&a->answer.doc);
+    ui_doc_finish(&a->reasoning.doc);
+}
+
+void ui_app_done(ui_app *a, const ui_done *d)
+{
+    char buf[1200];
+    if (d->cmd == UI_CMD_TURN) {
+        a->generating = a->stopping = 0;
+        ui_doc_finish(&a->answer.doc);
+        ui_doc_finish(&a->reasoning.doc);
+        if (d->rc) ui_app_note(a, UI_S_ERROR, d->msg);
+        else if (d->interrupted) {
+            ui_doc_add(&a->answer.doc, UI_S_MARK, "[interrupted]", 13, 0, 0);
+            ui_pane_changed(&a->answer);
+        }
+        if (a->bench) a->quit = 1;
+        a->dirty |= UI_D_ANSWER | UI_D_REASONING | UI_D_STATUS | UI_D_INPUT;
+        return;
+    }
+    a->busy_cmd = 0;
+    a->hint[0] = 0;
+    a->hint_until = 0;
+    a->dirty |= UI_D_STATUS | UI_D_INPUT;
+    if (d->rc) { ui_app_note(a, UI_S_ERROR, d->msg); return; }
+    switch (d->cmd) {
+    case UI_CMD_SYSTEM: ui_app_note(a, UI_S_NOTE, "system prompt set"); break;
+    case UI_CMD_CLEAR:  ui_app_note(a, UI_S_NOTE, "conversation cleared"); break;
+    case UI_CMD_SAVE:   ui_app_note(a, UI_S_NOTE, "conversation saved"); break;
+    case UI_CMD_LOAD:
+        rebuild(a);
+        snprintf(buf, sizeof buf, "conversation loaded: %d turns", a->turns);
+        ui_app_note(a, UI_S_NOTE, buf);
+        a->dirty |= UI_D_ANSWER | UI_D_REASONING;
+        break;
+    }
+}
+
+void ui_app_help(ui_app *a)
+{
+    size_t cap = 8192, n = 0;
+    char *s = malloc(cap);
+    if (!s) return;
+    n += (size_t)snprintf(s + n, cap - n,
+        "Commands: /help, /system TEXT, /think on|off, /clear, /save FILE, /load FILE, /stats, /quit "
+        "(//text sends a message that starts with /).\nKeys:\n");
+    for (int i = 0; i < ui_nkeybindings && n < cap; i++)
+        n += (size_t)snprintf(s + n, cap - n, "  %-14s %s\n", ui_keybindings[i].key, ui_keybindings[i].what);
+    if (n && s[n - 1] == '\n') s[n - 1] = 0;
+    ui_app_note(a, UI_S_NOTE, s);
+    free(s);
+}
+
+static void show_stats(ui_app *a)
+{
+    ui_summary s;
+    ui_stats_summary(a->stats, &s);
+    if (!s.tokens) { ui_app_note(a, UI_S_NOTE, "no statistics yet: send a message first"); return; }
+    char med[32], p90[32], pre[32], io[32], cache[32], buf[512];
+    ui_fmt_secs(med, sizeof med, s.median);
+    ui_fmt_secs(p90, sizeof p90, s.p90);
+    ui_fmt_secs(pre, sizeof pre, s.prefill_seconds);
+    ui_fmt_bytes(io, sizeof io, s.bytes_per_token);
+    ui_fmt_bytes(cache, sizeof cache, s.cache_bytes_per_token);
+    snprintf(buf, sizeof buf,
+             "last turn: %d tokens at %.1f tok/s (median %s, p90 %s per token); prompt %d tokens in %s; "
+             "storage %s/token, cache %s/token, hit rate %.1f%%; speculation %llu/%llu accepted",
+             s.tokens, s.tok_per_s, med, p90, s.prompt_tokens, pre, io, cache,
+             s.hit_rate >= 0 ? s.hit_rate * 100 : 0.0,
+             (unsigned long long)s.accepted, (unsigned long long)s.drafted);
+    ui_app_note(a, UI_S_NOTE, buf);
+}
+
+static void slash(ui_app *a, char *line)
+{
+    char *arg = line + strcspn(line, " \t");
+    if (*arg) *arg++ = 0;
+    arg += strspn(arg, " \t");
+    const char *cmd = line + 1;
+    if (!strcmp(cmd, "quit") || !strcmp(cmd, "exit")) {
+        a->quit = 1;
+    } else if (!strcmp(cmd, "help")) {
+        ui_app_help(a);
+    } else if (!strcmp(cmd, "system")) {
+        if (!*arg) {
+            char buf[600];
+            snprintf(buf, sizeof buf, "system prompt: %s", a->system_text ? a->system_text : "(none)");
+            ui_app_note(a, UI_S_NOTE, buf);
+            return;
+        }
+        free(a->system_text);
+        a->system_text = strdup(arg);
+        command(a, UI_CMD_SYSTEM, arg, "setting the system prompt");
+    } else if (!strcmp(cmd, "think")) {
+        if (!strcmp(arg, "on")) a->gen.think = 1;
+        else if (!strcmp(arg, "off")) a->gen.think = 0;
+        else if (*arg) { ui_app_note(a, UI_S_ERROR, "usage: /think on|off"); return; }
+        ui_app_hint(a, UI_C_NOTE, "thinking %s", a->gen.think ? "on" : "off");
+        a->dirty |= UI_D_STATUS;
+    } else if (!strcmp(cmd, "clear")) {
+        if (busy(a)) return;
+        ui_doc_clear(&a->answer.doc);
+        ui_doc_clear(&a->reasoning.doc);
+        ui_pane_end(&a->answer);
+        ui_pane_end(&a->reasoning);
+        ui_stats_reset(a->stats);
+        a->turns = 0;
+        a->dirty |= UI_D_ANSWER | UI_D_REASONING | UI_D_PANELS;
+        command(a, UI_CMD_CLEAR, NULL, "clearing");
+    } else if (!strcmp(cmd, "save") || !strcmp(cmd, "load")) {
+        if (!*arg) { ui_app_note(a, UI_S_ERROR, cmd[0] == 's' ? "usage: /save FILE" : "usage: /load FILE"); return; }
+        command(a, cmd[0] == 's' ? UI_CMD_SAVE : UI_CMD_LOAD, arg, cmd[0] == 's' ? "saving" : "loading");
+    } else if (!strcmp(cmd, "stats")) {
+        show_stats(a);
+    } else {
+        char buf[256];
+        snprintf(buf, sizeof buf, "unknown command /%.100s: /help lists the commands", cmd);
+        ui_app_note(a, UI_S_ERROR, buf);
+    }
+}
+
+void ui_app_line(void *ud, char *line)
+{
+    ui_app *a = ud;
+    if (!line) { a->quit = 1; return; }
+    if (line[0] == '/' && line[1] != '/') slash(a, line);
+    else if (line[strspn(line, " \t\n")]) ui_app_submit(a, line[0] == '/' ? line + 1 : line);
+    free(line);
+}

@@ -1,0 +1,293 @@
+/* input.c — readline inside curses through the callback interface (see
+ * input.h; the recipe is docs/tui-notes §2.1). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <readline/readline.h>
+#include <readline/history.h>
+#include "draw.h"
+#include "input.h"
+#include "wrap.h"
+
+#define HISTORY_MAX 1000
+#define HISTORY_ENTRY_MAX (16 << 10)    /* longer lines (pastes) stay out of the history */
+#define PROMPT "> "
+
+static struct {
+    char          *q;           /* bytes waiting for readline */
+    size_t         qlen, qhead, qcap;
+    ui_input_hooks hooks;
+    char          *history_path;
+    int            dirty;
+    FILE          *devnull;
+} in;
+
+static int queue_getc(FILE *f)
+{
+    (void)f;
+    /* The UI hands readline only complete characters, so this does not run
+     * dry in the middle of one; 0 is a harmless answer if it ever does. */
+    return in.qhead < in.qlen ? (unsigned char)in.q[in.qhead++] : 0;
+}
+
+static int queue_available(void) { return in.qhead < in.qlen; }
+
+static void mark_dirty(void) { in.dirty = 1; }
+
+static void no_prep(int meta) { (void)meta; }
+static void no_deprep(void) {}
+
+static void line_cb(char *line)
+{
+    if (line && *line && strlen(line) <= HISTORY_ENTRY_MAX) {
+        HIST_ENTRY *last = history_length ? history_get(history_base + history_length - 1) : NULL;
+        if (!last || strcmp(last->line, line)) add_history(line);
+    }
+    in.dirty = 1;
+    in.hooks.on_line(in.hooks.ud, line);
+}
+
+/* Ctrl-X Ctrl-E: the line goes through $VISUAL/$EDITOR and comes back. */
+static int edit_external(int count, int key)
+{
+    (void)count; (void)key;
+    const char *tmpdir = getenv("TMPDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/remora-edit-XXXXXX.txt", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    int fd = mkstemps(path, 4);
+    if (fd < 0) return 0;
+    size_t len = strlen(rl_line_buffer);
+    int ok = write(fd, rl_line_buffer, len) == (ssize_t)len;
+    close(fd);
+    if (ok) {
+        const char *ed = getenv("VISUAL");
+        if (!ed || !*ed) ed = getenv("EDITOR");
+        if (!ed || !*ed) ed = "vi";
+        char cmd[8192];
+        snprintf(cmd, sizeof cmd, "%s '%s'", ed, path);
+        if (in.hooks.leave_screen) in.hooks.leave_screen(in.hooks.ud);
+        int rc = system(cmd);
+        if (in.hooks.enter_screen) in.hooks.enter_screen(in.hooks.ud);
+        FILE *f = rc == 0 ? fopen(path, "rb") : NULL;
+        if (f) {
+            char *buf = NULL;
+            size_t cap = 0, n = 0;
+            for (;;) {
+                if (n + 4096 + 1 > cap) {
+                    char *p = realloc(buf, cap = cap ? cap * 2 : 8192);
+                    if (!p) break;
+                    buf = p;
+                }
+                size_t k = fread(buf + n, 1, cap - n - 1, f);
+                n += k;
+                if (k == 0) break;
+            }
+            fclose(f);
+            if (buf) {
+                if (n && buf[n - 1] == '\n') n--;   /* editors add one */
+                buf[n] = 0;
+                rl_replace_line(buf, 0);
+                rl_point = rl_end;
+                free(buf);
+            }
+        }
+    }
+    unlink(path);
+    in.dirty = 1;
+    return 0;
+}
+
+int ui_input_init(const char *history_path, const ui_input_hooks *hooks)
+{
+    memset(&in, 0, sizeof in);
+    in.hooks = *hooks;
+    in.devnull = fopen("/dev/null", "r+");
+    if (!in.devnull) return -1;
+    rl_readline_name = "remora";
+    rl_instream = in.devnull;
+    rl_outstream = in.devnull;
+    rl_catch_signals = 0;
+    rl_catch_sigwinch = 0;
+    rl_change_environment = 0;
+    rl_prep_term_function = no_prep;
+    rl_deprep_term_function = no_deprep;
+    rl_getc_function = queue_getc;
+    rl_input_available_hook = queue_available;
+    rl_redisplay_function = mark_dirty;
+    rl_initialize();
+    rl_bind_keyseq("\\C-x\\C-e", edit_external);
+    rl_callback_handler_install(PROMPT, line_cb);
+
+    history_comment_char = '#';     /* marks the timestamp lines, as in bash */
+    history_write_timestamps = 1;   /* lets multi-line entries survive a reload */
+    history_multiline_entries = 1;
+    stifle_history(HISTORY_MAX);
+    if (history_path) {
+        in.history_path = strdup(history_path);
+        read_history(history_path);     /* a missing file is an empty history */
+    }
+    using_history();                    /* start browsing after the last entry */
+    in.dirty = 1;
+    return 0;
+}
+
+int ui_input_save_history(void)
+{
+    if (!in.history_path) return 0;
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp%ld", in.history_path, (long)getpid());
+    if (write_history(tmp) != 0) { unlink(tmp); return -1; }
+    if (rename(tmp, in.history_path) != 0) { unlink(tmp); return -1; }
+    return 0;
+}
+
+void ui_input_free(void)
+{
+    rl_callback_handler_remove();
+    ui_input_save_history();
+    clear_history();
+    free(in.history_path);
+    free(in.q);
+    if (in.devnull) fclose(in.devnull);
+    memset(&in, 0, sizeof in);
+}
+
+void ui_input_feed(const char *bytes, size_t n)
+{
+    if (in.qlen + n > in.qcap) {
+        size_t nc = in.qcap ? in.qcap : 256;
+        while (nc < in.qlen + n) nc *= 2;
+        char *p = realloc(in.q, nc);
+        if (!p) return;
+        in.q = p;
+        in.qcap = nc;
+    }
+    memcpy(in.q + in.qlen, bytes, n);
+    in.qlen += n;
+    while (in.qhead < in.qlen) rl_callback_read_char();
+    in.qhead = in.qlen = 0;
+}
+
+void ui_input_insert(const char *text, size_t n)
+{
+    char *s = malloc(n + 1);
+    if (!s) return;
+    memcpy(s, text, n);
+    s[n] = 0;
+    rl_insert_text(s);
+    free(s);
+    in.dirty = 1;
+}
+
+int ui_input_empty(void) { return rl_end == 0; }
+
+void ui_input_cancel(void)
+{
+    rl_free_line_state();
+    rl_callback_sigcleanup();
+    rl_cleanup_after_signal();
+    rl_callback_handler_remove();
+    rl_replace_line("", 0);
+    rl_point = rl_end = 0;
+    rl_callback_handler_install(PROMPT, line_cb);
+    in.dirty = 1;
+}
+
+int ui_input_dirty(void) { return in.dirty; }
+
+/* The prompt and line joined, with the cursor's byte offset in it. */
+static char *joined(size_t *len, size_t *cursor)
+{
+    const char *p = rl_display_prompt ? rl_display_prompt : PROMPT;
+    size_t pl = strlen(p), ll = (size_t)rl_end;
+    char *s = malloc(pl + ll + 1);
+    if (!s) return NULL;
+    memcpy(s, p, pl);
+    memcpy(s + pl, rl_line_buffer, ll);
+    s[pl + ll] = 0;
+    *len = pl + ll;
+    *cursor = pl + (size_t)rl_point;
+    return s;
+}
+
+struct lines { size_t a[4096], b[4096]; int w[4096]; int n; };
+
+static void collect(void *ud, size_t a, size_t b, int w)
+{
+    struct lines *l = ud;
+    if (l->n == 4096) {     /* keep the latest lines: the cursor is near the end */
+        memmove(l->a, l->a + 2048, 2048 * sizeof l->a[0]);
+        memmove(l->b, l->b + 2048, 2048 * sizeof l->b[0]);
+        memmove(l->w, l->w + 2048, 2048 * sizeof l->w[0]);
+        l->n = 2048;
+    }
+    l->a[l->n] = a; l->b[l->n] = b; l->w[l->n] = w; l->n++;
+}
+
+/* Wraps the joined text; the cursor's row and column go to *crow, *ccol. */
+static struct lines *layout_text(const char *s, size_t len, size_t cursor, int width,
+                                 int *crow, int *ccol)
+{
+    struct lines *l = calloc(1, sizeof *l);
+    if (!l) return NULL;
+    ui_wrap(s, 0, len, width, UI_WRAP_CHAR, 1, collect, l);
+    if (l->n == 0) collect(l, 0, 0, 0);
+    /* A line ending in '\n' is followed by an empty line for the cursor. */
+    if (len && s[len - 1] == '\n') collect(l, len, len, 0);
+    int i = l->n - 1;
+    while (i > 0 && l->a[i] > cursor) i--;
+    size_t upto = cursor < l->b[i] ? cursor : l->b[i];
+    *crow = i;
+    *ccol = upto > l->a[i] ? ui_text_width(s + l->a[i], upto - l->a[i]) : 0;
+    if (*ccol >= width) { (*crow)++; *ccol = 0; }
+    return l;
+}
+
+int ui_input_rows(int width, int max_rows)
+{
+    size_t len, cur;
+    char *s = joined(&len, &cur);
+    if (!s) return 1;
+    int crow, ccol;
+    struct lines *l = layout_text(s, len, cur, width > 1 ? width : 1, &crow, &ccol);
+    int rows = l ? (crow + 1 > l->n ? crow + 1 : l->n) : 1;
+    free(l);
+    free(s);
+    return rows < max_rows ? rows : max_rows;
+}
+
+void ui_input_draw(ui_rect r, const char *hint, int hint_role, int *cy, int *cx)
+{
+    in.dirty = 0;
+    if (!ui_rect_visible(r)) return;
+    ui_fill(r, A_NORMAL);
+    attrset(ui_attr(UI_C_RULE));
+    for (int x = r.x; x < r.x + r.w; x++) mvaddstr(r.y, x, ui_sym(UI_SYM_HLINE));
+    if (hint && *hint) ui_putf(r.y, r.x + 1, r.w - 2, ui_attr(hint_role), " %s ", hint);
+    size_t len, cur;
+    char *s = joined(&len, &cur);
+    *cy = r.y + 1;
+    *cx = r.x;
+    if (!s) return;
+    int rows = r.h - 1, crow, ccol;
+    struct lines *l = layout_text(s, len, cur, r.w, &crow, &ccol);
+    if (l) {
+        size_t plen = strlen(rl_display_prompt ? rl_display_prompt : PROMPT);
+        int first = crow - rows + 1 > 0 ? crow - rows + 1 : 0;
+        for (int i = 0; i < rows && first + i < l->n; i++) {
+            int li = first + i, col = 0;
+            size_t pos = l->a[li];
+            ui_glyph g;
+            while (pos < l->b[li] && ui_glyph_next(s + pos, l->b[li] - pos, 1, &g)) {
+                pos += g.len;
+                int role = li == 0 && pos <= plen ? UI_C_USER : UI_C_TEXT;
+                col += ui_put_glyph(r.y + 1 + i, r.x + col, r.x + r.w, &g, ui_attr(role));
+            }
+        }
+        *cy = r.y + 1 + (crow - first);
+        *cx = r.x + ccol;
+        free(l);
+    }
+    free(s);
+}

@@ -1,0 +1,49 @@
+/* input.h — the input line: GNU readline driven through its callback
+ * interface, inside the curses screen.
+ *
+ * Readline never touches the terminal here: its terminal preparation and
+ * signal handling are off, its output goes to /dev/null, and it reads bytes
+ * from a queue that the UI fills with what its key parser did not take. The
+ * line is drawn by ui_input_draw() from rl_display_prompt and
+ * rl_line_buffer, so readline's own prompts (reverse-i-search) show. The
+ * history persists in a file written atomically at exit; Ctrl-X Ctrl-E edits
+ * the line in $VISUAL/$EDITOR. Readline is global state: one input at a time,
+ * on the UI thread only.
+ */
+#ifndef REMORA_UI_INPUT_H
+#define REMORA_UI_INPUT_H
+
+#include <stddef.h>
+#include "layout.h"
+
+/* A complete line (malloc'd, the callee frees it), or NULL at end of input. */
+typedef void (*ui_line_fn)(void *ud, char *line);
+
+typedef struct ui_input_hooks {
+    ui_line_fn on_line;
+    void (*leave_screen)(void *ud);     /* before running the editor */
+    void (*enter_screen)(void *ud);     /* after it */
+    void *ud;
+} ui_input_hooks;
+
+/* history_path may be NULL (no persistent history). Returns 0 or -1. */
+int  ui_input_init(const char *history_path, const ui_input_hooks *hooks);
+/* Saves the history (atomically) and releases readline. */
+void ui_input_free(void);
+void ui_input_feed(const char *bytes, size_t n);
+/* Inserts literal text at the cursor (pastes, Alt-Enter's newline). */
+void ui_input_insert(const char *text, size_t n);
+int  ui_input_empty(void);
+/* Abandons the line and any search in progress (Ctrl-C). */
+void ui_input_cancel(void);
+/* Whether readline asked for a redisplay since the last draw. */
+int  ui_input_dirty(void);
+/* Rows the prompt and text need at this width, at most max_rows. */
+int  ui_input_rows(int width, int max_rows);
+/* Draws the hint row (first row of r) and the text rows; returns the cursor
+ * position through *cy, *cx. */
+void ui_input_draw(ui_rect r, const char *hint, int hint_role, int *cy, int *cx);
+/* Writes the history file now. Returns 0 or -1. */
+int  ui_input_save_history(void);
+
+#endif

@@ -1,0 +1,66 @@
+/* keys.h — the key bindings and the terminal input parser.
+ *
+ * ui_keybindings[] is the one table of keys: the dispatcher looks actions up
+ * in it, `remora chat --keys` and /help print it, and tests/sh/man.sh checks
+ * it against the man page. Keys marked UI_ACT_READLINE are GNU readline's
+ * own (they reach readline as bytes); the others are handled by the UI.
+ *
+ * The parser turns raw terminal bytes into key names (for sequences the UI
+ * handles), pasted text (bracketed paste, delivered whole however many reads
+ * it spans), mouse wheel events, and runs of plain bytes for readline. It is
+ * pure, so it is unit-tested without a terminal. An escape sequence cut at
+ * the end of a read is held back; ui_keys_flush() releases it when no more
+ * bytes come (a lone Esc).
+ */
+#ifndef REMORA_UI_KEYS_H
+#define REMORA_UI_KEYS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+enum {
+    UI_ACT_READLINE,            /* readline's own binding */
+    UI_ACT_INTERRUPT, UI_ACT_EOF, UI_ACT_SUSPEND, UI_ACT_REDRAW,
+    UI_ACT_NEWLINE, UI_ACT_FOCUS,
+    UI_ACT_PAGE_UP, UI_ACT_PAGE_DOWN, UI_ACT_TOP, UI_ACT_BOTTOM,
+    UI_ACT_WHEEL_UP, UI_ACT_WHEEL_DOWN,
+    UI_ACT_HELP, UI_ACT_TOGGLE_REASONING, UI_ACT_TOGGLE_PANELS,
+    UI_ACT_ZOOM, UI_ACT_LAYER_PREV, UI_ACT_LAYER_NEXT,
+};
+
+typedef struct ui_keybinding {
+    const char *key;            /* as written in the man page: "Ctrl-C", "PgUp" */
+    int         action;
+    const char *what;
+} ui_keybinding;
+
+extern const ui_keybinding ui_keybindings[];
+extern const int ui_nkeybindings;
+
+/* Action bound to a key name, or -1. */
+int  ui_keys_action(const char *key);
+/* Prints the table, one "KEY<TAB>WHAT" line per binding. */
+void ui_keys_print(FILE *f);
+
+enum { UI_IN_KEY, UI_IN_BYTES, UI_IN_PASTE };
+
+/* type UI_IN_KEY: data is the key name; BYTES/PASTE: len bytes of input. */
+typedef void (*ui_key_fn)(void *ud, int type, const char *data, size_t len);
+
+typedef struct ui_keyparser {
+    char   pend[64];
+    size_t npend;
+    int    in_paste;
+    char  *paste;
+    size_t plen, pcap;
+    int    mouse_x, mouse_y;    /* position of the last wheel event, 0-based */
+} ui_keyparser;
+
+void ui_keys_init(ui_keyparser *p);
+void ui_keys_free(ui_keyparser *p);
+void ui_keys_feed(ui_keyparser *p, const char *buf, size_t n, ui_key_fn fn, void *ud);
+/* Bytes held back waiting for the rest of a sequence (not during a paste). */
+int  ui_keys_pending(const ui_keyparser *p);
+void ui_keys_flush(ui_keyparser *p, ui_key_fn fn, void *ud);
+
+#endif

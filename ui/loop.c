@@ -1,0 +1,327 @@
+/* loop.c — the UI thread's event loop and frame drawing.
+ *
+ * One poll() waits on the terminal input, the worker's wake pipe and the
+ * signal self-pipe. Whatever arrives only updates the model and sets dirty
+ * bits; a frame is drawn at most every FRAME_S seconds from those bits, so a
+ * fast token stream costs one redraw per frame however many tokens came in.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "app.h"
+#include "draw.h"
+#include "input.h"
+
+#define FRAME_S   (1.0 / 30)
+#define ESC_WAIT_S 0.025      /* a lone Esc: wait this long for the rest */
+#define INPUT_MAX_ROWS 8
+
+double ui_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- drawing ----------------------------------------------------------- */
+
+static void relayout(ui_app *a)
+{
+    int rows = LINES, cols = COLS;
+    int max_rows = (rows - 1) / 4 > 0 ? (rows - 1) / 4 : 1;
+    if (max_rows > INPUT_MAX_ROWS) max_rows = INPUT_MAX_ROWS;
+    a->lopt.input_rows = ui_input_rows(cols, max_rows);
+    ui_layout_compute(rows, cols, &a->lopt, &a->lay);
+    if (a->lay.too_small) return;
+    ui_pane_resize(&a->answer, a->lay.r[UI_R_ANSWER]);
+    if (ui_rect_visible(a->lay.r[UI_R_REASONING]))
+        ui_pane_resize(&a->reasoning, a->lay.r[UI_R_REASONING]);
+}
+
+static void draw_rule(ui_rect r)
+{
+    if (!ui_rect_visible(r)) return;
+    attrset(ui_attr(UI_C_RULE));
+    for (int y = r.y; y < r.y + r.h; y++) mvaddstr(y, r.x, ui_sym(UI_SYM_VLINE));
+    attrset(A_NORMAL);
+}
+
+static void draw_status(ui_app *a, const ui_summary *s)
+{
+    ui_rect r = a->lay.r[UI_R_STATUS];
+    ui_fill(r, ui_attr(UI_C_STATUS));
+    char state[96];
+    if (a->stopping) snprintf(state, sizeof state, "stopping%s", ui_sym(UI_SYM_ELLIPSIS));
+    else if (a->generating) snprintf(state, sizeof state, "generating %.1f tok/s", s->tok_per_s);
+    else if (a->busy_cmd) snprintf(state, sizeof state, "working%s", ui_sym(UI_SYM_ELLIPSIS));
+    else snprintf(state, sizeof state, "ready");
+    ui_putf(r.y, r.x, r.w, ui_attr(UI_C_STATUS), " remora %s %s %s %s %s think %s %s F1 help",
+            ui_sym(UI_SYM_VLINE), a->src->label, ui_sym(UI_SYM_VLINE), state, ui_sym(UI_SYM_VLINE),
+            a->gen.think ? "on" : "off", ui_sym(UI_SYM_VLINE));
+}
+
+static void draw_panels(ui_app *a, const ui_summary *s)
+{
+    const ui_rect *r = a->lay.r;
+    for (int i = UI_R_TIMING; i <= UI_R_ROUTER; i++) ui_fill(r[i], A_NORMAL);
+    ui_panel_timing(r[UI_R_TIMING], a->stats, s);
+    ui_panel_cache(r[UI_R_CACHE], a->stats, s);
+    ui_panel_io(r[UI_R_IO], a->stats, s);
+    ui_panel_spec(r[UI_R_SPEC], a->stats, s);
+    ui_panel_router(r[UI_R_ROUTER], a->stats, &a->router);
+}
+
+static void draw_too_small(ui_app *a)
+{
+    erase();
+    const char *msg = "terminal too small";
+    ui_put(0, 0, COLS, ui_attr(UI_C_ERROR), msg);
+    if (LINES > 1)
+        ui_putf(1, 0, COLS, A_NORMAL, "need %dx%d, have %dx%d", UI_MIN_COLS, UI_MIN_ROWS, COLS, LINES);
+    move(0, 0);
+}
+
+static const char *default_hint(ui_app *a)
+{
+    if (a->generating) return "Ctrl-C stops  PgUp/PgDn scroll  F2 reasoning  F1 help";
+    return "Enter sends  Alt-Enter newline  Ctrl-D quits  F1 help";
+}
+
+static void frame(ui_app *a)
+{
+    if (a->hint_until && ui_now() >= a->hint_until) {
+        a->hint[0] = 0;
+        a->hint_until = 0;
+        a->dirty |= UI_D_INPUT;
+    }
+    if (a->dirty & UI_D_INPUT) {
+        /* The input may have grown or shrunk a row. */
+        int max_rows = (LINES - 1) / 4 > 0 ? (LINES - 1) / 4 : 1;
+        if (max_rows > INPUT_MAX_ROWS) max_rows = INPUT_MAX_ROWS;
+        if (ui_input_rows(COLS, max_rows) != a->lay.r[UI_R_INPUT].h - 1 && !a->lay.too_small)
+            a->dirty |= UI_D_LAYOUT;
+    }
+    if (a->dirty & UI_D_LAYOUT) {
+        relayout(a);
+        erase();
+        a->dirty = UI_D_ALL;
+    }
+    if (a->lay.too_small) {
+        draw_too_small(a);
+    } else {
+        ui_summary s;
+        ui_stats_summary(a->stats, &s);
+        if (a->dirty == UI_D_ALL) {
+            draw_rule(a->lay.r[UI_R_SEP]);
+            draw_rule(a->lay.r[UI_R_PSEP]);
+        }
+        if (a->dirty & UI_D_STATUS) draw_status(a, &s);
+        if (a->dirty & UI_D_ANSWER)
+            ui_pane_draw(&a->answer, a->lay.r[UI_R_ANSWER], a->focus == 0, ui_style_role);
+        if (a->dirty & UI_D_REASONING)
+            ui_pane_draw(&a->reasoning, a->lay.r[UI_R_REASONING], a->focus == 1, ui_style_role);
+        if (a->dirty & UI_D_PANELS) draw_panels(a, &s);
+        int cy = 0, cx = 0;
+        /* The input is drawn last every frame: it owns the cursor. */
+        ui_input_draw(a->lay.r[UI_R_INPUT], a->hint[0] ? a->hint : default_hint(a),
+                      a->hint[0] ? a->hint_role : UI_C_DIM, &cy, &cx);
+        move(cy, cx);
+    }
+    refresh();
+    a->dirty = 0;
+    a->frames++;
+    a->last_frame = ui_now();
+}
+
+/* ---- input ------------------------------------------------------------- */
+
+static ui_pane *focused(ui_app *a) { return a->focus ? &a->reasoning : &a->answer; }
+
+static int pane_dirty(ui_app *a, ui_pane *p) { return p == &a->answer ? UI_D_ANSWER : UI_D_REASONING; }
+
+static ui_pane *pane_at(ui_app *a, int y, int x)
+{
+    ui_rect r = a->lay.r[UI_R_REASONING];
+    if (ui_rect_visible(r) && y >= r.y && y < r.y + r.h && x >= r.x && x < r.x + r.w)
+        return &a->reasoning;
+    return &a->answer;
+}
+
+static void key_action(ui_app *a, int act)
+{
+    ui_pane *p = focused(a);
+    switch (act) {
+    case UI_ACT_INTERRUPT:
+        if (a->generating) {
+            ui_worker_stop(a->worker);
+            a->stopping = 1;
+            a->dirty |= UI_D_STATUS;
+        } else if (!ui_input_empty()) {
+            ui_input_cancel();
+        } else {
+            ui_input_cancel();
+            ui_app_hint(a, UI_C_MARK, "Ctrl-D or /quit exits");
+        }
+        break;
+    case UI_ACT_EOF:
+        if (ui_input_empty()) a->quit = 1;
+        else ui_input_feed("\x04", 1);
+        break;
+    case UI_ACT_SUSPEND:
+        ui_term_suspend(&a->term);
+        a->dirty |= UI_D_LAYOUT;
+        break;
+    case UI_ACT_REDRAW:
+        clearok(curscr, TRUE);
+        a->dirty |= UI_D_LAYOUT;
+        break;
+    case UI_ACT_NEWLINE: ui_input_insert("\n", 1); break;
+    case UI_ACT_FOCUS:
+        a->focus = !a->focus && ui_rect_visible(a->lay.r[UI_R_REASONING]);
+        a->dirty |= UI_D_ANSWER | UI_D_REASONING;
+        break;
+    case UI_ACT_PAGE_UP:   ui_pane_page(p, -1); a->dirty |= pane_dirty(a, p); break;
+    case UI_ACT_PAGE_DOWN: ui_pane_page(p, 1); a->dirty |= pane_dirty(a, p); break;
+    case UI_ACT_TOP:       ui_pane_home(p); a->dirty |= pane_dirty(a, p); break;
+    case UI_ACT_BOTTOM:    ui_pane_end(p); a->dirty |= pane_dirty(a, p); break;
+    case UI_ACT_WHEEL_UP:
+    case UI_ACT_WHEEL_DOWN:
+        p = pane_at(a, a->kp.mouse_y, a->kp.mouse_x);
+        ui_pane_scroll(p, act == UI_ACT_WHEEL_UP ? -3 : 3);
+        a->dirty |= pane_dirty(a, p);
+        break;
+    case UI_ACT_HELP: ui_app_help(a); break;
+    case UI_ACT_TOGGLE_REASONING:
+        a->lopt.reasoning_hidden = !a->lopt.reasoning_hidden;
+        if (a->lopt.reasoning_hidden) a->focus = 0;
+        a->dirty |= UI_D_LAYOUT;
+        break;
+    case UI_ACT_TOGGLE_PANELS:
+        a->lopt.panels_hidden = !a->lopt.panels_hidden;
+        a->dirty |= UI_D_LAYOUT;
+        break;
+    case UI_ACT_ZOOM: a->router.zoom = !a->router.zoom; a->dirty |= UI_D_PANELS; break;
+    case UI_ACT_LAYER_PREV:
+        if (a->router.layer > 0) a->router.layer--;
+        a->dirty |= UI_D_PANELS;
+        break;
+    case UI_ACT_LAYER_NEXT:
+        if (a->stats->have_cur && a->router.layer < a->stats->cur.route_layers - 1) a->router.layer++;
+        a->dirty |= UI_D_PANELS;
+        break;
+    default: break;
+    }
+}
+
+/* Terminals send CR (or CRLF) for the newlines of a paste. */
+static void paste(const char *s, size_t n)
+{
+    char *t = malloc(n + 1);
+    if (!t) return;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\r') { t[k++] = '\n'; if (i + 1 < n && s[i + 1] == '\n') i++; }
+        else t[k++] = s[i];
+    }
+    ui_input_insert(t, k);
+    free(t);
+}
+
+static void on_input(void *ud, int type, const char *data, size_t len)
+{
+    ui_app *a = ud;
+    if (type == UI_IN_KEY) {
+        int act = ui_keys_action(data);
+        if (act >= 0) key_action(a, act);
+    } else if (type == UI_IN_PASTE) {
+        paste(data, len);
+    } else {
+        ui_input_feed(data, len);
+    }
+    if (ui_input_dirty()) a->dirty |= UI_D_INPUT;
+}
+
+static void read_input(ui_app *a)
+{
+    char buf[65536];
+    ssize_t n = read(a->in_fd, buf, sizeof buf);
+    if (n > 0) ui_keys_feed(&a->kp, buf, (size_t)n, on_input, a);
+    else if (n == 0) a->quit = 1;      /* the terminal went away */
+}
+
+/* ---- worker output ----------------------------------------------------- */
+
+static void take_worker(ui_app *a)
+{
+    ui_drain *d = a->drain;
+    ui_worker_drain(a->worker, d);
+    if (d->len[RM_CHAN_ANSWER]) {
+        ui_doc_append(&a->answer.doc, d->text[RM_CHAN_ANSWER], d->len[RM_CHAN_ANSWER]);
+        ui_pane_changed(&a->answer);
+        a->dirty |= UI_D_ANSWER;
+    }
+    if (d->len[RM_CHAN_REASONING]) {
+        ui_doc_append(&a->reasoning.doc, d->text[RM_CHAN_REASONING], d->len[RM_CHAN_REASONING]);
+        ui_pane_changed(&a->reasoning);
+        a->dirty |= UI_D_REASONING;
+    }
+    for (int i = 0; i < d->nsamples; i++) ui_stats_add(a->stats, &d->samples[i]);
+    if (d->have_full) ui_stats_set_full(a->stats, &d->full, d->have_prev ? &d->full_prev : NULL);
+    if (d->nsamples || d->have_full) a->dirty |= UI_D_PANELS | UI_D_STATUS;
+    if (d->have_done) ui_app_done(a, &d->done);
+}
+
+static void take_signals(ui_app *a)
+{
+    int s = ui_term_take_signals();
+    if (s & (UI_SIG_WINCH | UI_SIG_CONT)) {
+        ui_term_resize(&a->term);
+        if (s & UI_SIG_CONT) clearok(curscr, TRUE);
+        a->dirty |= UI_D_LAYOUT;
+    }
+    if (s & UI_SIG_INT) key_action(a, UI_ACT_INTERRUPT);
+    if (s & UI_SIG_TERM) a->quit = 1;
+}
+
+int ui_app_loop(ui_app *a)
+{
+    double pend_since = 0;      /* when the key parser started holding bytes */
+    a->dirty |= UI_D_LAYOUT;
+    while (!a->quit) {
+        double now = ui_now();
+        double wait = -1;
+        if (a->dirty) {
+            wait = a->last_frame + FRAME_S - now;
+            if (wait < 0) wait = 0;
+        }
+        if (ui_keys_pending(&a->kp) && (wait < 0 || wait > ESC_WAIT_S)) wait = ESC_WAIT_S;
+        if (a->hint_until && (wait < 0 || wait > a->hint_until - now))
+            wait = a->hint_until > now ? a->hint_until - now : 0;
+        int timeout = wait < 0 ? -1 : (int)(wait * 1000 + 0.999);
+        struct pollfd fds[3] = {
+            { ui_term_signal_fd(), POLLIN, 0 },
+            { a->wake_fd, POLLIN, 0 },
+            { a->in_fd, POLLIN, 0 },
+        };
+        int nfds = a->in_fd >= 0 ? 3 : 2;
+        int r = poll(fds, (nfds_t)nfds, timeout);
+        if (r < 0 && errno != EINTR) return -1;
+        if (r > 0 && fds[0].revents) take_signals(a);
+        if (r > 0 && fds[1].revents) take_worker(a);
+        if (r > 0 && nfds == 3 && fds[2].revents) {
+            if (fds[2].revents & POLLIN) read_input(a);
+            else a->quit = 1;                   /* hangup */
+        }
+        if (!ui_keys_pending(&a->kp)) pend_since = 0;
+        else if (!pend_since) pend_since = ui_now();
+        else if (ui_now() - pend_since >= ESC_WAIT_S) {
+            ui_keys_flush(&a->kp, on_input, a);
+            pend_since = 0;
+        }
+        if (a->dirty && ui_now() - a->last_frame >= FRAME_S) frame(a);
+    }
+    return 0;
+}

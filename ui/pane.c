@@ -1,0 +1,117 @@
+/* pane.c — scrolling and drawing of a transcript pane (see pane.h). */
+#include <stdio.h>
+#include "draw.h"
+#include "pane.h"
+
+void ui_pane_init(ui_pane *p, const char *title)
+{
+    ui_doc_init(&p->doc, 40);
+    p->title = title;
+    p->top = 0;
+    p->follow = 1;
+    p->view_h = 1;
+    p->unseen = 0;
+}
+
+void ui_pane_free(ui_pane *p) { ui_doc_free(&p->doc); }
+
+static int max_top(const ui_pane *p)
+{
+    int m = p->doc.nlines - p->view_h;
+    return m > 0 ? m : 0;
+}
+
+int ui_pane_top(const ui_pane *p) { return p->follow ? max_top(p) : p->top; }
+
+void ui_pane_resize(ui_pane *p, ui_rect r)
+{
+    int h = r.h - 1, w = r.w - 1;   /* the last column is for the scroll marker */
+    if (h < 1) h = 1;
+    if (w < 1) w = 1;
+    if (w != p->doc.width && !p->follow && p->doc.nlines > 0) {
+        const ui_line *l = &p->doc.lines[p->top < p->doc.nlines ? p->top : p->doc.nlines - 1];
+        int block = (int)l->block;
+        size_t off = l->start;
+        ui_doc_set_width(&p->doc, w);
+        p->top = ui_doc_find(&p->doc, block, off);
+    } else {
+        ui_doc_set_width(&p->doc, w);
+    }
+    p->view_h = h;
+    if (!p->follow && p->top > max_top(p)) p->top = max_top(p);
+}
+
+void ui_pane_scroll(ui_pane *p, int lines)
+{
+    int top = ui_pane_top(p) + lines;
+    if (top < 0) top = 0;
+    if (top >= max_top(p)) { ui_pane_end(p); return; }
+    p->top = top;
+    p->follow = 0;
+}
+
+void ui_pane_page(ui_pane *p, int pages)
+{
+    int step = p->view_h > 2 ? p->view_h - 1 : 1;
+    ui_pane_scroll(p, pages * step);
+}
+
+void ui_pane_home(ui_pane *p)
+{
+    p->top = 0;
+    p->follow = max_top(p) == 0;
+}
+
+void ui_pane_end(ui_pane *p)
+{
+    p->follow = 1;
+    p->unseen = 0;
+}
+
+void ui_pane_changed(ui_pane *p)
+{
+    if (!p->follow && p->doc.nlines > p->top + p->view_h) p->unseen = 1;
+}
+
+static void draw_line(const ui_doc *d, const ui_line *l, int y, int x, int w, ui_role_fn role)
+{
+    if (l->kind == UI_LINE_GAP) return;
+    const ui_block *b = &d->blocks[l->block];
+    attr_t a = ui_attr(role(b->style));
+    if (l->kind == UI_LINE_MORE) {
+        ui_putf(y, x, w, ui_attr(UI_C_DIM), "%s %u more lines (%zu bytes in all)",
+                ui_sym(UI_SYM_ELLIPSIS), l->end, b->len);
+        return;
+    }
+    size_t pos = l->start;
+    int col = 0;
+    ui_glyph g;
+    while (pos < l->end && ui_glyph_next(b->text + pos, l->end - pos, b->final, &g)) {
+        pos += g.len;
+        if (g.kind == UI_GLYPH_NEWLINE || g.kind == UI_GLYPH_EMPTY) continue;
+        if (col + g.width > w) break;
+        ui_put_glyph(y, x + col, x + w, &g, a);
+        col += g.width;
+    }
+}
+
+void ui_pane_draw(const ui_pane *p, ui_rect r, int focused, ui_role_fn role)
+{
+    if (!ui_rect_visible(r)) return;
+    ui_fill(r, A_NORMAL);
+    char title[128];
+    int top = ui_pane_top(p);
+    if (p->follow || p->doc.nlines <= p->view_h)
+        snprintf(title, sizeof title, "%s", p->title);
+    else
+        snprintf(title, sizeof title, "%s  [%d/%d]%s", p->title, top + p->view_h, p->doc.nlines,
+                 p->unseen ? "  new output below (End)" : "");
+    ui_put_title(r, title, focused);
+    for (int i = 0; i < r.h - 1; i++) {
+        int li = top + i;
+        if (li >= p->doc.nlines) break;
+        draw_line(&p->doc, &p->doc.lines[li], r.y + 1 + i, r.x, r.w, role);
+    }
+    if (p->unseen && !p->follow)
+        ui_put(r.y + r.h - 1, r.x + r.w - 2, 2, ui_attr(UI_C_MARK), ui_sym(UI_SYM_DOWN));
+}

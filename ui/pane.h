@@ -1,0 +1,42 @@
+/* pane.h — a scrollable transcript pane (answer or reasoning).
+ *
+ * A pane draws the visible slice of its document into a rectangle whose
+ * first row is the title. It follows the tail while the user has not
+ * scrolled; once the user scrolls up it stays where it is as text streams in
+ * (showing a "new output" marker) until End or scrolling to the bottom turns
+ * following back on. Across a rewrap (resize) the first visible line keeps
+ * showing the same text.
+ */
+#ifndef REMORA_UI_PANE_H
+#define REMORA_UI_PANE_H
+
+#include "doc.h"
+#include "layout.h"
+
+typedef struct ui_pane {
+    ui_doc  doc;
+    const char *title;
+    int     top;            /* first visible line when not following */
+    int     follow;
+    int     view_h;         /* text rows at the last layout */
+    int     unseen;         /* text arrived below the view since scrolling */
+} ui_pane;
+
+/* Styles of a block map to colour roles. */
+typedef int (*ui_role_fn)(int style);
+
+void ui_pane_init(ui_pane *p, const char *title);
+void ui_pane_free(ui_pane *p);
+/* Applies a new rectangle (rewraps on width change, keeps the view). */
+void ui_pane_resize(ui_pane *p, ui_rect r);
+void ui_pane_scroll(ui_pane *p, int lines);     /* negative = up */
+void ui_pane_page(ui_pane *p, int pages);
+void ui_pane_home(ui_pane *p);
+void ui_pane_end(ui_pane *p);
+/* Call after appending to the document. */
+void ui_pane_changed(ui_pane *p);
+/* First visible line. */
+int  ui_pane_top(const ui_pane *p);
+void ui_pane_draw(const ui_pane *p, ui_rect r, int focused, ui_role_fn role);
+
+#endif

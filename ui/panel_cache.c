@@ -1,0 +1,42 @@
+/* panel_cache.c — cache coverage: how much of the spine and of the experts
+ * is resident, the expert hit rate (this turn and the latest token), the
+ * fraction of all experts retained, and the bytes per token served from the
+ * cache against those read from storage. */
+#include "draw.h"
+#include "panel.h"
+
+static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0; }
+
+void ui_panel_cache(ui_rect r, const ui_stats *st, const ui_summary *s)
+{
+    if (!ui_rect_visible(r)) return;
+    ui_put_title(r, "Cache", 0);
+    int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
+    if (w <= 0 || !st->have_cur) return;
+    const rm_token_stats *c = &st->cur;
+    char a[32], b[32];
+    if (y < end) {
+        char hit[16] = "-", last[16] = "-";
+        if (s->hit_rate >= 0) snprintf(hit, sizeof hit, "%.1f%%", s->hit_rate * 100);
+        if (s->last_hit_rate >= 0) snprintf(last, sizeof last, "%.0f%%", s->last_hit_rate * 100);
+        ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "hit %s (last %s)  retained %.1f%%",
+                hit, last, c->retained_fraction * 100);
+    }
+    if (y < end) {
+        ui_fmt_bytes(a, sizeof a, s->cache_bytes_per_token);
+        ui_fmt_bytes(b, sizeof b, s->bytes_per_token);
+        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "per tok: cache %s  storage %s", a, b);
+    }
+    if (y < end) {
+        ui_fmt_bytes(a, sizeof a, (double)c->spine_resident_bytes);
+        ui_fmt_bytes(b, sizeof b, (double)c->spine_total_bytes);
+        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "spine   %s / %s (%.0f%%)", a, b,
+                pct(c->spine_resident_bytes, c->spine_total_bytes));
+    }
+    if (y < end) {
+        ui_fmt_bytes(a, sizeof a, (double)c->expert_cache_bytes);
+        ui_fmt_bytes(b, sizeof b, (double)c->expert_cache_capacity);
+        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "experts %s / %s (%.0f%%)", a, b,
+                pct(c->expert_cache_bytes, c->expert_cache_capacity));
+    }
+}

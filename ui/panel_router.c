@@ -1,0 +1,123 @@
+/* panel_router.c — the router map. One row per MoE layer (several layers per
+ * row when the panel is shorter than the model), expert ids bucketed across
+ * the panel's width; a cell's shade is how many chosen experts fall in its
+ * bucket, and its colour says whether they were also chosen for the previous
+ * token (reuse, which is what makes the expert cache work). The zoom view
+ * shows one layer over the recent tokens, newest on top.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "draw.h"
+#include "panel.h"
+
+static int chosen_before(const int16_t *prev, int k, int id)
+{
+    for (int i = 0; i < k; i++) if (prev[i] == id) return 1;
+    return 0;
+}
+
+/* Accumulates layer `l` of route `cur` into bucket counts over `cols`. */
+static void bucket(const int16_t *cur, const int16_t *prev, int k, int experts, int cols,
+                   int *count, int *reused)
+{
+    for (int i = 0; i < k; i++) {
+        int id = cur[i];
+        if (id < 0 || id >= experts) continue;
+        int c = (int)((long)id * cols / experts);
+        count[c]++;
+        if (prev && chosen_before(prev, k, id)) reused[c]++;
+    }
+}
+
+/* Shades a row. A cell of one layer shows its count of chosen experts (1 to
+ * 4+); when a row holds several layers (binned), shades are relative to the
+ * row's fullest cell, or every cell would be saturated. */
+static void draw_row(int y, int x, int cols, const int *count, const int *reused, int binned)
+{
+    int max = 1;
+    for (int c = 0; c < cols; c++) if (count[c] > max) max = count[c];
+    for (int c = 0; c < cols; c++) {
+        int role = count[c] && reused[c] == count[c] ? UI_C_HEAT_REUSE : UI_C_HEAT_NEW;
+        int level = !binned || !count[c] ? count[c] : 1 + 3 * count[c] / max;
+        attrset(ui_attr(role));
+        mvaddstr(y, x + c, ui_heat(level));
+    }
+    attrset(A_NORMAL);
+}
+
+static void draw_zoom(ui_rect r, const ui_stats *st, int layer, int k, int experts)
+{
+    int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
+    const int16_t (*cur)[RM_MAX_TOPK] = ui_stats_route(st, 0);
+    if (!cur) return;
+    char ids[256];
+    int len = snprintf(ids, sizeof ids, "ids");
+    for (int i = 0; i < k && len < (int)sizeof ids - 8; i++)
+        len += snprintf(ids + len, sizeof ids - (size_t)len, " %d", cur[layer][i]);
+    if (y < end) ui_put(y++, x, w, ui_attr(UI_C_VALUE), ids);
+    int count[512], reused[512];
+    int cols = w < 512 ? w : 512;
+    for (int age = 0; y < end; age++, y++) {
+        const int16_t (*rt)[RM_MAX_TOPK] = ui_stats_route(st, age);
+        if (!rt) break;
+        const int16_t (*pv)[RM_MAX_TOPK] = ui_stats_route(st, age + 1);
+        memset(count, 0, sizeof count);
+        memset(reused, 0, sizeof reused);
+        bucket(rt[layer], pv ? pv[layer] : NULL, k, experts, cols, count, reused);
+        draw_row(y, x, cols, count, reused, 0);
+    }
+}
+
+void ui_panel_router(ui_rect r, const ui_stats *st, const ui_router_view *v)
+{
+    if (!ui_rect_visible(r)) return;
+    const rm_token_stats *c = &st->cur;
+    int layers = st->have_cur ? c->route_layers : 0;
+    if (layers > RM_MAX_ROUTE_LAYERS) layers = RM_MAX_ROUTE_LAYERS;
+    int k = c->route_k < RM_MAX_TOPK ? c->route_k : RM_MAX_TOPK;
+    int experts = c->num_experts;
+    char title[96];
+    if (layers <= 0 || k <= 0 || experts <= 0) {
+        ui_put_title(r, "Router", 0);
+        return;
+    }
+    int zl = v->layer < 0 ? 0 : v->layer >= layers ? layers - 1 : v->layer;
+    if (v->zoom) {
+        snprintf(title, sizeof title, "Router layer %d of %d (zoom)", zl, layers);
+        ui_put_title(r, title, 1);
+        draw_zoom(r, st, zl, k, experts);
+        return;
+    }
+    int x = r.x + 1, w = r.w - 2, y = r.y + 1;
+    int rows = r.h - 1;
+    int legend = rows >= 6;
+    if (legend) rows--;
+    if (rows <= 0 || w <= 4) { ui_put_title(r, "Router", 0); return; }
+    int lpr = (layers + rows - 1) / rows;
+    if (lpr > 1) snprintf(title, sizeof title, "Router %dx%d, %d layers/row", layers, experts, lpr);
+    else snprintf(title, sizeof title, "Router %d layers x %d experts", layers, experts);
+    ui_put_title(r, title, 0);
+    int lw = w >= 24 ? 3 : 0;
+    int cols = w - lw;
+    if (cols > 512) cols = 512;
+    int count[512], reused[512];
+    long total = 0, reuse_total = 0;
+    for (int l0 = 0; l0 < layers && y < r.y + 1 + rows; l0 += lpr, y++) {
+        memset(count, 0, sizeof count);
+        memset(reused, 0, sizeof reused);
+        for (int l = l0; l < l0 + lpr && l < layers; l++)
+            bucket(c->route_ids[l], st->have_prev ? st->prev.route_ids[l] : NULL, k, experts, cols,
+                   count, reused);
+        for (int i = 0; i < cols; i++) { total += count[i]; reuse_total += reused[i]; }
+        if (lw) ui_putf(y, x, lw, ui_attr(UI_C_DIM), "%2d", l0 % 100);
+        draw_row(y, x + lw, cols, count, reused, lpr > 1);
+    }
+    if (legend) {
+        int ly = r.y + r.h - 1;
+        int col = ui_put(ly, x, w, ui_attr(UI_C_HEAT_REUSE), ui_heat(4));
+        col += ui_put(ly, x + col, w - col, ui_attr(UI_C_DIM), " reused ");
+        col += ui_put(ly, x + col, w - col, ui_attr(UI_C_HEAT_NEW), ui_heat(4));
+        ui_putf(ly, x + col, w - col, ui_attr(UI_C_DIM), " new  reuse %.0f%%  F4 zoom",
+                total ? 100.0 * (double)reuse_total / (double)total : 0.0);
+    }
+}

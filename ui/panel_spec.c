@@ -1,0 +1,28 @@
+/* panel_spec.c — speculative decoding: tokens drafted and accepted in this
+ * turn and the acceptance rate, with a bar. */
+#include "draw.h"
+#include "panel.h"
+
+void ui_panel_spec(ui_rect r, const ui_stats *st, const ui_summary *s)
+{
+    if (!ui_rect_visible(r)) return;
+    ui_put_title(r, "Speculation", 0);
+    int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
+    if (w <= 0 || !st->have_cur) return;
+    if (!s->drafted) {
+        if (y < end) ui_put(y, x, w, ui_attr(UI_C_DIM), "no drafts this turn");
+        return;
+    }
+    double rate = (double)s->accepted / (double)s->drafted;
+    if (y < end) {
+        char lbl[96];
+        int n = snprintf(lbl, sizeof lbl, "%llu/%llu accepted %.0f%% ",
+                         (unsigned long long)s->accepted, (unsigned long long)s->drafted, rate * 100);
+        ui_put(y, x, w, ui_attr(UI_C_VALUE), lbl);
+        if (w - n >= 4) ui_put_bar(y, x + n, w - n, rate, ui_attr(UI_C_BAR), ui_attr(UI_C_BAR_BG));
+        y++;
+    }
+    if (y < end)
+        ui_putf(y, x, w, ui_attr(UI_C_DIM), "drafted %llu  accepted %llu",
+                (unsigned long long)s->drafted, (unsigned long long)s->accepted);
+}

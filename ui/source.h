@@ -1,0 +1,42 @@
+/* source.h — what the chat talks to: a conversation that generates replies.
+ *
+ * Two implementations: the engine (source_engine.c, a thin wrapper of
+ * rm_session) and a synthetic one (source_synth.c) that streams deterministic
+ * reasoning and answer text with plausible, changing statistics at a chosen
+ * rate, so the UI can be demonstrated, tested and benchmarked without a
+ * model. The calls mirror rm_session's and run on the worker thread; only
+ * `label` is read by the UI thread.
+ */
+#ifndef REMORA_UI_SOURCE_H
+#define REMORA_UI_SOURCE_H
+
+#include "engine.h"
+
+typedef struct ui_source ui_source;
+
+typedef struct ui_source_vt {
+    int  (*turn)(ui_source *s, const char *user, const rm_gen_opts *o, const rm_gen_events *ev,
+                 volatile int *stop, rm_err *err);
+    int  (*set_system)(ui_source *s, const char *text, rm_err *err);
+    void (*clear)(ui_source *s);
+    int  (*save)(ui_source *s, const char *path, rm_err *err);
+    int  (*load)(ui_source *s, const char *path, rm_err *err);
+    int  (*messages)(ui_source *s, const rm_chat_msg **msgs);
+    int  (*last_interrupted)(ui_source *s);
+    void (*free)(ui_source *s);
+} ui_source_vt;
+
+struct ui_source {
+    const ui_source_vt *vt;
+    char label[256];        /* status line: model directory or "synthetic" */
+};
+
+typedef struct ui_synth_opts {
+    double rate;            /* tokens per second; <= 0: as fast as possible */
+    int    reasoning_tokens, answer_tokens;
+} ui_synth_opts;
+
+int ui_source_engine_open(const char *model_dir, const rm_open_opts *o, ui_source **out, rm_err *err);
+int ui_source_synth_open(const ui_synth_opts *o, ui_source **out, rm_err *err);
+
+#endif

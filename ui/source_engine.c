@@ -1,0 +1,53 @@
+/* source_engine.c — the chat's source backed by the engine: every call goes
+ * straight to the rm_session of the model directory. */
+#include <stdio.h>
+#include <stdlib.h>
+#include "source.h"
+
+typedef struct engine_source {
+    ui_source   base;
+    rm_session *ses;
+} engine_source;
+
+static rm_session *ses(ui_source *s) { return ((engine_source *)s)->ses; }
+
+static int turn(ui_source *s, const char *user, const rm_gen_opts *o, const rm_gen_events *ev,
+                volatile int *stop, rm_err *err)
+{
+    return rm_session_turn(ses(s), user, o, ev, stop, err);
+}
+
+static int set_system(ui_source *s, const char *text, rm_err *err)
+{
+    if (rm_session_set_system(ses(s), text)) return rm_errf(err, "cannot set the system prompt");
+    return 0;
+}
+
+static void clear(ui_source *s) { rm_session_clear(ses(s)); }
+static int save(ui_source *s, const char *path, rm_err *err) { return rm_session_save(ses(s), path, err); }
+static int load(ui_source *s, const char *path, rm_err *err) { return rm_session_load(ses(s), path, err); }
+static int messages(ui_source *s, const rm_chat_msg **m) { return rm_session_messages(ses(s), m); }
+static int last_interrupted(ui_source *s) { return rm_session_last_interrupted(ses(s)); }
+
+static void destroy(ui_source *s)
+{
+    rm_session_free(ses(s));
+    free(s);
+}
+
+static const ui_source_vt engine_vt = {
+    turn, set_system, clear, save, load, messages, last_interrupted, destroy,
+};
+
+int ui_source_engine_open(const char *model_dir, const rm_open_opts *o, ui_source **out, rm_err *err)
+{
+    engine_source *e = calloc(1, sizeof *e);
+    if (!e) return rm_errf(err, "out of memory");
+    if (rm_session_open(model_dir, o, &e->ses, err)) { free(e); return -1; }
+    /* a short look at the storage ceiling, for the I/O panel's scale */
+    rm_session_probe_device(e->ses, 0.3);
+    e->base.vt = &engine_vt;
+    snprintf(e->base.label, sizeof e->base.label, "%s", model_dir);
+    *out = &e->base;
+    return 0;
+}

@@ -1,0 +1,43 @@
+/* term.h — the terminal while the chat owns it.
+ *
+ * Opens curses on a pair of streams (the tty, or a pty for the benchmark) in
+ * raw mode, so Ctrl-C, Ctrl-Z and Ctrl-D arrive as bytes and the UI decides
+ * what they mean. Signal handlers only record the signal and write to a
+ * self-pipe the loop polls. While the screen is in use, fd 2 goes to a log
+ * file so engine messages cannot corrupt it; leaving (exit, suspend, the
+ * external editor) restores the terminal modes and fd 2.
+ */
+#ifndef REMORA_UI_TERM_H
+#define REMORA_UI_TERM_H
+
+#include <stdio.h>
+
+enum { UI_SIG_WINCH = 1, UI_SIG_INT = 2, UI_SIG_TERM = 4, UI_SIG_CONT = 8 };
+
+typedef struct ui_term {
+    void *screen;           /* SCREEN * */
+    FILE *out, *in;
+    int   mouse;
+    int   color;
+    int   saved_stderr;     /* -1 when fd 2 is not redirected */
+    int   log_fd;
+    int   active;           /* curses mode is on */
+} ui_term;
+
+/* log_path NULL: leave fd 2 alone. Returns 0 or -1 (message in err). */
+int  ui_term_open(ui_term *t, FILE *out, FILE *in, int mouse, const char *log_path,
+                  char *err, size_t errlen);
+void ui_term_close(ui_term *t);
+/* Gives the terminal back (editor, suspend) and takes it again. */
+void ui_term_leave(ui_term *t);
+void ui_term_enter(ui_term *t);
+/* Ctrl-Z: leaves, stops the process, and comes back when continued. */
+void ui_term_suspend(ui_term *t);
+/* The read end of the signal self-pipe, and the signals seen since the
+ * last call (UI_SIG_* bits). */
+int  ui_term_signal_fd(void);
+int  ui_term_take_signals(void);
+/* Applies the terminal's current size to curses. */
+void ui_term_resize(ui_term *t);
+
+#endif

@@ -1,0 +1,246 @@
+/* worker.c — the generation thread and its mailbox (see worker.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "worker.h"
+
+#define RING 64
+
+typedef struct tbuf { char *p; size_t n, cap; } tbuf;
+
+struct ui_worker {
+    ui_source      *src;
+    pthread_t       thread;
+    pthread_mutex_t mu;
+    pthread_cond_t  cv;
+    int             wake[2];
+    atomic_int      woken;          /* a wake byte is in the pipe */
+    volatile int    stop;
+    int             quit;
+
+    /* command slot (UI -> worker) */
+    int             has_cmd, busy, cmd;
+    char           *arg;
+    rm_gen_opts     gen;
+
+    /* published (worker -> UI), under mu */
+    tbuf            text[3];
+    ui_sample       ring[RING];
+    int             ring_n, ring_lost;
+    rm_token_stats  full, full_prev;
+    int             have_full, have_prev, full_new;
+    int             have_done;
+    ui_done         done;
+
+    /* UI-side copies handed out by drain */
+    tbuf            out[3];
+};
+
+static void wake_ui(ui_worker *w)
+{
+    if (!atomic_exchange(&w->woken, 1)) {
+        ssize_t r;
+        do r = write(w->wake[1], "", 1); while (r < 0 && errno == EINTR);
+    }
+}
+
+static void tb_add(tbuf *b, const char *s, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t nc = b->cap ? b->cap : 4096;
+        while (nc < b->n + n) nc *= 2;
+        char *p = realloc(b->p, nc);
+        if (!p) return;
+        b->p = p;
+        b->cap = nc;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+
+static void on_text(void *ud, int channel, const char *text, size_t len)
+{
+    ui_worker *w = ud;
+    if (channel != RM_CHAN_REASONING && channel != RM_CHAN_ANSWER) return;
+    pthread_mutex_lock(&w->mu);
+    tb_add(&w->text[channel], text, len);
+    pthread_mutex_unlock(&w->mu);
+    wake_ui(w);
+}
+
+static void on_stats(void *ud, const rm_token_stats *st)
+{
+    ui_worker *w = ud;
+    ui_sample s;
+    ui_sample_from(&s, st);
+    pthread_mutex_lock(&w->mu);
+    if (w->ring_n < RING) w->ring[w->ring_n++] = s;
+    else w->ring_lost++;
+    if (!st->prefill) {
+        if (w->have_full) { w->full_prev = w->full; w->have_prev = 1; }
+        w->full = *st;
+        w->have_full = 1;
+        w->full_new = 1;
+    }
+    pthread_mutex_unlock(&w->mu);
+    wake_ui(w);
+}
+
+static void run(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen, ui_done *d)
+{
+    rm_err err = { "" };
+    ui_source *s = w->src;
+    d->cmd = cmd;
+    d->interrupted = 0;
+    switch (cmd) {
+    case UI_CMD_TURN: {
+        rm_gen_events ev = { w, on_text, on_stats };
+        d->rc = s->vt->turn(s, arg, gen, &ev, &w->stop, &err);
+        d->interrupted = d->rc == 0 && s->vt->last_interrupted(s);
+        break;
+    }
+    case UI_CMD_SYSTEM: d->rc = s->vt->set_system(s, arg, &err); break;
+    case UI_CMD_CLEAR:  s->vt->clear(s); d->rc = 0; break;
+    case UI_CMD_SAVE:   d->rc = s->vt->save(s, arg, &err); break;
+    case UI_CMD_LOAD:   d->rc = s->vt->load(s, arg, &err); break;
+    default:            d->rc = rm_errf(&err, "unknown command %d", cmd); break;
+    }
+    memcpy(d->msg, err.msg, sizeof d->msg);
+}
+
+static void *thread_main(void *arg)
+{
+    ui_worker *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->quit && !w->has_cmd) pthread_cond_wait(&w->cv, &w->mu);
+        if (w->quit) break;
+        int cmd = w->cmd;
+        char *a = w->arg;
+        rm_gen_opts gen = w->gen;
+        w->has_cmd = 0;
+        w->arg = NULL;
+        pthread_mutex_unlock(&w->mu);
+
+        ui_done d;
+        run(w, cmd, a ? a : "", &gen, &d);
+        free(a);
+
+        pthread_mutex_lock(&w->mu);
+        w->done = d;
+        w->have_done = 1;
+        w->busy = 0;
+        pthread_mutex_unlock(&w->mu);
+        wake_ui(w);
+        pthread_mutex_lock(&w->mu);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+int ui_worker_start(ui_source *src, ui_worker **out, int *wake_fd)
+{
+    ui_worker *w = calloc(1, sizeof *w);
+    if (!w) return -1;
+    w->src = src;
+    if (pipe2(w->wake, O_NONBLOCK | O_CLOEXEC)) { free(w); return -1; }
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv, NULL);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);     /* signals belong to the UI thread */
+    int rc = pthread_create(&w->thread, NULL, thread_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
+        close(w->wake[0]); close(w->wake[1]);
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv);
+        free(w);
+        return -1;
+    }
+    *wake_fd = w->wake[0];
+    *out = w;
+    return 0;
+}
+
+void ui_worker_free(ui_worker *w)
+{
+    if (!w) return;
+    pthread_mutex_lock(&w->mu);
+    w->quit = 1;
+    w->stop = 1;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    for (int i = 0; i < 3; i++) { free(w->text[i].p); free(w->out[i].p); }
+    free(w->arg);
+    close(w->wake[0]);
+    close(w->wake[1]);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->cv);
+    free(w);
+}
+
+int ui_worker_submit(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen)
+{
+    char *a = arg ? strdup(arg) : NULL;
+    if (arg && !a) return -1;
+    pthread_mutex_lock(&w->mu);
+    if (w->busy) { pthread_mutex_unlock(&w->mu); free(a); return -1; }
+    w->busy = 1;
+    w->has_cmd = 1;
+    w->cmd = cmd;
+    w->arg = a;
+    if (gen) w->gen = *gen;
+    w->stop = 0;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    return 0;
+}
+
+void ui_worker_stop(ui_worker *w) { w->stop = 1; }
+
+int ui_worker_busy(ui_worker *w)
+{
+    pthread_mutex_lock(&w->mu);
+    int b = w->busy;
+    pthread_mutex_unlock(&w->mu);
+    return b;
+}
+
+void ui_worker_drain(ui_worker *w, ui_drain *d)
+{
+    char buf[256];
+    while (read(w->wake[0], buf, sizeof buf) > 0) {}
+    atomic_store(&w->woken, 0);     /* before taking: a later publish wakes again */
+
+    pthread_mutex_lock(&w->mu);
+    for (int c = 1; c < 3; c++) {
+        tbuf t = w->out[c];                 /* swap: no copy of the text */
+        w->out[c] = w->text[c];
+        t.n = 0;
+        w->text[c] = t;
+    }
+    d->nsamples = w->ring_n;
+    memcpy(d->samples, w->ring, (size_t)w->ring_n * sizeof w->ring[0]);
+    d->lost_samples = w->ring_lost;
+    w->ring_n = w->ring_lost = 0;
+    d->have_full = w->full_new;
+    if (d->have_full) d->full = w->full;
+    d->have_prev = d->have_full && w->have_prev;
+    if (d->have_prev) d->full_prev = w->full_prev;
+    w->full_new = 0;
+    d->have_done = w->have_done;
+    if (w->have_done) d->done = w->done;
+    w->have_done = 0;
+    pthread_mutex_unlock(&w->mu);
+
+    d->text[0] = NULL;
+    d->len[0] = 0;
+    for (int c = 1; c < 3; c++) { d->text[c] = w->out[c].p; d->len[c] = w->out[c].n; }
+}
