@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "engine.h"
 #include "commands.h"
+#include "progress.h"
 
 static volatile int stop_flag;
 
@@ -183,6 +184,13 @@ int cmd_run(int argc, char **argv)
         free(owned);
         return 2;
     }
+    rm_pool_status ps;
+    char pl[32], pt[32], pf[32];
+    if (!rm_model_pool_status(rm_session_model(s), &ps, &err) && ps.stream)
+        fprintf(stderr, "[stream mode from %s: %d of %d experts local (%s of %s); the rest is fetched on first use, "
+                "%s more to finish (remora fetch)]\n", ps.source, ps.experts_local, ps.experts_total,
+                progress_bytes(pl, sizeof pl, (double)ps.bytes_local), progress_bytes(pt, sizeof pt, (double)ps.bytes_total),
+                progress_bytes(pf, sizeof pf, (double)(ps.bytes_total - ps.bytes_local)));
     int rc = 0;
     if (transcript && access(transcript, F_OK) == 0 && rm_session_load(s, transcript, &err)) {
         fprintf(stderr, "remora run: %s\n", err.msg);

@@ -13,6 +13,8 @@ int cmd_bench(int argc, char **argv);
 int cmd_bench_kernels(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_bench_tokenizer(int argc, char **argv);
+int cmd_setup(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
 int cmd_chat(int argc, char **argv);
 int cmd_bench_ui(int argc, char **argv);
 

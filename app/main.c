@@ -11,6 +11,8 @@ static const struct command {
 } commands[] = {
     { "chat",          cmd_chat,          "full-screen chat (the default command)" },
     { "run",           cmd_run,           "generate from a prompt, streaming to stdout" },
+    { "setup",         cmd_setup,         "make a model directory from a URL (full or stream mode)" },
+    { "fetch",         cmd_fetch,         "download the missing experts of a stream-mode model" },
     { "synth",         cmd_synth,         "write a random-weight K3-width checkpoint" },
     { "bench",         cmd_bench,         "measure decode speed, bytes read and the roofline" },
     { "eval",            cmd_eval,            "score a model: NLL and exact-match accuracy per task" },

@@ -16,11 +16,12 @@ double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue
     io_req *reqs = calloc((size_t)qd, sizeof *reqs);
     uint8_t **bufs = calloc((size_t)qd, sizeof *bufs);
     if (!keys || !reqs || !bufs) { free(keys); free(reqs); free(bufs); return rm_errf(err, "out of memory"), -1.0; }
-    for (int k = 0; k < c->L * c->E; k++) if (c->loc[k].nparts == 1) keys[nkeys++] = k;
+    for (int k = 0; k < c->L * c->E; k++)   /* stream mode: only experts in the shards (not holes) */
+        if (c->loc[k].nparts == 1 && (!c->remote.is_local || c->remote.is_local(c->remote.ctx, k))) keys[nkeys++] = k;
     int ok = nkeys > 0;
     for (int i = 0; i < qd && ok; i++) ok = !posix_memalign((void **)&bufs[i], STORE_ALIGN, c->slot_size);
     double gbps = -1;
-    if (!ok) { rm_errf(err, nkeys ? "out of memory" : "no expert is stored as one span"); goto out; }
+    if (!ok) { rm_errf(err, nkeys ? "out of memory" : "no expert is stored in the shards as one span"); goto out; }
     uint64_t rng = 88172645463325252ull, bytes = 0;
     io_take_counters(c->io);
     double t0 = model_now(), end = t0 + seconds;

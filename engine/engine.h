@@ -205,6 +205,7 @@ typedef struct rm_token_stats {
     uint64_t expert_hits, expert_misses;   /* this token */
     double   retained_fraction;            /* of all experts, resident now */
     double   read_gbps;                    /* achieved this token */
+    double   net_gbps;                     /* stream mode: achieved fetch bandwidth */
     double   device_gbps;                  /* measured ceiling, 0 if unknown */
     int      queue_depth;
     uint64_t prefetch_issued, prefetch_used;  /* expert reads started early */
@@ -286,6 +287,70 @@ void rm_model_take_stats(rm_model *m, rm_token_stats *st);
  * (one expert) and queue depth (the expert reader threads) by reading random
  * experts of the model for about `seconds`. Returns GB/s, or -1. */
 double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue_depth, rm_err *err);
+
+/* ---- stream mode: models set up from a URL (setup.c, remote.c) --------- */
+
+/* Progress of a download: `what` names the phase ("files", "headers",
+ * "spine", "shards", "experts"); bytes done so far and in all. Called from
+ * worker threads, one call at a time. */
+typedef void (*rm_progress_fn)(void *ud, const char *what, uint64_t done, uint64_t total);
+
+/* The default source, https://huggingface.co/moonshotai/Kimi-K3/resolve/main,
+ * with the host from $REMORA_HF_HOST (a host or an origin such as
+ * http://127.0.0.1:8080) and the path from $REMORA_HF_PATH when set. */
+void rm_default_source(char *buf, size_t cap);
+
+typedef enum { RM_SETUP_AUTO, RM_SETUP_FULL, RM_SETUP_STREAM } rm_setup_mode;
+
+typedef struct rm_setup_opts {
+    const char *source;     /* base URL; NULL: the one DIR was set up from, else the default */
+    rm_setup_mode mode;     /* AUTO: full when the free disk allows */
+    int connections;        /* downloads at once; 0 = 8 */
+} rm_setup_opts;
+
+typedef struct rm_setup_result {
+    int full;                   /* 1: every byte was downloaded; 0: stream mode */
+    char source[1024];
+    uint64_t model_bytes;       /* all shards */
+    uint64_t spine_bytes;       /* every non-expert byte, headers included */
+    uint64_t full_needs;        /* bytes not local yet (what full mode would still fetch) */
+    uint64_t disk_free;         /* free bytes in DIR at the decision */
+    uint64_t downloaded;        /* bytes this call fetched */
+} rm_setup_result;
+
+/* Sets DIR up from a source URL: config, tokenizer and index files, every
+ * shard's header (range requests), local shards as sparse files of full size
+ * holding the headers and the spine, and DIR/.remora/source.json, which puts
+ * the model in stream mode (experts not on disk are fetched on first use).
+ * Full mode downloads the experts into the shards as well. Resumable: run it
+ * again after an interruption. */
+int rm_setup(const char *dir, const rm_setup_opts *o, rm_progress_fn fn, void *ud, rm_setup_result *res,
+             rm_err *err);
+
+/* How much of the routed-expert pool is on local disk. */
+typedef struct rm_pool_status {
+    int stream;                 /* 1: missing experts are fetched from `source` */
+    char source[1024];
+    int experts_total, experts_local;   /* local: in the shards or the disk cache */
+    uint64_t bytes_total, bytes_local;
+    uint64_t disk_free;         /* free bytes in the model directory */
+} rm_pool_status;
+
+/* For any open model (a local model reports everything local, stream 0). */
+int rm_model_pool_status(const rm_model *m, rm_pool_status *st, rm_err *err);
+
+typedef struct rm_fetch_opts {
+    int first_layer, last_layer;    /* inclusive, 0-based model layers; -1: from the first / to the last */
+    int connections;                /* downloads at once; 0 = 8 */
+    int dry_run;                    /* only fill the status */
+} rm_fetch_opts;
+
+/* Completes the local pool of a stream-mode model in DIR: every missing
+ * expert of the layers goes into the disk cache. *st (may be NULL) receives
+ * the status before fetching. Resumable: cached experts are skipped, and
+ * leftovers of an interrupted fetch are removed. */
+int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, rm_progress_fn fn, void *ud,
+                  rm_err *err);
 
 /* ---- kernels (benchmarks and self-checks) ------------------------------ */
 

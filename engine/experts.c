@@ -339,7 +339,14 @@ int experts_next(expert_cache *c, mlp_weights *w, rm_err *err)
             /* a failed read: report it if this batch needed that expert */
             for (int i = 0; i < c->b_n; i++)
                 if (c->b_state[i] == 1 && &c->slots[c->b_slot[i]] == s) {
-                    const expert_loc *loc = &c->loc[c->b_layer * c->E + c->b_ids[i]];
+                    const int key = c->b_layer * c->E + c->b_ids[i];
+                    const expert_loc *loc = &c->loc[key];
+                    char why[768] = "";
+                    if (c->remote.why) c->remote.why(c->remote.ctx, key, why, sizeof why);
+                    if (why[0]) {
+                        rm_errf(err, "expert %d of layer %d: %s", c->b_ids[i], c->b_layer, why);
+                        return -2;
+                    }
                     rm_errf(err, "%s: reading expert %d of layer %d (%llu bytes at %llu) failed",
                             c->st->st->shards[loc->shard].path, c->b_ids[i], c->b_layer,
                             (unsigned long long)loc->bytes, (unsigned long long)loc->off[0]);

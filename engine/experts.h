@@ -49,10 +49,14 @@ typedef struct expert_slot {
  * span (r->tag is the expert_slot, whose key = layer * E + expert; r->off and
  * r->len are the span in the shard, r->dst where it goes) and must fill it
  * exactly as a local read would, setting r->got and r->err. `is_local` says
- * whether an expert's bytes can be pread from the shards as they are. */
+ * whether an expert's bytes can be pread from the shards as they are; `why`
+ * explains a failed read. */
 typedef struct expert_remote {
     void (*read)(io_req *r, void *ctx);
     int  (*is_local)(void *ctx, int key);
+    /* why the last read of `key` failed (e.g. the URL and the HTTP error),
+     * or "" when it does not know */
+    void (*why)(void *ctx, int key, char *buf, size_t cap);
     void *ctx;
 } expert_remote;
 

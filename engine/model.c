@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 #include "model.h"
+#include "remote.h"
 #include "kernels/kernels.h"
 #include "threadpool.h"
 
@@ -266,10 +267,12 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     pool_init(opts->threads);   /* idempotent: one compute pool per process */
     if (config_load(dir, &m->cfg, err) || st_open(dir, &m->st, err) ||
         store_init(&m->store, m->st, opts->io_threads, err) || load_weights(m, err) || register_spine(m, err) ||
-        experts_init(&m->experts, &m->store, m, opts->io_threads, err)) {
+        experts_init(&m->experts, &m->store, m, opts->io_threads, err) ||
+        remote_open(dir, m->st, &m->cfg, opts->io_threads, &m->remote, err)) {
         rm_model_free(m);
         return -1;
     }
+    if (m->remote) m->experts.remote = remote_hooks(m->remote);
     const rm_config *c = &m->cfg;
     const uint64_t min_cache = (uint64_t)experts_slot_bytes(&m->experts) * (uint64_t)(c->topk ? c->topk : 0);
     uint64_t budget = opts->ram_gb > 0 ? (uint64_t)(opts->ram_gb * 1e9) : default_budget();
@@ -331,6 +334,7 @@ void rm_model_free(rm_model *m)
     free(m->out_res_w);
     free(m->prev_route);
     experts_free(&m->experts);
+    remote_free(m->remote);     /* after the reader threads that call it are gone */
     store_free(&m->store);
     st_close(m->st);
     free(m);
@@ -614,6 +618,15 @@ void model_take_stats(rm_model *m, rm_token_stats *st)
     st->expert_cache_bytes = (uint64_t)c->resident * c->slot_size;
     st->expert_cache_capacity = (uint64_t)c->nslots * c->slot_size;
     st->retained_fraction = m->info.total_experts ? (double)c->resident / m->info.total_experts : 0;
+    st->bytes_net = 0;
+    st->net_gbps = 0;
+    if (m->remote) {    /* bytes a download put in a slot were not read from storage */
+        uint64_t served = 0;
+        double net_s = 0;
+        remote_take_counters(m->remote, &st->bytes_net, &served, &net_s);
+        st->bytes_expert_read -= served < st->bytes_expert_read ? served : st->bytes_expert_read;
+        st->net_gbps = net_s > 0 ? (double)st->bytes_net / net_s / 1e9 : 0;
+    }
     st->read_gbps = e.busy_seconds > 0 ? (double)st->bytes_expert_read / e.busy_seconds / 1e9 : 0;
     st->queue_depth = e.max_depth;
     for (int i = 0; i < RM_PHASE_COUNT; i++) st->phase_seconds[i] = m->ctr.phase[i];

@@ -82,6 +82,7 @@ struct rm_model {
     /* where the weights are: spine units and the expert cache */
     store store;
     expert_cache experts;
+    struct remote *remote;      /* stream mode (remote.h), or NULL */
     int *prev_route;            /* [L][topk] experts of the last position */
     model_counters ctr;         /* since the last model_take_stats */
 };

@@ -159,38 +159,14 @@ static int parse_entry(const char *path, const char *name, json_t *v, uint64_t d
     return 0;
 }
 
-/* Reads and validates the header of shard `si` of s, appending its tensors. */
-static int load_shard(st_set *s, int si, rm_err *err)
+/* Validates the hlen-byte JSON header of shard `si` of s (whose size is
+ * already known) and appends its tensors. */
+static int parse_header(st_set *s, int si, const char *hdr, uint64_t hlen, rm_err *err)
 {
     st_shard *sh = &s->shards[si];
     const char *path = sh->path;
-    sh->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (sh->fd < 0) return rm_errf(err, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(sh->fd, &st) != 0) return rm_errf(err, "%s: cannot stat: %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode)) return rm_errf(err, "%s: not a regular file", path);
-    sh->size = (uint64_t)st.st_size;
-    if (sh->size < 8) return rm_errf(err, "%s: file is %llu bytes, too short for a safetensors header",
-                                     path, (unsigned long long)sh->size);
-    uint8_t lenb[8];
-    if (pread(sh->fd, lenb, 8, 0) != 8) return rm_errf(err, "%s: cannot read header length", path);
-    uint64_t hlen = 0;
-    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | lenb[i];
-    if (hlen > ST_MAX_HEADER)
-        return rm_errf(err, "%s: header length %llu exceeds the %u-byte limit", path,
-                       (unsigned long long)hlen, ST_MAX_HEADER);
-    if (hlen > sh->size - 8)
-        return rm_errf(err, "%s: header length %llu is beyond the end of the file (%llu bytes)",
-                       path, (unsigned long long)hlen, (unsigned long long)sh->size);
-    char *hdr = malloc(hlen + 1);
-    if (!hdr) return rm_errf(err, "%s: out of memory for header", path);
-    if (pread(sh->fd, hdr, hlen, 8) != (ssize_t)hlen) {
-        free(hdr);
-        return rm_errf(err, "%s: cannot read the %llu-byte header", path, (unsigned long long)hlen);
-    }
     json_error_t je;
     json_t *root = json_loadb(hdr, hlen, JSON_REJECT_DUPLICATES, &je);
-    free(hdr);
     if (!root) return rm_errf(err, "%s: header is not valid JSON: %s (byte %d)", path, je.text, je.position);
     int rc = 0;
     if (!json_is_object(root)) { rc = rm_errf(err, "%s: header is not a JSON object", path); goto out; }
@@ -234,6 +210,53 @@ out:
     return rc;
 }
 
+/* The header length field must be bounded and leave the header inside the file. */
+static int check_hlen(const char *path, uint64_t hlen, uint64_t size, rm_err *err)
+{
+    if (hlen > ST_MAX_HEADER)
+        return rm_errf(err, "%s: header length %llu exceeds the %u-byte limit", path,
+                       (unsigned long long)hlen, ST_MAX_HEADER);
+    if (hlen > size - 8)
+        return rm_errf(err, "%s: header length %llu is beyond the end of the file (%llu bytes)",
+                       path, (unsigned long long)hlen, (unsigned long long)size);
+    return 0;
+}
+
+uint64_t st_header_len(const uint8_t lenb[8])
+{
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | lenb[i];
+    return hlen;
+}
+
+/* Reads and validates the header of shard `si` of s, appending its tensors. */
+static int load_shard(st_set *s, int si, rm_err *err)
+{
+    st_shard *sh = &s->shards[si];
+    const char *path = sh->path;
+    sh->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (sh->fd < 0) return rm_errf(err, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(sh->fd, &st) != 0) return rm_errf(err, "%s: cannot stat: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode)) return rm_errf(err, "%s: not a regular file", path);
+    sh->size = (uint64_t)st.st_size;
+    if (sh->size < 8) return rm_errf(err, "%s: file is %llu bytes, too short for a safetensors header",
+                                     path, (unsigned long long)sh->size);
+    uint8_t lenb[8];
+    if (pread(sh->fd, lenb, 8, 0) != 8) return rm_errf(err, "%s: cannot read header length", path);
+    uint64_t hlen = st_header_len(lenb);
+    if (check_hlen(path, hlen, sh->size, err)) return -1;
+    char *hdr = malloc(hlen + 1);
+    if (!hdr) return rm_errf(err, "%s: out of memory for header", path);
+    if (pread(sh->fd, hdr, hlen, 8) != (ssize_t)hlen) {
+        free(hdr);
+        return rm_errf(err, "%s: cannot read the %llu-byte header", path, (unsigned long long)hlen);
+    }
+    int rc = parse_header(s, si, hdr, hlen, err);
+    free(hdr);
+    return rc;
+}
+
 static st_set *set_new(const char *dir)
 {
     st_set *s = calloc(1, sizeof *s);
@@ -263,9 +286,25 @@ int st_open_file(const char *path, st_set **out, rm_err *err)
     return 0;
 }
 
+int st_parse_header(const char *name, const void *hdr, uint64_t hlen, uint64_t file_size, st_set **out,
+                    rm_err *err)
+{
+    *out = NULL;
+    if (file_size < 8)
+        return rm_errf(err, "%s: file is %llu bytes, too short for a safetensors header", name,
+                       (unsigned long long)file_size);
+    if (check_hlen(name, hlen, file_size, err)) return -1;
+    st_set *s = set_new(name);
+    if (!s || add_shard(s, name)) { st_close(s); return rm_errf(err, "%s: out of memory", name); }
+    s->shards[0].size = file_size;
+    if (parse_header(s, 0, hdr, hlen, err) || build_hash(s, err)) { st_close(s); return -1; }
+    *out = s;
+    return 0;
+}
+
 /* A shard name from the index must be a plain file name: no directory part,
  * nothing that could leave the model directory. */
-static int safe_shard_name(const char *n)
+int st_safe_shard_name(const char *n)
 {
     return n[0] && !strchr(n, '/') && !strchr(n, '\\') && strcmp(n, ".") && strcmp(n, "..") &&
            strlen(n) < 256;
@@ -301,7 +340,7 @@ int st_open(const char *dir, st_set **out, rm_err *err)
     json_object_foreach(wm, key, v) {
         if (!json_is_string(v)) { rc = rm_errf(err, "%s: weight_map['%s'] is not a string", path, key); goto out; }
         const char *sn = json_string_value(v);
-        if (!safe_shard_name(sn)) {
+        if (!st_safe_shard_name(sn)) {
             rc = rm_errf(err, "%s: weight_map['%s'] names shard '%s', which is not a plain file name "
                          "inside the model directory", path, key, sn);
             goto out;

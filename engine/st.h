@@ -50,6 +50,17 @@ void st_close(st_set *s);
  * fuzzer and the bad-input tests. */
 int  st_open_file(const char *path, st_set **out, rm_err *err);
 
+/* The same validation for a header held in memory (stream-mode setup fetches
+ * headers before the shard exists): hlen bytes of JSON of a shard named `name`
+ * whose file is file_size bytes long. The set has one shard and no fd. */
+int  st_parse_header(const char *name, const void *hdr, uint64_t hlen, uint64_t file_size, st_set **out,
+                     rm_err *err);
+/* The header length from a shard's first 8 bytes (little-endian). */
+uint64_t st_header_len(const uint8_t lenb[8]);
+/* Whether a shard name from the index is a plain file name inside the model
+ * directory (no '/', no "..", not empty). */
+int  st_safe_shard_name(const char *n);
+
 const st_tensor *st_find(const st_set *s, const char *name);
 /* Reads the first len bytes of tensor t (len <= t->nbytes) into dst. */
 int         st_pread(const st_set *s, const st_tensor *t, void *dst, size_t len, rm_err *err);

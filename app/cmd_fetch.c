@@ -1,0 +1,85 @@
+/* cmd_fetch.c — `remora fetch`: completes the local expert pool of a
+ * stream-mode model (all missing experts of some layers into the disk
+ * cache), resumably, with a progress bar; --dry-run only counts. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include "engine.h"
+#include "commands.h"
+#include "progress.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: remora fetch --dir DIR [--layers A-B] [--connections N] [--dry-run]\n"
+        "  --dir DIR          a model directory made by `remora setup` (stream mode)\n"
+        "  --layers A-B       only these layers (0-based, inclusive; A alone: one layer)\n"
+        "  --connections N    downloads at once (default 8)\n"
+        "  --dry-run          print how many experts are local and missing, and their size\n"
+        "Interrupted? Run it again: cached experts are kept, the rest is fetched.\n"
+        "exit status: 0 done, 1 download or disk failure, 2 bad arguments\n");
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int cmd_fetch(int argc, char **argv)
+{
+    rm_fetch_opts o = { -1, -1, 0, 0 };
+    const char *dir = NULL;
+    static const struct option opts[] = {
+        { "dir", required_argument, 0, 'd' }, { "model", required_argument, 0, 'd' },
+        { "layers", required_argument, 0, 'l' }, { "connections", required_argument, 0, 'c' },
+        { "dry-run", no_argument, 0, 'n' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    int c;
+    char *end;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': dir = optarg; break;
+        case 'l':
+            o.first_layer = (int)strtol(optarg, &end, 10);
+            o.last_layer = o.first_layer;
+            if (*end == '-') o.last_layer = (int)strtol(end + 1, &end, 10);
+            if (*end || end == optarg || o.first_layer < 0 || o.last_layer < o.first_layer) {
+                fprintf(stderr, "remora fetch: --layers wants A-B with 0 <= A <= B\n");
+                return 2;
+            }
+            break;
+        case 'c':
+            o.connections = (int)strtol(optarg, &end, 10);
+            if (*end || o.connections < 1 || o.connections > 64) { fprintf(stderr, "remora fetch: --connections wants 1..64\n"); return 2; }
+            break;
+        case 'n': o.dry_run = 1; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!dir || optind != argc) { usage(stderr); return 2; }
+    progress_bar bar;
+    progress_init(&bar, "remora fetch");
+    rm_pool_status st;
+    rm_err err = { "" };
+    double t0 = now();
+    int rc = rm_pool_fetch(dir, &o, &st, o.dry_run ? NULL : progress_cb, &bar, &err);
+    double el = now() - t0;
+    progress_end(&bar);
+    if (rc) { fprintf(stderr, "remora fetch: %s\n", err.msg); return 1; }
+    char a[32], b[32], f[32], r[32];
+    const int missing = st.experts_total - st.experts_local;
+    const double mbytes = (double)(st.bytes_total - st.bytes_local);
+    if (o.dry_run) {
+        printf("experts: %d, local: %d (%s), missing: %d (%s)\n", st.experts_total, st.experts_local,
+               progress_bytes(a, sizeof a, (double)st.bytes_local), missing, progress_bytes(b, sizeof b, mbytes));
+        printf("disk free: %s\n", progress_bytes(f, sizeof f, (double)st.disk_free));
+        return 0;
+    }
+    fprintf(stderr, "remora fetch: %d experts (%s) fetched in %.1f s (%s/s); %d of %d local\n", missing,
+            progress_bytes(a, sizeof a, mbytes), el, progress_bytes(r, sizeof r, el > 0 ? mbytes / el : 0),
+            st.experts_total, st.experts_total);
+    return 0;
+}
