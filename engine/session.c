@@ -264,6 +264,10 @@ static void trace_token(rm_session *s)
                           "expert_hits", (json_int_t)t->expert_hits, "expert_misses", (json_int_t)t->expert_misses,
                           "read_gbps", t->read_gbps, "queue_depth", t->queue_depth,
                           "retained_fraction", t->retained_fraction, "routes", routes);
+    json_object_set_new(j, "bytes_net", json_integer((json_int_t)t->bytes_net));
+    json_object_set_new(j, "net_gbps", json_real(t->net_gbps));
+    json_object_set_new(j, "spec_drafted", json_integer((json_int_t)t->spec_drafted));
+    json_object_set_new(j, "spec_accepted", json_integer((json_int_t)t->spec_accepted));
     char *line = json_dumps(j, JSON_COMPACT);
     if (line) { fprintf(s->trace, "%s\n", line); fflush(s->trace); }
     free(line);
