@@ -6,8 +6,8 @@
 CC      ?= cc
 PREFIX  ?= /usr/local
 DESTDIR ?=
-PKGS     = jansson libcurl libutf8proc ncursesw
-DEB_PKGS = build-essential pkg-config libjansson-dev libcurl4-openssl-dev \
+PKGS     = jansson libcurl libutf8proc ncursesw zlib
+DEB_PKGS = build-essential pkg-config libjansson-dev libcurl4-openssl-dev zlib1g-dev \
            libutf8proc-dev libncurses-dev libreadline-dev unicode-data
 TEST_DEB_PKGS = clang tmux nginx-light mandoc groff-base
 

@@ -8,46 +8,33 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include "xcache.h"
 #include "diskio.h"
 
 #define XC_ALIGN 4096u
 static const char xc_magic[4] = { 'R', 'M', 'X', '1' };
 
-static uint32_t crc_tab[8][256];
-static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
-
-static void crc_init(void)
-{
-    for (uint32_t i = 0; i < 256; i++) {
-        uint32_t c = i;
-        for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_tab[0][i] = c;
-    }
-    for (int t = 1; t < 8; t++)
-        for (int i = 0; i < 256; i++) crc_tab[t][i] = (crc_tab[t - 1][i] >> 8) ^ crc_tab[0][crc_tab[t - 1][i] & 0xff];
-}
-
 static uint32_t le32(const uint8_t *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
+/* zlib's CRC-32 (the same one `crc32` and gzip compute), fed in pieces of at
+ * most 1 GiB because its length argument is 32 bits wide. */
 uint32_t xc_crc32(uint32_t crc, const void *data, size_t n)
 {
-    pthread_once(&crc_once, crc_init);
-    const uint8_t *p = data;
-    crc = ~crc;
-    for (; n >= 8; n -= 8, p += 8) {
-        uint32_t a = crc ^ le32(p), b = le32(p + 4);
-        crc = crc_tab[7][a & 0xff] ^ crc_tab[6][(a >> 8) & 0xff] ^ crc_tab[5][(a >> 16) & 0xff] ^ crc_tab[4][a >> 24] ^
-              crc_tab[3][b & 0xff] ^ crc_tab[2][(b >> 8) & 0xff] ^ crc_tab[1][(b >> 16) & 0xff] ^ crc_tab[0][b >> 24];
+    const unsigned char *p = data;
+    uLong c = crc;
+    while (n) {
+        uInt part = n > (1u << 30) ? (1u << 30) : (uInt)n;
+        c = crc32(c, p, part);
+        p += part;
+        n -= part;
     }
-    while (n--) crc = crc_tab[0][(crc ^ *p++) & 0xff] ^ (crc >> 8);
-    return ~crc;
+    return (uint32_t)c;
 }
 
 void xc_path(char *buf, size_t cap, const char *dir, int layer, int expert)
