@@ -196,3 +196,77 @@ def write_checkpoint(d, tensors, n_layers):
     with open(os.path.join(d, "model.safetensors.index.json"), "w") as f:
         json.dump(index, f, indent=2)
         f.write("\n")
+
+
+# ----------------------------------------------------------------------------- config
+
+def build_config(d):
+    """Root config.json (model_type kimi_k3 wrapping a kimi_linear text_config) with the same
+    keys as K3's, for the dims in d: hidden, layers, full_attn (one-based), kda_heads,
+    kda_head_dim, mla_heads, q_lora, kv_lora, dense_inter, experts, topk, moe_inter, latent,
+    shared, block, vocab, bos, eos, pad, media."""
+    L = d["layers"]
+    full = list(d["full_attn"])
+    kda = [i for i in range(1, L + 1) if i not in full]
+    quant = {
+        "config_groups": {"group_0": {
+            "format": "mxfp4-pack-quantized", "input_activations": None, "output_activations": None,
+            "targets": ["Linear"],
+            "weights": {"actorder": None, "block_structure": None, "dynamic": False, "group_size": 32,
+                        "num_bits": 4, "observer": "minmax", "observer_kwargs": {},
+                        "scale_dtype": "torch.uint8", "strategy": "group", "symmetric": True,
+                        "type": "float", "zp_dtype": None}}},
+        "format": "mxfp4-pack-quantized", "global_compression_ratio": None,
+        "ignore": ["re:.*self_attn.*", "re:.*shared_experts.*", "re:.*mlp\\.(gate|up|gate_up|down)_proj.*",
+                   "re:.*lm_head.*", "re:.*vision_tower.*", "re:.*mm_projector.*"],
+        "kv_cache_scheme": None, "quant_method": "compressed-tensors", "quantization_status": "compressed"}
+    text = {
+        "_name_or_path": "", "activation_situ_beta": 4.0, "activation_situ_linear_beta": 25.0,
+        "architectures": ["KimiLinearForCausalLM"], "attn_res_block_size": d["block"],
+        "auto_map": {"AutoConfig": "configuration_kimi_k3.KimiLinearConfig",
+                     "AutoModel": "modeling_kimi_linear.KimiLinearModel",
+                     "AutoModelForCausalLM": "modeling_kimi_linear.KimiLinearForCausalLM"},
+        "bos_token_id": d["bos"], "dtype": "bfloat16", "eos_token_id": d["eos"],
+        "first_k_dense_replace": 1, "hidden_act": "situ", "hidden_size": d["hidden"],
+        "initializer_range": 0.02, "intermediate_size": d["dense_inter"], "kv_lora_rank": d["kv_lora"],
+        "latent_moe_use_norm": True,
+        "linear_attn_config": {"full_attn_layers": full, "gate_lower_bound": -5.0,
+                               "head_dim": d["kda_head_dim"], "kda_layers": kda, "num_heads": d["kda_heads"],
+                               "short_conv_kernel_size": 4, "use_full_rank_gate": True},
+        "max_position_embeddings": 1048576, "mla_use_nope": True, "mla_use_output_gate": True,
+        "model_type": "kimi_linear", "moe_intermediate_size": d["moe_inter"], "moe_layer_freq": 1,
+        "moe_renormalize": True, "moe_router_activation_func": "sigmoid",
+        "num_attention_heads": d["mla_heads"], "num_expert_group": 1, "num_experts": d["experts"],
+        "num_experts_per_token": d["topk"], "num_hidden_layers": L, "num_key_value_heads": d["mla_heads"],
+        "num_nextn_predict_layers": 0, "num_shared_experts": d["shared"], "pad_token_id": d["pad"],
+        "q_lora_rank": d["q_lora"], "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+        "quantization_config": quant, "rms_norm_eps": 1e-05, "routed_expert_hidden_size": d["latent"],
+        "routed_scaling_factor": 1.0, "tie_word_embeddings": False, "topk_group": 1,
+        "topk_method": "noaux_tc", "transformers_version": "4.56.2", "use_cache": True,
+        "use_grouped_topk": True, "v_head_dim": 128, "vocab_size": d["vocab"]}
+    vision = {
+        "_attn_implementation": "flash_attention_2", "activation_func": "gelu_pytorch_tanh",
+        "attn_bias": False, "init_pos_emb_height": 64, "init_pos_emb_time": 4, "init_pos_emb_width": 64,
+        "linear_bias": False, "merge_kernel_size": [2, 2], "merge_type": "sd2_tpool",
+        "mlp_type": "mlp2", "mm_hidden_size": 1024, "mm_projector_type": "patchmergerv2",
+        "norm_type": "rmsnorm", "patch_embed_proj_bias": False, "patch_size": 14,
+        "pos_emb_interpolation_mode": "bilinear", "pos_emb_type": "divided_fixed",
+        "projector_hidden_act": "gelu", "projector_ln_eps": 1e-05, "qkv_hidden_size": 1536,
+        "text_hidden_size": d["hidden"], "vt_hidden_size": 1024, "vt_intermediate_size": 4096,
+        "vt_num_attention_heads": 12, "vt_num_hidden_layers": 27}
+    return {
+        "architectures": ["KimiK3ForConditionalGeneration"],
+        "auto_map": {"AutoConfig": "configuration_kimi_k3.KimiK3Config",
+                     "AutoModel": "modeling_kimi_k3.KimiK3ForConditionalGeneration",
+                     "AutoModelForCausalLM": "modeling_kimi_k3.KimiK3ForConditionalGeneration"},
+        "bos_token_id": d["bos"], "dtype": "bfloat16", "eos_token_id": d["eos"], "ignore_index": -100,
+        "image_placeholder": "<|kimi_image_placeholder|>", "media_placeholder_token_id": d["media"],
+        "model_type": "kimi_k3", "pad_token_id": d["pad"], "text_config": text,
+        "tie_word_embeddings": False, "vision_config": vision}
+
+
+# The shipped model's dimensions (vocab: 1024 ranks + 256 specials).
+DEFAULT_DIMS = dict(hidden=384, layers=10, full_attn=[4, 8, 10], kda_heads=3, kda_head_dim=128,
+                    mla_heads=3, q_lora=128, kv_lora=128, dense_inter=1024, experts=64, topk=4,
+                    moe_inter=128, latent=192, shared=2, block=3, vocab=1280,
+                    bos=1024, eos=1026, pad=1279, media=1045)

@@ -159,9 +159,13 @@ def kda_chunked(q, k, v, glog, beta, chunk=16):
     kq, kk = k * eq, k * ek
     akk = torch.matmul(kq, kk.transpose(-1, -2))          # sum_d k_i k_j exp(G_i - G_j)
     akk = torch.where(strict, -beta.unsqueeze(-1) * akk, torch.zeros_like(akk))
+    # (I - akk)^-1 for strictly lower-triangular akk: the Neumann series is finite, and
+    # (I + A)(I + A^2)(I + A^4)... up to A^chunk = 0 sums it with log2(chunk) products
     eye = torch.eye(chunk, dtype=q.dtype, device=q.device)
-    tmat = torch.linalg.solve_triangular(eye - akk, eye.expand_as(akk).contiguous(),
-                                         upper=False, unitriangular=True)
+    tmat, p = eye + akk, akk
+    for _ in range(int(math.log2(chunk)) - 1):
+        p = torch.matmul(p, p)
+        tmat = torch.matmul(tmat, eye + p)
     tmat = tmat * beta.unsqueeze(-2)                      # scale column j by beta_j
     eG = G.exp()
     w = torch.matmul(tmat, eG * k)
@@ -173,10 +177,11 @@ def kda_chunked(q, k, v, glog, beta, chunk=16):
     kdec = k * torch.exp(gl - G)                          # exp(G_C - G_j) k_j
     S = q.new_zeros(B, H, K, V)
     outs = []
-    for c in range(n):
-        vp = u[:, :, c] - torch.matmul(w[:, :, c], S)
-        outs.append(torch.matmul(qg[:, :, c], S) + torch.matmul(aqk[:, :, c], vp))
-        S = S * gl[:, :, c].transpose(-1, -2).exp() + torch.matmul(kdec[:, :, c].transpose(-1, -2), vp)
+    per_chunk = zip(*[x.unbind(2) for x in (u, w, qg, aqk, gl.transpose(-1, -2).exp(), kdec.transpose(-1, -2))])
+    for u_c, w_c, qg_c, aqk_c, decay_c, kdT_c in per_chunk:
+        vp = u_c - torch.matmul(w_c, S)
+        outs.append(torch.matmul(qg_c, S) + torch.matmul(aqk_c, vp))
+        S = S * decay_c + torch.matmul(kdT_c, vp)
     o = torch.stack(outs, 2)                              # [B, H, n, C, V]
     o = o.permute(0, 2, 3, 1, 4).reshape(B, n * chunk, H, V)[:, :T]
     return o.to(dt)
@@ -229,10 +234,11 @@ class KDA(nn.Module):
         vf = v.float()
         if x.dtype == torch.float64:
             qf, kf, vf, glog, beta = qf.double(), kf.double(), vf.double(), glog.double(), beta.double()
-        if mode == "recurrent":
-            o = kda_recurrent(qf, kf, vf, glog, beta)
-        else:
-            o = kda_chunked(qf, kf, vf, glog, beta)
+        with torch.autocast(x.device.type, enabled=False):       # the recurrence stays fp32
+            if mode == "recurrent":
+                o = kda_recurrent(qf, kf, vf, glog, beta)
+            else:
+                o = kda_chunked(qf, kf, vf, glog, beta)
         g = self.g_proj(x).reshape(B, T, H, K)
         o32 = o.float() if o.dtype != torch.float64 else o
         on = o32 * torch.rsqrt(o32.pow(2).mean(-1, keepdim=True) + self.eps)
@@ -321,6 +327,28 @@ def fake_quant(w):
     return w + (q - w).detach()
 
 
+def _weighted_situ(h, wts, beta, linear_beta):
+    return situ_glu(h[:, :, 0], h[:, :, 1], beta, linear_beta) * wts.unsqueeze(-1)
+
+
+weighted_situ = _weighted_situ
+
+
+def compile_activation(device):
+    """Fuse the expert activation (about ten elementwise passes over [N, E, I]) with
+    torch.compile when it works on this machine; otherwise keep the eager function."""
+    global weighted_situ
+    try:
+        fn = torch.compile(_weighted_situ, dynamic=True)
+        h = torch.randn(37, 4, 2, 32, device=device, requires_grad=True)
+        fn(h, torch.rand(37, 4, device=device), 4.0, 25.0).sum().backward()
+        weighted_situ = fn
+        return True
+    except Exception:           # no compiler backend here: eager is correct, only slower
+        weighted_situ = _weighted_situ
+        return False
+
+
 class Experts(nn.Module):
     """Routed experts of one layer, stacked: w1/w3 [E, I, Z] (gate/up), w2 [E, Z, I]."""
 
@@ -343,8 +371,7 @@ class Experts(nn.Module):
             w1, w3, w2 = fake_quant(w1), fake_quant(w3), fake_quant(w2)
         w13 = torch.cat([w1, w3], 1).reshape(E * 2 * I, Z)
         h = (z @ w13.t().to(z.dtype)).reshape(-1, E, 2, I)
-        a = situ_glu(h[:, :, 0], h[:, :, 1], self.beta, self.lbeta)
-        a = a * wts.to(a.dtype).unsqueeze(-1)
+        a = weighted_situ(h, wts.to(h.dtype), self.beta, self.lbeta)
         w2cat = w2.permute(0, 2, 1).reshape(E * I, Z)
         return a.reshape(-1, E * I) @ w2cat.to(a.dtype)
 
@@ -365,9 +392,11 @@ class MoE(nn.Module):
         self.last = None            # (scores [N, E], topk idx [N, k], topk weights) of the last call
 
     def route(self, x2):
-        logits = x2.float() @ self.gate.weight.float().t()
-        if x2.dtype == torch.float64:
-            logits = x2 @ self.gate.weight.double().t()
+        with torch.autocast(x2.device.type, enabled=False):      # router logits in fp32
+            if x2.dtype == torch.float64:
+                logits = x2 @ self.gate.weight.double().t()
+            else:
+                logits = x2.float() @ self.gate.weight.float().t()
         s = torch.sigmoid(logits)
         sel = s + self.gate.e_score_correction_bias.to(s.dtype)
         # descending score, ties to the lower id (topk on CPU/GPU is not guaranteed stable)
