@@ -1,0 +1,256 @@
+"""Kimi-format tokenizer (tiktoken.model ranks + tokenizer_config.json specials) in plain
+Python: encoding with Kimi's pre-tokenisation pattern and rank-ordered byte-pair merging,
+decoding, K3 XTML chat rendering, and training of our small BPE vocabulary.
+
+The pattern is Kimi's pat_str (fixtures README section 1.3) with the fancy-regex class
+intersections `[...&&[^\\p{Han}]]` rewritten as a negative lookahead on Han before the
+class, which matches exactly the same single characters.
+"""
+import base64
+import collections
+import json
+import os
+
+import regex
+
+_UPPER = r"(?:(?!\p{Han})[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}])"
+_LOWER = r"(?:(?!\p{Han})[\p{Ll}\p{Lm}\p{Lo}\p{M}])"
+_CONTR = r"(?i:'s|'t|'re|'ve|'m|'ll|'d)?"
+PAT_STR = "|".join([
+    r"[\p{Han}]+",
+    r"[^\r\n\p{L}\p{N}]?" + _UPPER + "*" + _LOWER + "+" + _CONTR,
+    r"[^\r\n\p{L}\p{N}]?" + _UPPER + "+" + _LOWER + "*" + _CONTR,
+    r"\p{N}{1,3}",
+    r" ?[^\s\p{L}\p{N}]+[\r\n]*",
+    r"\s*[\r\n]+",
+    r"\s+(?!\S)",
+    r"\s+",
+])
+PAT = regex.compile(PAT_STR)
+
+N_SPECIAL = 256
+
+
+def bpe(piece, ranks):
+    """Rank-ordered byte-pair merging of one pre-tokenised piece (bytes) -> ids."""
+    if piece in ranks:
+        return [ranks[piece]]
+    parts = [piece[i:i + 1] for i in range(len(piece))]
+    while len(parts) > 1:
+        best, bi = None, -1
+        for i in range(len(parts) - 1):
+            r = ranks.get(parts[i] + parts[i + 1])
+            if r is not None and (best is None or r < best):
+                best, bi = r, i
+        if best is None:
+            break
+        parts[bi:bi + 2] = [parts[bi] + parts[bi + 1]]
+    return [ranks[p] for p in parts]
+
+
+class Tokenizer:
+    def __init__(self, ranks, specials):
+        """ranks: {bytes: id}; specials: {string: id}."""
+        self.ranks = ranks
+        self.inv = {v: k for k, v in ranks.items()}
+        self.specials = specials
+        self.inv_special = {v: k for k, v in specials.items()}
+        self.special_re = regex.compile("|".join(regex.escape(s) for s in
+                                                 sorted(specials, key=len, reverse=True)))
+        self.cache = {}
+
+    @classmethod
+    def load(cls, d):
+        ranks = {}
+        for line in open(os.path.join(d, "tiktoken.model"), "rb"):
+            if line.strip():
+                tok, rank = line.split()
+                ranks[base64.b64decode(tok)] = int(rank)
+        n = len(ranks)
+        cfg = json.load(open(os.path.join(d, "tokenizer_config.json")))
+        named = {int(i): v["content"] for i, v in cfg["added_tokens_decoder"].items()}
+        specials = {named.get(i, "<|reserved_token_%d|>" % i): i for i in range(n, n + N_SPECIAL + 2)}
+        return cls(ranks, specials)
+
+    def encode_ordinary(self, text):
+        out = []
+        for m in PAT.finditer(text):
+            piece = m.group().encode("utf-8")
+            ids = self.cache.get(piece)
+            if ids is None:
+                ids = bpe(piece, self.ranks)
+                if len(self.cache) < 200000:
+                    self.cache[piece] = ids
+            out.extend(ids)
+        return out
+
+    def encode(self, text, allow_special=False):
+        if not allow_special:
+            return self.encode_ordinary(text)
+        out, pos = [], 0
+        for m in self.special_re.finditer(text):
+            out.extend(self.encode_ordinary(text[pos:m.start()]))
+            out.append(self.specials[m.group()])
+            pos = m.end()
+        out.extend(self.encode_ordinary(text[pos:]))
+        return out
+
+    def decode(self, ids):
+        b = b"".join(self.inv[i] if i in self.inv else self.inv_special[i].encode() for i in ids)
+        return b.decode("utf-8", errors="replace")
+
+    def sid(self, name):
+        return self.specials[name]
+
+
+# ----------------------------------------------------------------------------- K3 chat
+
+def open_tag(tag, attrs=()):
+    segs = [("<|open|>", True), (tag, False)]
+    for k, v in attrs:
+        segs += [(" " + k, False), ('="', False), (v.replace("&", "&amp;").replace('"', "&quot;"), False), ('"', False)]
+    return segs + [("<|sep|>", True)]
+
+
+def close_tag(tag):
+    return [("<|close|>", True), (tag, False), ("<|sep|>", True)]
+
+
+def user_segments(text):
+    return open_tag("message", [("role", "user")]) + [(text, False)] + close_tag("message") + [("<|end_of_msg|>", True)]
+
+
+def gen_prompt_segments():
+    """Assistant generation prompt with thinking on."""
+    return open_tag("message", [("role", "assistant")]) + open_tag("think")
+
+
+def assistant_tail_segments(reasoning, answer):
+    """What the model writes after the generation prompt."""
+    return ([(reasoning, False)] + close_tag("think") + open_tag("response") + [(answer, False)]
+            + close_tag("response") + close_tag("message") + [("<|end_of_msg|>", True)])
+
+
+def encode_segments(tok, segs):
+    out = []
+    for text, control in segs:
+        out.extend(tok.encode(text, allow_special=control))
+    return out
+
+
+# ----------------------------------------------------------------------------- training
+
+def train_bpe(texts, n_ranks, allow_pair=lambda a, b: True):
+    """Byte-level BPE on the pre-tokenised pieces of texts: repeatedly merge the most
+    frequent adjacent pair (ties: the smaller byte string pair) until n_ranks tokens exist.
+    allow_pair(a, b) may forbid merges (we forbid digits so numbers stay one digit a token).
+    Returns the list of token byte strings in rank order (0..255 the single bytes)."""
+    counts = collections.Counter()
+    for t in texts:
+        for m in PAT.finditer(t):
+            counts[m.group().encode("utf-8")] += 1
+    words = [[bytes([c]) for c in w] for w in counts]
+    freq = list(counts.values())
+    vocab = [bytes([i]) for i in range(256)]
+    known = set(vocab)
+    pairs = collections.Counter()
+    where = collections.defaultdict(set)
+    for wi, w in enumerate(words):
+        for i in range(len(w) - 1):
+            pairs[(w[i], w[i + 1])] += freq[wi]
+            where[(w[i], w[i + 1])].add(wi)
+    while len(vocab) < n_ranks:
+        best = None
+        for p, c in pairs.items():
+            if c <= 0 or not allow_pair(*p) or p[0] + p[1] in known:
+                continue
+            if best is None or c > best[1] or (c == best[1] and p < best[0]):
+                best = (p, c)
+        if best is None:
+            break
+        (a, b), _ = best
+        new = a + b
+        vocab.append(new)
+        known.add(new)
+        for wi in list(where[(a, b)]):
+            w = words[wi]
+            for i in range(len(w) - 1):
+                pairs[(w[i], w[i + 1])] -= freq[wi]
+            j, nw = 0, []
+            while j < len(w):
+                if j < len(w) - 1 and w[j] == a and w[j + 1] == b:
+                    nw.append(new)
+                    j += 2
+                else:
+                    nw.append(w[j])
+                    j += 1
+            words[wi] = nw
+            for i in range(len(nw) - 1):
+                pairs[(nw[i], nw[i + 1])] += freq[wi]
+                where[(nw[i], nw[i + 1])].add(wi)
+        del pairs[(a, b)]
+    return vocab
+
+
+def write_tokenizer(d, vocab, fixture_config):
+    """Write tiktoken.model and a tokenizer_config.json whose specials follow the ranks with
+    the fixture's (K3's) names, offsets and flags."""
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "tiktoken.model"), "w") as f:
+        for i, t in enumerate(vocab):
+            f.write("%s %d\n" % (base64.b64encode(t).decode(), i))
+    cfg = json.load(open(fixture_config))
+    old = cfg["added_tokens_decoder"]
+    base_old = min(int(k) for k in old)            # the fixture's first special id ([BOS])
+    cfg["added_tokens_decoder"] = {str(int(k) - base_old + len(vocab)): v for k, v in old.items()}
+    with open(os.path.join(d, "tokenizer_config.json"), "w") as f:
+        json.dump(cfg, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
+# ----------------------------------------------------------------------------- command line
+
+def _no_digit_pair(a, b):
+    return not any(48 <= c <= 57 for c in a + b)
+
+
+def main():
+    """python3 tokenizer.py train OUTDIR [N_RANKS]: learn our vocabulary on generated
+    training text (digits never merge, so numbers are one token per digit), write
+    tiktoken.model + tokenizer_config.json, and tokenizer_samples.json beside this file."""
+    import random
+    import sys
+    import gen_data
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = sys.argv[2]
+    n_ranks = int(sys.argv[3]) if len(sys.argv) > 3 else 1024
+    rng = random.Random(12345)
+    texts = []
+    for _ in range(20000):
+        ex = gen_data.make_example(rng)
+        segs = (user_segments(ex["prompt"]) + gen_prompt_segments()
+                + assistant_tail_segments(ex["reasoning"], ex["reference"]))
+        texts.extend(t for t, control in segs if not control)
+    vocab = train_bpe(texts, n_ranks, _no_digit_pair)
+    fixture = os.environ.get("REMORA_FIXTURES", os.path.join(here, "../../../shared/fixtures"))
+    write_tokenizer(out, vocab, os.path.join(fixture, "tokenizer", "tokenizer_config.json"))
+    tok = Tokenizer.load(out)
+    samples = ["What is 37*12?", "Hello, world! It's a test.", "  two  spaces\n\nnew lines\r\n",
+               "Reverse the word \"planet\".", "12345678 + 0.5 = ?", "naïve café déjà vu",
+               "汉字 and かな and 한글", "emoji 🙂👍🏽 done", "<|open|>literal special<|sep|>",
+               "THE QUICK brown Fox's tail", "tabs\tand\ttabs", "2024-03-25 plus 17 days"]
+    ex = gen_data.make_example(random.Random(99), "mul")
+    chat = user_segments(ex["prompt"]) + gen_prompt_segments() + assistant_tail_segments(ex["reasoning"], ex["reference"])
+    doc = {"note": "ids = encode(text) with special tokens as plain text; ids_allow_special with "
+                   "special-token strings mapped to their ids; chat = segments rendered as K3 XTML "
+                   "(control segments with specials allowed, text segments ordinary).",
+           "cases": [{"text": s, "ids": tok.encode(s), "ids_allow_special": tok.encode(s, True)} for s in samples],
+           "chat": {"segments": [{"text": t, "control": c} for t, c in chat], "ids": encode_segments(tok, chat)}}
+    with open(os.path.join(here, "tokenizer_samples.json"), "w") as f:
+        json.dump(doc, f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    print("ranks", len(vocab), "longest token", max(vocab, key=len))
+
+
+if __name__ == "__main__":
+    main()
