@@ -3,16 +3,15 @@
  * The data is JSONL, one item per line: {"task", "prompt", "reference"} and
  * optionally "reasoning" (the reference reasoning). For each item:
  *   - NLL: the conversation [user: prompt, assistant: reasoning + reference]
- *     is rendered in the model's chat format and run in one pass; the mean
- *     negative log-likelihood (nats per token) of the assistant's tokens
- *     after the generation prompt is accumulated — the same tokens a
- *     training loss over the assistant turn would see;
- *   - exact match: the answer generated greedily (reasoning on) is compared
- *     with the reference after trimming white space.
+ *     is rendered in the model's chat format and run in one pass; the
+ *     negative log-likelihoods (natural log) of the reference's own tokens in
+ *     the response channel are summed and divided by their number, per task
+ *     and overall (the definition of assets/eval/README.md);
+ *   - exact match: the answer generated greedily (reasoning on) must equal
+ *     the reference exactly.
  * Router choices during the NLL passes give the expert load per MoE layer:
  * dead experts and the spread of the busiest and idlest shares.
  */
-#include <ctype.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -77,15 +76,6 @@ static void on_text(void *ud, int channel, const char *text, size_t len)
     g->buf[g->len] = 0;
 }
 
-/* Trims white space at both ends, in place. */
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s)) s++;
-    char *e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1])) *--e = 0;
-    return s;
-}
-
 static task_acc *task_for(task_acc *t, int *nt, const char *name)
 {
     for (int i = 0; i < *nt; i++) if (!strcmp(t[i].name, name)) return &t[i];
@@ -96,30 +86,35 @@ static task_acc *task_for(task_acc *t, int *nt, const char *name)
     return n;
 }
 
-/* NLL of the assistant turn: returns the token count, adds nats to *sum. */
+/* NLL of the reference answer: the conversation [user: prompt, assistant:
+ * reasoning + reference] runs in one pass; the target tokens are those of
+ * the reference in the response channel, found as where the rendering with
+ * the reference differs from the one with an empty answer. Returns the
+ * number of target tokens and adds their nats to *sum. */
 static int item_nll(rm_session *s, const char *prompt, const char *reasoning, const char *reference, int think,
                     load_acc *la, double *sum, rm_err *err)
 {
     const rm_tokenizer *tok = rm_session_tokenizer(s);
     rm_model *m = rm_session_model(s);
     rm_chat_format f = rm_chat_detect(tok);
-    rm_chat_msg msgs[2] = { { "user", prompt, NULL, NULL }, { "assistant", reference, reasoning, NULL } };
-    rm_chat_opts gen = { think, NULL, 1, NULL }, full = { think, NULL, 0, NULL };
-    int32_t *p = NULL, *a = NULL;
-    int np = rm_chat_render(tok, f, msgs, 1, &gen, &p, err);
-    int na = np < 0 ? -1 : rm_chat_render(tok, f, msgs, 2, &full, &a, err);
+    rm_chat_msg full[2] = { { "user", prompt, NULL, NULL }, { "assistant", reference, reasoning, NULL } };
+    rm_chat_msg empty[2] = { { "user", prompt, NULL, NULL }, { "assistant", "", reasoning, NULL } };
+    rm_chat_opts ro = { think, NULL, 0, NULL };
+    int32_t *a = NULL, *b = NULL;
+    int na = rm_chat_render(tok, f, full, 2, &ro, &a, err);
+    int nb = na < 0 ? -1 : rm_chat_render(tok, f, empty, 2, &ro, &b, err);
     int rc = -1;
-    if (na < 0) goto out;
-    if (na <= np || memcmp(a, p, (size_t)np * sizeof *a)) {
-        rm_errf(err, "the rendered reference does not extend the generation prompt");
-        goto out;
-    }
+    if (nb < 0) goto out;
+    int start = 0;
+    while (start < nb && a[start] == b[start]) start++;
+    const int ntgt = na - nb;
+    if (ntgt <= 0 || start == 0) { rm_errf(err, "cannot locate the reference in the rendered chat"); goto out; }
     const int V = rm_model_get_info(m)->vocab_size;
     float *logits = malloc((size_t)na * V * sizeof *logits);
     rm_state *st = rm_state_new(m, err);
-    if (!logits || !st) { free(logits); rm_state_free(st); if (!st) goto out; rm_errf(err, "out of memory"); goto out; }
+    if (!logits || !st) { free(logits); rm_state_free(st); if (st) rm_errf(err, "out of memory"); goto out; }
     if (!rm_forward(m, st, a, na, logits, NULL, on_route, la, err)) {
-        for (int t = np; t < na; t++) {
+        for (int t = start; t < start + ntgt; t++) {
             const float *l = logits + (size_t)(t - 1) * V;
             float mx = l[0];
             for (int v = 1; v < V; v++) if (l[v] > mx) mx = l[v];
@@ -127,13 +122,13 @@ static int item_nll(rm_session *s, const char *prompt, const char *reasoning, co
             for (int v = 0; v < V; v++) z += exp((double)l[v] - mx);
             *sum += -((double)l[a[t]] - mx - log(z));
         }
-        rc = na - np;
+        rc = ntgt;
     }
     free(logits);
     rm_state_free(st);
 out:
-    free(p);
     free(a);
+    free(b);
     return rc;
 }
 
@@ -216,13 +211,11 @@ int cmd_eval(int argc, char **argv)
             rc = 1;
             goto done;
         }
-        char *refc = strdup(ref);
-        int ok = g.buf && refc && !strcmp(trim(g.buf), trim(refc));
+        int ok = g.buf ? !strcmp(g.buf, ref) : !*ref;
         ta->correct += ok;
         ta->n++;
         items++;
-        if (!json) fprintf(stderr, "%4d %-10s %s  %s\n", items, ta->name, ok ? "ok  " : "MISS", g.buf ? trim(g.buf) : "");
-        free(refc);
+        if (!json) fprintf(stderr, "%4d %-12s %s  %s\n", items, ta->name, ok ? "ok  " : "MISS", g.buf ? g.buf : "");
         free(g.buf);
         rm_session_clear(s);
         json_decref(j);
