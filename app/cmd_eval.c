@@ -228,12 +228,12 @@ int cmd_eval(int argc, char **argv)
     for (int i = 0; i < nt; i++) {
         const task_acc *t = &tasks[i];
         double acc = t->n ? (double)t->correct / t->n : 0, nll = t->nll_tokens ? t->nll_sum / t->nll_tokens : 0;
-        printf("%-12s %6d %8.1f%% %12.4f\n", t->name, t->n, 100 * acc, nll);
+        printf("%-12s %6d %8.1f%% %12.7f\n", t->name, t->n, 100 * acc, nll);
         json_object_set_new(jt, t->name, json_pack("{s:i,s:f,s:f}", "items", t->n, "accuracy", acc, "nll", nll));
         tn += t->n; tc += t->correct; ttok += t->nll_tokens; tnll += t->nll_sum;
     }
     double oacc = tn ? (double)tc / tn : 0, onll = ttok ? tnll / ttok : 0;
-    printf("%-12s %6d %8.1f%% %12.4f\n", "overall", tn, 100 * oacc, onll);
+    printf("%-12s %6d %8.1f%% %12.7f\n", "overall", tn, 100 * oacc, onll);
     /* expert load */
     int dead = 0;
     double minshare = 1, maxshare = 0;
