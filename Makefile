@@ -9,7 +9,7 @@ DESTDIR ?=
 PKGS     = jansson libcurl libutf8proc ncursesw zlib
 DEB_PKGS = build-essential pkg-config libjansson-dev libcurl4-openssl-dev zlib1g-dev \
            libutf8proc-dev libncurses-dev libreadline-dev unicode-data
-TEST_DEB_PKGS = clang tmux nginx-light mandoc groff-base
+TEST_DEB_PKGS = clang tmux nginx-light mandoc groff-base python3
 
 MODE ?= rel
 B     = build/$(MODE)
@@ -39,8 +39,11 @@ UI_OBJ     := $(UI_SRC:%.c=$(B)/%.o)
 APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
 
-.PHONY: all run test deps test-deps check clean install unit bench fuzz
-all: deps-check build/remora
+.PHONY: all run test deps test-deps clean install unit bench fuzz
+# The package check runs first, in its own make: pkg-config is read when a
+# make starts, so the build must start after missing packages are installed.
+all: deps
+	@$(MAKE) --no-print-directory build/remora
 
 # Release binary at build/remora; ASan test binaries under build/asan.
 build/remora: $(B)/remora
@@ -89,8 +92,6 @@ build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_SRC) $(wildcard eng
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Iengine -I$(GEN) $(PKG_CFLAGS) -o $@ $< $(FUZZ_SRC) $(PKG_LIBS)
 
 # ---- dependencies -------------------------------------------------------
-deps-check:
-	@sh tests/deps.sh build $(DEB_PKGS)
 deps:
 	@sh tests/deps.sh build $(DEB_PKGS)
 test-deps:

@@ -526,12 +526,6 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
         } else {
             norm_rows(P, w->in_norm, xn, T, D, eps);
         }
-        if (c->is_moe[l] && T == 1) {
-            /* start reading the experts this layer will probably pick while
-             * its mixer computes: route the hidden state as it is now */
-            int guess[RM_MAX_TOPK];
-            if (!moe_predict(m, l, B ? xin : P, guess)) experts_prefetch(&m->experts, l, guess, c->topk);
-        }
         t1 = model_now();
         m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
         rc = c->is_kda[l] ? kda_forward(m, l, &s->kda[l], xn, y, T, err)

@@ -124,10 +124,6 @@ int  kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, fl
 void kda_rollback(const rm_model *m, int layer, kda_state *st, int keep);
 int  mla_forward(const rm_model *m, int layer, mla_state *st, int pos0, const float *X, float *Y, int T, rm_err *err);
 int  mlp_forward(const rm_model *m, const mlp_weights *w, int inter, const float *X, float *Y, int T, rm_err *err);
-/* Guesses the experts layer `layer` will pick for a position whose hidden
- * state before the mixer is x, by routing x itself: used only to start
- * reads early, never to compute. */
-int  moe_predict(rm_model *m, int layer, const float *x, int *ids);
 int  moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int T,
                  rm_route_fn on_route, void *ud, rm_err *err);
 

@@ -79,21 +79,6 @@ static float route_one(const rm_config *c, const float *logits, const float *bia
     return INFINITY;   /* k == E: no k+1-th expert */
 }
 
-int moe_predict(rm_model *m, int layer, const float *x, int *ids)
-{
-    const rm_config *c = &m->cfg;
-    const layer_weights *lw = &m->layers[layer];
-    const int D = c->hidden_size, E = c->num_experts;
-    float *xn = malloc((size_t)D * sizeof *xn), *lg = malloc((size_t)E * sizeof *lg);
-    float *scratch = malloc((size_t)4 * E * sizeof *scratch), wts[RM_MAX_TOPK];
-    if (!xn || !lg || !scratch) { free(xn); free(lg); free(scratch); return -1; }
-    rms_norm(x, lw->post_norm, xn, D, (float)c->rms_eps);
-    wmat_gemv(&lw->moe.router, xn, lg);
-    route_one(c, lg, lw->moe.bias, ids, wts, scratch, scratch + E);
-    free(xn); free(lg); free(scratch);
-    return 0;
-}
-
 int moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int T,
                 rm_route_fn on_route, void *ud, rm_err *err)
 {
