@@ -71,9 +71,9 @@ $(B)/%.o: %.c
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 # Tables generated from Debian's unicode-data (the Han script for the pre-tokeniser).
-$(GEN)/han_ranges.h: tools/gen-han.awk $(UNICODE_DATA)/Scripts.txt
+$(GEN)/han_ranges.h: engine/gen_han.awk $(UNICODE_DATA)/Scripts.txt
 	@mkdir -p $(GEN)
-	awk -f tools/gen-han.awk $(UNICODE_DATA)/Scripts.txt > $@.tmp && mv $@.tmp $@
+	awk -f engine/gen_han.awk $(UNICODE_DATA)/Scripts.txt > $@.tmp && mv $@.tmp $@
 $(B)/engine/pretok.o: $(GEN)/han_ranges.h
 
 -include $(ENGINE_OBJ:.o=.d) $(UI_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

@@ -1,8 +1,8 @@
-# gen-han.awk — turns Unicode's Scripts.txt into a C table of the code-point
+# gen_han.awk — turns Unicode's Scripts.txt into a C table of the code-point
 # ranges whose Script is Han (the \p{Han} of Kimi's pre-tokeniser). Adjacent
 # ranges are merged and the output is sorted, so engine/pretok.c can search it
 # with a binary search. Run by the Makefile:
-#   awk -f tools/gen-han.awk /usr/share/unicode/Scripts.txt > build/gen/han_ranges.h
+#   awk -f engine/gen_han.awk /usr/share/unicode/Scripts.txt > build/gen/han_ranges.h
 function hex(s,   v, i) {
     v = 0; s = toupper(s)
     for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789ABCDEF", substr(s, i, 1)) - 1
