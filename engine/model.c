@@ -294,11 +294,6 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     in->direct_io = m->store.direct;
     in->overhead_ctx = 4096;
     in->overhead_bytes = overhead_estimate(c, in->overhead_ctx);
-    for (int l = 0; l < c->num_layers; l++)
-        if (c->is_moe[l]) {
-            in->total_experts += c->num_experts;
-            for (int e = 0; e < c->num_experts; e++) in->expert_bytes += m->experts.loc[(size_t)l * c->num_experts + e].raw_bytes;
-        }
     in->family = c->family;
     in->vocab_size = c->vocab_size;
     in->hidden_size = c->hidden_size;
@@ -306,8 +301,12 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     in->num_experts = c->num_experts;
     in->experts_per_token = c->topk;
     in->first_moe_layer = -1;
-    for (int l = 0; l < c->num_layers; l++)
-        if (c->is_moe[l]) { in->first_moe_layer = l; break; }
+    for (int l = 0; l < c->num_layers; l++) {
+        if (!c->is_moe[l]) continue;
+        if (in->first_moe_layer < 0) in->first_moe_layer = l;
+        in->total_experts += c->num_experts;
+        for (int e = 0; e < c->num_experts; e++) in->expert_bytes += m->experts.loc[(size_t)l * c->num_experts + e].raw_bytes;
+    }
     in->bos_id = c->bos_id;
     in->eos_id = c->eos_id;
     in->pad_id = c->pad_id;
