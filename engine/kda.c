@@ -15,10 +15,12 @@
  * recurrence then step through the positions in order, which is the
  * recurrent form of the chunked prefill kernel and exact to fp32 rounding.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "model.h"
 #include "kernels/kernels.h"
+#include "threadpool.h"
 
 static float softplusf(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
@@ -74,6 +76,62 @@ static void l2_normalise(const float *x, float *y, int n, float scale)
     for (int i = 0; i < n; i++) y[i] = x[i] * r;
 }
 
+/* The recurrence of heads [h0, h1) over all T positions. Heads are
+ * independent, so they run in parallel; each head's arithmetic is the same
+ * whichever thread runs it. */
+typedef struct kda_heads_job {
+    const rm_config *c;
+    const kda_weights *w;
+    kda_state *st;
+    const float *q, *k, *v, *g, *gate, *beta;
+    float *o, *rec;
+    int T;
+    atomic_int failed;
+} kda_heads_job;
+
+static void kda_heads(void *ud, int h0, int h1)
+{
+    kda_heads_job *j = ud;
+    const rm_config *c = j->c;
+    const kda_weights *w = j->w;
+    const int H = c->kda_heads, hd = c->kda_head_dim, P = H * hd;
+    const size_t RS = KDA_REC(P, H);
+    const float qscale = 1.0f / sqrtf((float)hd), eps = (float)c->rms_eps;
+    float *tmp = malloc((size_t)4 * hd * sizeof *tmp);
+    if (!tmp) { atomic_store(&j->failed, 1); return; }
+    float *alpha = tmp, *qn = tmp + hd, *kn = tmp + 2 * hd, *u = tmp + 3 * hd;
+    for (int h = h0; h < h1; h++) {
+        const float A = expf(w->A_log[h]);
+        for (int t = 0; t < j->T; t++) {
+            const size_t off = (size_t)t * P + (size_t)h * hd;
+            for (int d = 0; d < hd; d++) {
+                float z = j->g[off + d] + w->dt_bias[(size_t)h * hd + d];
+                float lg = c->kda_has_lower_bound ? (float)c->kda_lower_bound * sigmoidf_(A * z)
+                                                  : -A * softplusf(z);
+                alpha[d] = expf(lg);
+            }
+            l2_normalise(j->q + off, qn, hd, qscale);
+            l2_normalise(j->k + off, kn, hd, 1.0f);
+            float b = sigmoidf_(j->beta[(size_t)t * H + h]);
+            float *oh = j->o + off;
+            if (j->rec) {
+                float *r = j->rec + t * RS;
+                memcpy(r + 3 * (size_t)P + (size_t)h * hd, alpha, (size_t)hd * sizeof *r);
+                memcpy(r + 4 * (size_t)P + (size_t)h * hd, kn, (size_t)hd * sizeof *r);
+                memcpy(r + 5 * (size_t)P + (size_t)h * hd, j->v + off, (size_t)hd * sizeof *r);
+                r[6 * (size_t)P + h] = b;
+            }
+            delta_step(j->st->S + (size_t)h * hd * hd, alpha, kn, qn, j->v + off, b, oh, u, hd);
+            /* gated RMSNorm of the head output */
+            double ss = 0;
+            for (int d = 0; d < hd; d++) ss += (double)oh[d] * oh[d];
+            float r = (float)(1.0 / sqrt(ss / hd + eps));
+            for (int d = 0; d < hd; d++) oh[d] = oh[d] * r * w->o_norm[d] * sigmoidf_(j->gate[off + d]);
+        }
+    }
+    free(tmp);
+}
+
 int kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, float *Y, int T, rm_err *err)
 {
     const rm_config *c = &m->cfg;
@@ -83,9 +141,8 @@ int kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, flo
     float *q = malloc(TP * sizeof *q), *k = malloc(TP * sizeof *k), *v = malloc(TP * sizeof *v);
     float *g = malloc(TP * sizeof *g), *gate = malloc(TP * sizeof *gate), *o = malloc(TP * sizeof *o);
     float *low = malloc((size_t)T * hd * sizeof *low), *beta = malloc((size_t)T * H * sizeof *beta);
-    float *tmp = malloc((size_t)4 * hd * sizeof *tmp);
-    if (!q || !k || !v || !g || !gate || !o || !low || !beta || !tmp) {
-        free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta); free(tmp);
+    if (!q || !k || !v || !g || !gate || !o || !low || !beta) {
+        free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
         return rm_errf(err, "out of memory in KDA layer %d", layer);
     }
     wmat_gemm(&w->q, X, q, T);
@@ -98,7 +155,7 @@ int kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, flo
             int cap = st->nrec + T + 8;
             float *nr = realloc(st->rec, (size_t)cap * RS * sizeof *nr);
             if (!nr) {
-                free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta); free(tmp);
+                free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
                 return rm_errf(err, "out of memory recording KDA layer %d", layer);
             }
             st->rec = nr;
@@ -125,39 +182,14 @@ int kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, flo
         wmat_gemm(&w->g_b, low, gate, T);
     }
 
-    const float qscale = 1.0f / sqrtf((float)hd), eps = (float)c->rms_eps;
-    float *alpha = tmp, *qn = tmp + hd, *kn = tmp + 2 * hd, *u = tmp + 3 * hd;
-    for (int t = 0; t < T; t++) {
-        for (int h = 0; h < H; h++) {
-            const size_t off = (size_t)t * P + (size_t)h * hd;
-            const float A = expf(w->A_log[h]);
-            for (int d = 0; d < hd; d++) {
-                float z = g[off + d] + w->dt_bias[(size_t)h * hd + d];
-                float lg = c->kda_has_lower_bound ? (float)c->kda_lower_bound * sigmoidf_(A * z)
-                                                  : -A * softplusf(z);
-                alpha[d] = expf(lg);
-            }
-            l2_normalise(q + off, qn, hd, qscale);
-            l2_normalise(k + off, kn, hd, 1.0f);
-            float b = sigmoidf_(beta[(size_t)t * H + h]);
-            float *oh = o + off;
-            if (rec) {
-                float *r = rec + t * RS;
-                memcpy(r + 3 * (size_t)P + (size_t)h * hd, alpha, (size_t)hd * sizeof *r);
-                memcpy(r + 4 * (size_t)P + (size_t)h * hd, kn, (size_t)hd * sizeof *r);
-                memcpy(r + 5 * (size_t)P + (size_t)h * hd, v + off, (size_t)hd * sizeof *r);
-                r[6 * (size_t)P + h] = b;
-            }
-            delta_step(st->S + (size_t)h * hd * hd, alpha, kn, qn, v + off, b, oh, u, hd);
-            /* gated RMSNorm of the head output */
-            double ss = 0;
-            for (int d = 0; d < hd; d++) ss += (double)oh[d] * oh[d];
-            float r = (float)(1.0 / sqrt(ss / hd + eps));
-            for (int d = 0; d < hd; d++) oh[d] = oh[d] * r * w->o_norm[d] * sigmoidf_(gate[off + d]);
-        }
+    kda_heads_job job = { c, w, st, q, k, v, g, gate, beta, o, rec, T, 0 };
+    pool_for(H, kda_heads, &job);
+    if (atomic_load(&job.failed)) {
+        free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
+        return rm_errf(err, "out of memory in KDA layer %d", layer);
     }
     wmat_gemm(&w->o, o, Y, T);
-    free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta); free(tmp);
+    free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
     return 0;
 }
 
