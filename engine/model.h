@@ -116,6 +116,13 @@ struct rm_state {
     mla_state *mla;             /* [L] */
 };
 
+/* Longest run of positions carried through the layers at once; longer
+ * prompts are fed in chunks (each chunk still reads each expert once). */
+#define PREFILL_CHUNK 256
+
+/* Grows every MLA cache of s to hold at least n tokens (state.c). */
+int  state_reserve(rm_state *s, int n, rm_err *err);
+
 /* Pieces of the forward pass. X is the normalised input [T, D]; the output
  * [T, D] is written to Y. pos0 is the sequence position of row 0. */
 int  kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, float *Y, int T, rm_err *err);
