@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -26,6 +27,8 @@ struct io_pool {
     pthread_t *th;
     io_counters c;
     double busy_since;
+    atomic_int outstanding;         /* submitted and not yet read */
+    io_pool *yield_to;              /* wait while that pool has reads to do */
 };
 
 static double mono(void)
@@ -60,6 +63,14 @@ static void *reader(void *arg)
     for (;;) {
         while (!p->q_head && !p->quit) pthread_cond_wait(&p->work, &p->mu);
         if (p->quit) break;
+        if (p->yield_to && atomic_load(&p->yield_to->outstanding) > 0) {
+            /* the other pool's reads are on the critical path: let them
+             * have the device, and look again shortly */
+            pthread_mutex_unlock(&p->mu);
+            nanosleep(&(struct timespec){ 0, 100000 }, NULL);
+            pthread_mutex_lock(&p->mu);
+            continue;
+        }
         io_req *r = p->q_head;
         p->q_head = r->next;
         if (!p->q_head) p->q_tail = NULL;
@@ -71,6 +82,7 @@ static void *reader(void *arg)
         if (--p->inflight == 0) p->c.busy_seconds += mono() - p->busy_since;
         p->c.bytes[r->kind < IO_KINDS ? r->kind : 0] += r->got;
         p->c.reads++;
+        atomic_fetch_sub(&p->outstanding, 1);
         r->next = p->done_head;
         p->done_head = r;
         pthread_cond_broadcast(&p->done);
@@ -126,6 +138,7 @@ void io_submit(io_pool *p, io_req *r)
     else p->q_head = r;
     p->q_tail = r;
     p->pending++;
+    atomic_fetch_add(&p->outstanding, 1);
     pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->mu);
 }
@@ -170,6 +183,13 @@ int io_pending(io_pool *p)
 }
 
 int io_threads(io_pool *p) { return p->nthreads; }
+
+void io_pool_yield_to(io_pool *p, io_pool *other)
+{
+    pthread_mutex_lock(&p->mu);
+    p->yield_to = other;
+    pthread_mutex_unlock(&p->mu);
+}
 
 io_counters io_take_counters(io_pool *p)
 {

@@ -42,6 +42,9 @@ io_req  *io_try_any(io_pool *p);
 void     io_wait(io_pool *p, io_req *r);
 int      io_pending(io_pool *p);
 int      io_threads(io_pool *p);
+/* Makes p's readers hold back while `other` has reads submitted and not
+ * done: expert reads are waited for now, spine read-ahead only later. */
+void     io_pool_yield_to(io_pool *p, io_pool *other);
 
 #define IO_KINDS 4
 typedef struct io_counters {

@@ -273,6 +273,7 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
         return -1;
     }
     for (int i = 0; i < c->num_layers * (c->topk ? c->topk : 1); i++) m->prev_route[i] = -1;
+    if (m->experts.io) io_pool_yield_to(m->store.io, m->experts.io);
     rm_model_info *in = &m->info;
     in->ram_budget = budget;
     in->min_ram_budget = store_min_budget(&m->store, min_cache);

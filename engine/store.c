@@ -23,7 +23,7 @@
 #define MERGE_GAP (64u << 10)
 /* Runs are cut into reads of at most this size, so a large layer is read by
  * several reader threads at once (the device wants a queue, not one stream). */
-#define READ_CHUNK (16u << 20)
+#define READ_CHUNK (8u << 20)
 
 static uint64_t align_down(uint64_t x) { return x & ~(uint64_t)(STORE_ALIGN - 1); }
 static uint64_t align_up(uint64_t x) { return (x + STORE_ALIGN - 1) & ~(uint64_t)(STORE_ALIGN - 1); }
