@@ -1,5 +1,5 @@
-/* diskio.h — small file-system helpers of stream mode: directories, files
- * written atomically (temporary name, size check, fsync, rename, directory
+/* diskio.h — small file-system helpers: directories, files written
+ * atomically (transcripts, configs, stream-mode manifests) (temporary name, size check, fsync, rename, directory
  * fsync), free space, and whole small files read back. */
 #ifndef REMORA_DISKIO_H
 #define REMORA_DISKIO_H

@@ -11,8 +11,6 @@
  * text to the caller; per-token figures go out as rm_token_stats.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +20,7 @@
 #include "model.h"
 #include "sampler.h"
 #include "spec.h"
+#include "diskio.h"
 
 typedef struct msg {
     char *role, *content, *reasoning;
@@ -491,45 +490,39 @@ int rm_session_complete(rm_session *s, const char *text, const rm_gen_opts *o, c
 
 /* ---- transcripts ------------------------------------------------------ */
 
+/* One JSONL line for a message. */
+static int append_line(char **buf, size_t *len, json_t *j)
+{
+    char *line = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
+    json_decref(j);
+    if (!line) return -1;
+    size_t n = strlen(line);
+    char *nb = realloc(*buf, *len + n + 2);
+    if (!nb) { free(line); return -1; }
+    memcpy(nb + *len, line, n);
+    nb[*len + n] = '\n';
+    *len += n + 1;
+    *buf = nb;
+    free(line);
+    return 0;
+}
+
 int rm_session_save(const rm_session *s, const char *path, rm_err *err)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return rm_errf(err, "%s: cannot create: %s", tmp, strerror(errno));
-    FILE *f = fdopen(fd, "w");
-    int bad = !f;
-    if (s->system && !bad) {
-        json_t *j = json_pack("{s:s,s:s}", "role", "system", "content", s->system);
-        char *line = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
-        bad = !line || fprintf(f, "%s\n", line) < 0;
-        free(line);
-        json_decref(j);
-    }
+    char *buf = NULL;
+    size_t len = 0;
+    int bad = s->system && append_line(&buf, &len, json_pack("{s:s,s:s}", "role", "system", "content", s->system));
     for (int i = 0; i < s->nmsgs && !bad; i++) {
         const msg *m = &s->msgs[i];
         json_t *j = json_pack("{s:s,s:s}", "role", m->role, "content", m->content);
-        if (m->reasoning) json_object_set_new(j, "reasoning_content", json_string(m->reasoning));
-        if (m->interrupted) json_object_set_new(j, "interrupted", json_true());
-        char *line = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
-        bad = !line || fprintf(f, "%s\n", line) < 0;
-        free(line);
-        json_decref(j);
+        if (j && m->reasoning) json_object_set_new(j, "reasoning_content", json_string(m->reasoning));
+        if (j && m->interrupted) json_object_set_new(j, "interrupted", json_true());
+        bad = !j || append_line(&buf, &len, j);
     }
-    if (!bad) bad = fflush(f) != 0 || fsync(fd) != 0;
-    int saved = errno;
-    if (f) fclose(f); else close(fd);
-    if (bad || rename(tmp, path) != 0) {
-        if (!bad) saved = errno;
-        unlink(tmp);
-        return rm_errf(err, "%s: cannot write transcript: %s", path, strerror(saved));
-    }
-    /* make the rename itself durable */
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) { fsync(dfd); close(dfd); }
-    return 0;
+    int rc = bad ? rm_errf(err, "%s: out of memory writing the transcript", path)
+                 : disk_write_atomic(path, buf ? buf : "", len, err);
+    free(buf);
+    return rc;
 }
 
 int rm_session_load(rm_session *s, const char *path, rm_err *err)

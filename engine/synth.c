@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "engine.h"
+#include "diskio.h"
 
 /* K3 text widths (kimi-spec §1.2) */
 enum {
@@ -283,13 +284,9 @@ static int write_shard(const char *dir, const char *fname, sy_list *ls, uint64_t
 
 static int write_text(const char *dir, const char *name, const char *text, rm_err *err)
 {
-    char path[4096], tmp[4200];
+    char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return rm_errf(err, "%s: cannot create: %s", tmp, strerror(errno));
-    if (write_all(fd, text, strlen(text))) { close(fd); unlink(tmp); return rm_errf(err, "%s: write failed: %s", path, strerror(errno)); }
-    return commit_file(tmp, path, fd, err);
+    return disk_write_atomic(path, text, strlen(text), err);
 }
 
 static const char *special_names[][2] = {
