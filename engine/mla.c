@@ -14,10 +14,12 @@
  * which equals the reference in exact arithmetic and differs only in fp32
  * rounding order.
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "model.h"
 #include "kernels/kernels.h"
+#include "threadpool.h"
 
 /* Decodes row r of m into fp32. */
 static void wmat_row(const wmat *m, int r, float *out)
@@ -30,23 +32,81 @@ static void wmat_row(const wmat *m, int r, float *out)
     }
 }
 
+/* Attention of heads [h0, h1) for all T positions: heads are independent,
+ * so they run in parallel; each head's arithmetic is the same whichever
+ * thread runs it. W_UK of a head is decoded once per call. */
+typedef struct mla_heads_job {
+    const rm_config *c;
+    const mla_weights *w;
+    const mla_state *st;
+    const float *q;
+    float *a;
+    int pos0, T;
+    atomic_int failed;
+} mla_heads_job;
+
+static void mla_heads(void *ud, int h0, int h1)
+{
+    mla_heads_job *j = ud;
+    const rm_config *c = j->c;
+    const mla_weights *w = j->w;
+    const int nh = c->mla_heads, nope = c->qk_nope, rope = c->qk_rope, dv = c->v_head_dim;
+    const int dqk = nope + rope, kvl = c->kv_lora_rank, lat = kvl + rope, per = nope + dv;
+    const int n_ctx = j->pos0 + j->T;
+    const float scale = 1.0f / sqrtf((float)dqk);
+    float *uk = malloc((size_t)nope * kvl * sizeof *uk), *qabs = malloc((size_t)kvl * sizeof *qabs);
+    float *cavg = malloc((size_t)kvl * sizeof *cavg), *p = malloc((size_t)n_ctx * sizeof *p);
+    if (!uk || !qabs || !cavg || !p) {
+        atomic_store(&j->failed, 1);
+        free(uk); free(qabs); free(cavg); free(p);
+        return;
+    }
+    for (int h = h0; h < h1; h++) {
+        for (int i = 0; i < nope; i++) wmat_row(&w->kv_b, h * per + i, uk + (size_t)i * kvl);
+        for (int t = 0; t < j->T; t++) {
+            const float *qh = j->q + ((size_t)t * nh + h) * dqk;
+            /* absorb W_UK: qabs = Σ_i q_nope[i] · W_kvb[h*per + i, :] */
+            memset(qabs, 0, (size_t)kvl * sizeof *qabs);
+            for (int i = 0; i < nope; i++) {
+                const float *row = uk + (size_t)i * kvl;
+                for (int d = 0; d < kvl; d++) qabs[d] += qh[i] * row[d];
+            }
+            const int ns = j->pos0 + t + 1;
+            float mx = -INFINITY;
+            for (int s = 0; s < ns; s++) {
+                const float *ls = j->st->latent + (size_t)s * lat;
+                float sc = kern_dot_f32(qabs, ls, kvl) + kern_dot_f32(qh + nope, ls + kvl, rope);
+                p[s] = sc * scale;
+                if (p[s] > mx) mx = p[s];
+            }
+            double tot = 0;
+            for (int s = 0; s < ns; s++) { p[s] = expf(p[s] - mx); tot += p[s]; }
+            memset(cavg, 0, (size_t)kvl * sizeof *cavg);
+            for (int s = 0; s < ns; s++) {
+                const float ps = (float)(p[s] / tot);
+                const float *ls = j->st->latent + (size_t)s * lat;
+                for (int d = 0; d < kvl; d++) cavg[d] += ps * ls[d];
+            }
+            wmat uv = wmat_rows(&w->kv_b, h * per + nope, dv);
+            wmat_gemv(&uv, cavg, j->a + ((size_t)t * nh + h) * dv);
+        }
+    }
+    free(uk); free(qabs); free(cavg); free(p);
+}
+
 int mla_forward(const rm_model *m, int layer, mla_state *st, int pos0, const float *X, float *Y, int T, rm_err *err)
 {
     const rm_config *c = &m->cfg;
     const mla_weights *w = &m->layers[layer].mla;
     const int nh = c->mla_heads, nope = c->qk_nope, rope = c->qk_rope, dv = c->v_head_dim;
-    const int dqk = nope + rope, kvl = c->kv_lora_rank, lat = kvl + rope, per = nope + dv;
-    const int n_ctx = pos0 + T;
+    const int dqk = nope + rope, kvl = c->kv_lora_rank, lat = kvl + rope;
     float *q = malloc((size_t)T * nh * dqk * sizeof *q);
     float *ckv = malloc((size_t)T * lat * sizeof *ckv);
     float *a = malloc((size_t)T * nh * dv * sizeof *a);
     float *qa = c->q_lora_rank ? malloc((size_t)T * c->q_lora_rank * sizeof *qa) : NULL;
     float *gate = c->mla_output_gate ? malloc((size_t)T * nh * dv * sizeof *gate) : NULL;
-    float *qabs = malloc((size_t)kvl * sizeof *qabs), *row = malloc((size_t)kvl * sizeof *row);
-    float *cavg = malloc((size_t)kvl * sizeof *cavg), *p = malloc((size_t)n_ctx * sizeof *p);
     int rc = 0;
-    if (!q || !ckv || !a || (c->q_lora_rank && !qa) || (c->mla_output_gate && !gate) || !qabs ||
-        !row || !cavg || !p) {
+    if (!q || !ckv || !a || (c->q_lora_rank && !qa) || (c->mla_output_gate && !gate)) {
         rc = rm_errf(err, "out of memory in MLA layer %d", layer);
         goto out;
     }
@@ -65,42 +125,15 @@ int mla_forward(const rm_model *m, int layer, mla_state *st, int pos0, const flo
         rms_norm(ckv + (size_t)t * lat, w->kv_a_norm, dst, kvl, 1e-6f);
         memcpy(dst + kvl, ckv + (size_t)t * lat + kvl, (size_t)rope * sizeof *dst);
     }
-    const float scale = 1.0f / sqrtf((float)dqk);
-    for (int h = 0; h < nh; h++) {
-        for (int t = 0; t < T; t++) {
-            const float *qh = q + ((size_t)t * nh + h) * dqk;
-            /* absorb W_UK: qabs = Σ_i q_nope[i] · W_kvb[h*per + i, :] */
-            memset(qabs, 0, (size_t)kvl * sizeof *qabs);
-            for (int i = 0; i < nope; i++) {
-                wmat_row(&w->kv_b, h * per + i, row);
-                for (int j = 0; j < kvl; j++) qabs[j] += qh[i] * row[j];
-            }
-            const int ns = pos0 + t + 1;
-            float mx = -INFINITY;
-            for (int s = 0; s < ns; s++) {
-                const float *ls = st->latent + (size_t)s * lat;
-                float sc = kern_dot_f32(qabs, ls, kvl) + kern_dot_f32(qh + nope, ls + kvl, rope);
-                p[s] = sc * scale;
-                if (p[s] > mx) mx = p[s];
-            }
-            double tot = 0;
-            for (int s = 0; s < ns; s++) { p[s] = expf(p[s] - mx); tot += p[s]; }
-            memset(cavg, 0, (size_t)kvl * sizeof *cavg);
-            for (int s = 0; s < ns; s++) {
-                const float ps = (float)(p[s] / tot);
-                const float *ls = st->latent + (size_t)s * lat;
-                for (int j = 0; j < kvl; j++) cavg[j] += ps * ls[j];
-            }
-            wmat uv = wmat_rows(&w->kv_b, h * per + nope, dv);
-            wmat_gemv(&uv, cavg, a + ((size_t)t * nh + h) * dv);
-        }
-    }
+    mla_heads_job job = { c, w, st, q, a, pos0, T, 0 };
+    pool_for(nh, mla_heads, &job);
+    if (atomic_load(&job.failed)) { rc = rm_errf(err, "out of memory in MLA layer %d", layer); goto out; }
     if (gate) {
         wmat_gemm(&w->g, X, gate, T);
         for (size_t i = 0; i < (size_t)T * nh * dv; i++) a[i] *= sigmoidf_(gate[i]);
     }
     wmat_gemm(&w->o, a, Y, T);
 out:
-    free(q); free(ckv); free(a); free(qa); free(gate); free(qabs); free(row); free(cavg); free(p);
+    free(q); free(ckv); free(a); free(qa); free(gate);
     return rc;
 }
