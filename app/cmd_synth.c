@@ -13,6 +13,8 @@ static void usage(FILE *f)
     fprintf(f, "usage: remora synth --out DIR [--layers N] [--experts E] [--seed S]\n"
                "  Writes a K3-format checkpoint with random weights at K3 widths (hidden 7168,\n"
                "  96 heads, latent 3584, expert width 3072, MXFP4 experts of 17,547,264 bytes).\n"
+               "  Its greedy output follows one fixed cycle through the printable bytes, so it\n"
+               "  repeats text it has seen (for measuring speculation).\n"
                "  --layers N   decoder layers, layer 0 dense (default 3)\n"
                "  --experts E  routed experts per MoE layer (default: enough to exceed physical\n"
                "               RAM where the disk allows, never more than half the free disk)\n"

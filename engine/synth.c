@@ -10,8 +10,14 @@
  * expert's six MXFP4 tensors back to back. The vocabulary is a byte-level
  * tiktoken file (256 ranks) plus K3's 256 special ids, so the model runs
  * through the whole product. Weights are random with scales that keep
- * activations O(1). Every file is written under a temporary name, fsynced
- * and renamed.
+ * activations O(1), with one structure: lm_head is a scaled copy of the
+ * embedding with its rows permuted along one random cycle through the 95
+ * printable ASCII bytes. The embedding dominates the final hidden state, so
+ * the greedy continuation of such a byte is the next byte on the cycle: the
+ * model repeats text it has seen and never repeats itself within 95 tokens. Random weights alone
+ * never repeat anything, which would leave speculation nothing to accept;
+ * the reads and the arithmetic per token are unchanged. Every file is
+ * written under a temporary name, fsynced and renamed.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -32,11 +38,18 @@ enum {
     SY_D = 7168, SY_KDA_H = 96, SY_HD = 128, SY_P = SY_KDA_H * SY_HD, SY_W = 4,
     SY_NH = 96, SY_QL = 1536, SY_KVL = 512, SY_NOPE = 128, SY_ROPE = 64, SY_V = 128,
     SY_DENSE = 33792, SY_MOE_I = 3072, SY_Z = 3584, SY_SHARED = 2, SY_TOPK = 16,
-    SY_VOCAB = 512, SY_BLOCK = 12
+    SY_VOCAB = 512, SY_BLOCK = 12,
+    SY_CYCLE_FIRST = 0x20, SY_CYCLE = 0x7f - 0x20    /* printable ASCII */
 };
 
 typedef enum { T_F32, T_BF16, T_U8 } sy_dtype;
-typedef enum { FILL_NORMAL, FILL_ONES, FILL_ZERO, FILL_CODES, FILL_SCALES, FILL_ALOG, FILL_SMALL } sy_fill;
+typedef enum { FILL_NORMAL, FILL_ONES, FILL_ZERO, FILL_CODES, FILL_SCALES, FILL_ALOG, FILL_SMALL, FILL_ROWS } sy_fill;
+
+/* The embedding, generated once, and the cycle lm_head follows. */
+typedef struct sy_rows {
+    uint16_t *embed;        /* SY_VOCAB x SY_D bf16 */
+    int pred[256];          /* the byte before on the cycle, -1 off it */
+} sy_rows;
 
 typedef struct sy_tensor {
     char name[160];
@@ -45,6 +58,8 @@ typedef struct sy_tensor {
     int64_t shape[3];
     sy_fill fill;
     float scale;            /* std for FILL_NORMAL */
+    const sy_rows *rows;    /* FILL_ROWS: embedding rows (lm_head permuted) */
+    int lm_head;
 } sy_tensor;
 
 typedef struct sy_list { sy_tensor *t; int n, cap; } sy_list;
@@ -62,6 +77,7 @@ static int add(sy_list *l, sy_dtype dt, sy_fill f, float scale, int ndim, int64_
         l->cap = cap;
     }
     sy_tensor *t = &l->t[l->n++];
+    memset(t, 0, sizeof *t);
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(t->name, sizeof t->name, fmt, ap);
@@ -88,16 +104,21 @@ static int is_mla(int l, int L) { return (l + 1) % 4 == 0 || l == L - 1; }
 #define PRE "language_model.model."
 
 /* The tensors of layer l (or, l < 0, of the embedding shard, or l == L the head). */
-static int layer_tensors(sy_list *ls, int l, int L, int E)
+static int layer_tensors(sy_list *ls, int l, int L, int E, const sy_rows *rows)
 {
     const float wd = 1.0f / sqrtf((float)SY_D);
     int rc = 0;
-    if (l < 0) return add(ls, T_BF16, FILL_NORMAL, 1.0f, 2, SY_VOCAB, SY_D, 0, PRE "embed_tokens.weight");
+    if (l < 0) {
+        rc = add(ls, T_BF16, FILL_ROWS, 1.0f, 2, SY_VOCAB, SY_D, 0, PRE "embed_tokens.weight");
+        if (!rc) ls->t[ls->n - 1].rows = rows;
+        return rc;
+    }
     if (l == L) {
         rc |= add(ls, T_BF16, FILL_ONES, 0, 1, SY_D, 0, 0, PRE "norm.weight");
         rc |= add(ls, T_BF16, FILL_ONES, 0, 1, SY_D, 0, 0, PRE "output_attn_res_norm.weight");
         rc |= add(ls, T_BF16, FILL_NORMAL, wd, 2, 1, SY_D, 0, PRE "output_attn_res_proj.weight");
-        rc |= add(ls, T_BF16, FILL_NORMAL, wd, 2, SY_VOCAB, SY_D, 0, "language_model.lm_head.weight");
+        rc |= add(ls, T_BF16, FILL_ROWS, wd, 2, SY_VOCAB, SY_D, 0, "language_model.lm_head.weight");
+        if (!rc) { ls->t[ls->n - 1].rows = rows; ls->t[ls->n - 1].lm_head = 1; }
         return rc;
     }
 #define LT(dt, f, s, nd, a, b, c, suffix) rc |= add(ls, dt, f, s, nd, a, b, c, PRE "layers.%d." suffix, l)
@@ -176,7 +197,54 @@ static uint64_t rng_next(uint64_t *s)
     return *s = x;
 }
 
-/* Fills buf with n elements of t's pattern. */
+static uint16_t to_bf16(float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
+
+static float normal(uint64_t *rng)
+{
+    /* sum of four uniforms: mean 0, variance 1/3 → scaled to std 1 */
+    uint64_t r = rng_next(rng);
+    float u = (float)(r & 0xffff) + (float)((r >> 16) & 0xffff) + (float)((r >> 32) & 0xffff) + (float)(r >> 48);
+    return (u / 65536.0f - 2.0f) * 1.7320508f;
+}
+
+/* The embedding, and one random cycle through the printable ASCII bytes
+ * (so what the model writes is plain text that can be pasted back). */
+static int rows_init(sy_rows *r, uint64_t *rng)
+{
+    if (!(r->embed = malloc((size_t)SY_VOCAB * SY_D * sizeof *r->embed))) return -1;
+    for (size_t i = 0; i < (size_t)SY_VOCAB * SY_D; i++) r->embed[i] = to_bf16(normal(rng));
+    int order[SY_CYCLE];
+    for (int i = 0; i < SY_CYCLE; i++) order[i] = SY_CYCLE_FIRST + i;
+    for (int i = SY_CYCLE - 1; i > 0; i--) {
+        int j = (int)(rng_next(rng) % (uint64_t)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (int i = 0; i < 256; i++) r->pred[i] = -1;
+    for (int i = 0; i < SY_CYCLE; i++) r->pred[order[(i + 1) % SY_CYCLE]] = order[i];
+    return 0;
+}
+
+/* Row `row` of the embedding, or of lm_head: there, the row of byte u is the
+ * embedding of pred(u) times the scale, so byte b's logit peaks at the byte
+ * after b on the cycle; every other id gets a zero row and is never chosen
+ * after a byte of the cycle. */
+static void fill_row(const sy_tensor *t, uint64_t row, uint16_t *dst)
+{
+    if (!t->lm_head) { memcpy(dst, t->rows->embed + row * SY_D, SY_D * sizeof *dst); return; }
+    if (row >= 256 || t->rows->pred[row] < 0) { memset(dst, 0, SY_D * sizeof *dst); return; }
+    const uint16_t *src = t->rows->embed + (size_t)t->rows->pred[row] * SY_D;
+    for (int i = 0; i < SY_D; i++) {
+        union { uint32_t u; float f; } v = { .u = (uint32_t)src[i] << 16 };
+        dst[i] = to_bf16(v.f * t->scale);
+    }
+}
+
 static void fill(const sy_tensor *t, uint8_t *buf, uint64_t first, uint64_t n, uint64_t *rng)
 {
     if (t->fill == FILL_CODES || t->fill == FILL_SCALES) {
@@ -188,6 +256,10 @@ static void fill(const sy_tensor *t, uint8_t *buf, uint64_t first, uint64_t n, u
         }
         return;
     }
+    if (t->fill == FILL_ROWS) {     /* whole rows: the writer's chunks hold whole rows */
+        for (uint64_t i = 0; i < n; i += SY_D) fill_row(t, (first + i) / SY_D, (uint16_t *)(void *)(buf + 2 * i));
+        return;
+    }
     for (uint64_t i = 0; i < n; i++) {
         float v = 0;
         switch (t->fill) {
@@ -195,18 +267,11 @@ static void fill(const sy_tensor *t, uint8_t *buf, uint64_t first, uint64_t n, u
         case FILL_ZERO: v = 0.0f; break;
         case FILL_ALOG: v = (first + i) < SY_KDA_H ? logf(1.0f + (float)((first + i) % 16)) : 0.0f; break;
         case FILL_SMALL: v = ((float)(rng_next(rng) >> 40) / (float)(1 << 24) - 0.5f) * 0.2f; break;
-        case FILL_NORMAL: {
-            /* sum of four uniforms: mean 0, variance 1/3 → scaled to std */
-            uint64_t r = rng_next(rng);
-            float u = (float)(r & 0xffff) + (float)((r >> 16) & 0xffff) + (float)((r >> 32) & 0xffff) +
-                      (float)(r >> 48);
-            v = (u / 65536.0f - 2.0f) * 1.7320508f * t->scale;
-            break;
-        }
+        case FILL_NORMAL: v = normal(rng) * t->scale; break;
         default: break;
         }
         if (t->dt == T_F32) memcpy(buf + 4 * i, &v, 4);
-        else { uint32_t u; memcpy(&u, &v, 4); uint16_t h = (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16); memcpy(buf + 2 * i, &h, 2); }
+        else { uint16_t h = to_bf16(v); memcpy(buf + 2 * i, &h, 2); }
     }
 }
 
@@ -265,8 +330,9 @@ static int write_shard(const char *dir, const char *fname, sy_list *ls, uint64_t
     for (int i = 0; i < ls->n && !bad && buf; i++) {
         const sy_tensor *t = &ls->t[i];
         const uint64_t es = nbytes(t) / numel(t), n = numel(t);
-        for (uint64_t first = 0; first < n && !bad; first += CH / es) {
-            uint64_t k = n - first < CH / es ? n - first : CH / es;
+        const uint64_t step = t->fill == FILL_ROWS ? CH / es / SY_D * SY_D : CH / es;
+        for (uint64_t first = 0; first < n && !bad; first += step) {
+            uint64_t k = n - first < step ? n - first : step;
             fill(t, buf, first, k, rng);
             bad = write_all(fd, buf, k * es);
         }
@@ -399,7 +465,7 @@ static uint64_t plan_bytes(int L, int E)
     sy_list ls = { 0 };
     for (int l = -1; l <= L; l++) {
         ls.n = 0;
-        layer_tensors(&ls, l, L, E);
+        layer_tensors(&ls, l, L, E, NULL);
         for (int i = 0; i < ls.n; i++) total += nbytes(&ls.t[i]);
     }
     free(ls.t);
@@ -436,12 +502,14 @@ int rm_synth_k3(const char *dir, int layers, int experts, uint64_t seed, void (*
                        free_b / 1e9);
     char fname[128];
     uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 12345, done = 0;
+    sy_rows rows;
+    if (rows_init(&rows, &rng)) return rm_errf(err, "out of memory");
     json_t *wm = json_object();
     const int nsh = L + 2;
     int rc = 0;
     for (int l = -1; l <= L && !rc; l++) {
         sy_list ls = { 0 };
-        if (layer_tensors(&ls, l, L, E)) { free(ls.t); rc = rm_errf(err, "out of memory"); break; }
+        if (layer_tensors(&ls, l, L, E, &rows)) { free(ls.t); rc = rm_errf(err, "out of memory"); break; }
         snprintf(fname, sizeof fname, "model-%05d-of-%06d.safetensors", l + 2, nsh);
         for (int i = 0; i < ls.n; i++) {
             json_object_set_new(wm, ls.t[i].name, json_string(fname));
@@ -460,6 +528,7 @@ int rm_synth_k3(const char *dir, int layers, int experts, uint64_t seed, void (*
     } else {
         json_decref(wm);
     }
+    free(rows.embed);
     if (!rc) rc = write_config(dir, L, E, err);
     if (!rc) rc = write_tokenizer(dir, err);
     return rc;

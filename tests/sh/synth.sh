@@ -2,7 +2,8 @@
 # `remora synth` writes a K3-format checkpoint at K3 widths that the engine
 # loads and runs: the smallest one (2 layers, 16 experts, about 3.6 GB) is
 # written, checked for K3's shard naming and expert size, decoded under the
-# smallest RAM budget the engine accepts, and removed. Skipped (and said so)
+# smallest RAM budget the engine accepts, checked to repeat text it wrote
+# (with every draft accepted), and removed. Skipped (and said so)
 # when the disk has less than 10 GB free.
 set -u
 BIN=build/rel/remora
@@ -36,3 +37,14 @@ assert len(a) == 3 * 512 and all(math.isfinite(x) for x in a), 'bad logits'
 print('logits finite, spread', max(a) - min(a))"
 $BIN bench --model "$D/m" --tokens 2 --ram 4.2 --device-seconds 0.5 --json > "$D/b" 2> "$D/err" || { cat "$D/err"; exit 1; }
 tail -1 "$D/b" | python3 -c "import json,sys; d=json.loads(sys.stdin.read()); assert d['gb_per_token_spine'] > 0; print('bench ok', d['s_per_token'], 's/token')"
+# The synthetic model continues along its cycle of printable bytes, so text it
+# wrote, pasted back into the prompt, is written again: speculation on that
+# prompt drafts from the prompt, every draft is accepted, the output is the
+# same as without speculation.
+P="The quick brown fox"
+T=$($BIN run --model "$D/m" --ram 4.2 --prompt "$P" --max-new 24 --spec off 2> "$D/err") || { cat "$D/err"; exit 1; }
+[ ${#T} -eq 24 ] || { echo "expected 24 printable bytes, got '$T'"; exit 1; }
+T2=$($BIN run --model "$D/m" --ram 4.2 --prompt "$P$T$P" --max-new 24 --spec on 2> "$D/err") || { cat "$D/err"; exit 1; }
+[ "$T2" = "$T" ] || { echo "repeated prompt: '$T2' != '$T'"; exit 1; }
+grep -Eq ' ([1-9][0-9]*) of \1 drafted tokens accepted' "$D/err" || { echo "drafts not all accepted:"; cat "$D/err"; exit 1; }
+echo "synth repeats its text: $(tail -1 "$D/err")"
