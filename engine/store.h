@@ -8,7 +8,8 @@
  * token uses (attention, router, shared experts, latent projections; the
  * final norm and lm_head form one more unit) — in layer order, then to the
  * expert cache (experts.h). Spine units that do not fit are streamed through
- * two buffers: while one layer computes, the next streamed unit is read.
+ * a ring buffer: while one unit computes, the units after it are read, as
+ * many as the ring holds, so the device never waits for the arithmetic.
  */
 #ifndef REMORA_STORE_H
 #define REMORA_STORE_H
@@ -37,7 +38,11 @@ typedef struct spine_unit {
     int nbinds;
     size_t bytes;                   /* buffer size = Σ run lengths */
     uint8_t *buf;                   /* resident copy, or NULL if streamed */
-    int slot;                       /* streamed: stream buffer it is in, or -1 */
+    /* streamed */
+    io_req *reqs;                   /* its reads, one per run */
+    int in_ring;                    /* its bytes are in (or on their way to) the ring */
+    int waited;                     /* its reads have been collected */
+    size_t ring_off;
 } spine_unit;
 
 typedef struct store {
@@ -50,12 +55,11 @@ typedef struct store {
     /* budget */
     uint64_t budget;                /* bytes for spine + expert cache */
     uint64_t spine_total, spine_resident;
-    /* streaming */
-    uint8_t *sbuf[2];
-    size_t sbuf_size;
-    int sbuf_unit[2];               /* unit held (or being read), -1 none */
-    io_req *sreq[2];                /* reads in flight per stream buffer */
-    int sreq_n[2];
+    /* streaming: units in the ring, oldest first, in use order */
+    uint8_t *ring;
+    size_t ring_size;
+    int *rq;                        /* unit ids, a circular FIFO of nunits */
+    int rq_head, rq_n;
     int streamed;                   /* number of streamed units */
     uint64_t bytes_other;           /* embedding rows and similar small reads */
 } store;
