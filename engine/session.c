@@ -20,6 +20,7 @@
 #include "model.h"
 #include "sampler.h"
 #include "spec.h"
+#include "route_hist.h"
 #include "diskio.h"
 
 typedef struct msg {
@@ -42,6 +43,7 @@ struct rm_session {
     int *moe_index;             /* layer -> MoE layer ordinal, or -1 */
     FILE *trace;                /* JSONL per token, or NULL */
     spec spec;                  /* drafter and its cost estimates */
+    route_hist routes;          /* experts each fed position chose: draft costs */
     uint64_t spec_d0, spec_a0;  /* its totals when the turn began */
     /* router choices of the last position fed, copied into each record */
     int16_t route_ids[RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
@@ -55,6 +57,14 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* spec's cost prediction: positions the state has consumed have recorded
+ * routes; others are assumed to read what a plain step reads. */
+static void predict_draft_bytes(void *ud, int src, int k, double *cum)
+{
+    rm_session *s = ud;
+    route_hist_predict(&s->routes, &s->m->experts, src, k, s->nfed, s->spec.bytes_plain, cum);
 }
 
 int rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **out, rm_err *err)
@@ -75,6 +85,12 @@ int rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **o
         return rm_errf(err, "out of memory");
     }
     for (int l = 0, k = 0; l < c->num_layers; l++) s->moe_index[l] = c->is_moe[l] ? k++ : -1;
+    if (route_hist_init(&s->routes, c->is_moe, c->num_layers, c->num_experts, c->topk)) {
+        rm_session_free(s);
+        return rm_errf(err, "out of memory");
+    }
+    s->spec.predict = predict_draft_bytes;
+    s->spec.predict_ud = s;
     if (o && o->trace_path && !(s->trace = fopen(o->trace_path, "w"))) {
         rm_errf(err, "%s: cannot create the trace: %s", o->trace_path, strerror(errno));
         rm_session_free(s);
@@ -105,6 +121,7 @@ void rm_session_free(rm_session *s)
     free(s->moe_index);
     if (s->trace) fclose(s->trace);
     spec_free(&s->spec);
+    route_hist_free(&s->routes);
     rm_state_free(s->st);
     rm_tokenizer_free(s->tok);
     rm_model_free(s->m);
@@ -223,6 +240,7 @@ static void on_route(void *ud, int layer, int pos, const int *ids, const float *
     rm_session *s = ud;
     int li = s->moe_index[layer];
     if (li < 0 || li >= RM_MAX_ROUTE_LAYERS) return;
+    route_hist_put(&s->routes, pos, li, ids, k);
     for (int i = 0; i < k && i < RM_MAX_TOPK; i++) s->route_ids[li][i] = (int16_t)ids[i];
     if (li + 1 > s->route_layers) s->route_layers = li + 1;
     s->route_k = k < RM_MAX_TOPK ? k : RM_MAX_TOPK;
@@ -233,6 +251,7 @@ static int feed_pending(rm_session *s, float *last_logits, rm_err *err)
 {
     int n = s->nseq - s->nfed;
     if (n <= 0) return 0;
+    if (route_hist_reserve(&s->routes, s->nseq)) return rm_errf(err, "out of memory");
     if (rm_forward(s->m, s->st, s->seq + s->nfed, n, NULL, last_logits, on_route, s, err)) return -1;
     s->nfed = s->nseq;
     return 0;
@@ -273,7 +292,8 @@ static void trace_token(rm_session *s)
     json_decref(j);
 }
 
-static void emit_stats(rm_session *s, const rm_gen_events *ev)
+/* Takes the model's figures since the last call into s->stats. */
+static void collect_stats(rm_session *s)
 {
     model_take_stats(s->m, &s->stats);
     s->stats.num_experts = s->m->cfg.num_experts;
@@ -281,8 +301,18 @@ static void emit_stats(rm_session *s, const rm_gen_events *ev)
     memcpy(s->stats.route_ids, s->route_ids, sizeof s->route_ids);
     s->stats.route_layers = s->route_layers;
     s->stats.route_k = s->route_k;
+}
+
+static void publish_stats(rm_session *s, const rm_gen_events *ev)
+{
     if (s->trace) trace_token(s);
     if (ev && ev->on_stats) ev->on_stats(ev->ud, &s->stats);
+}
+
+static void emit_stats(rm_session *s, const rm_gen_events *ev)
+{
+    collect_stats(s);
+    publish_stats(s, ev);
 }
 
 /* Starts the figures of one emitted token. */
@@ -390,14 +420,13 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
             begin_stats(s, n - 1, id, np, now() - t1);
             emit_stats(s, ev);
             if (done) break;
-            spec_plain(&s->spec, s->stats.seconds);
-            spec_seed_extra(&s->spec, s->stats.phase_seconds[RM_PHASE_EXPERTS] +
-                                      s->stats.phase_seconds[RM_PHASE_WAIT_IO]);
+            spec_plain(&s->spec, s->stats.seconds, (double)s->stats.bytes_expert_read, s->stats.read_gbps);
             continue;
         }
         /* verify: id and k drafts in one pass over k+1 positions */
         draft[0] = id;
         if ((rc = rm_state_checkpoint(s->st, err))) break;
+        if (route_hist_reserve(&s->routes, s->nseq + k)) { rc = rm_errf(err, "out of memory"); break; }
         if ((rc = rm_forward(s->m, s->st, draft, k + 1, vlog, NULL, on_route, s, err))) break;
         int acc = 0;
         while (acc < k && sampler_argmax(vlog + (size_t)acc * V, V) == draft[acc + 1]) acc++;
@@ -406,9 +435,12 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
         /* emit the accepted drafts; stop early at the end of the message */
         int kept = 0;
         const int emitted_total = 1 + acc;
-        spec_verified(&s->spec, k, acc, tv);
         begin_stats(s, n - 1, id, np, tv / emitted_total);
-        emit_stats(s, ev);
+        collect_stats(s);
+        spec_verified(&s->spec, k, acc, tv, (double)s->stats.bytes_expert_read, s->stats.read_gbps);
+        s->stats.spec_drafted = s->spec.drafted - s->spec_d0;
+        s->stats.spec_accepted = s->spec.accepted - s->spec_a0;
+        publish_stats(s, ev);
         for (int j = 1; j <= acc && !done && n < max_new; j++) {
             if (seq_push(s, draft[j]) || spec_push(&s->spec, &draft[j], 1)) { rc = rm_errf(err, "out of memory"); break; }
             s->nfed++;

@@ -8,9 +8,12 @@
  *
  * Gate (mode auto): with p the acceptance of a draft token for this match
  * length, a verify pass of k drafts emits 1 + p + p² + … + p^k tokens on
- * average and costs t_plain + k·t_extra; the k that maximises tokens per
- * second is chosen, and 0 (a plain step) when none beats 1 / t_plain. Every
- * 16 declined chances a one-token probe keeps the acceptance estimate alive.
+ * average and costs t_plain + k·t_pos + bytes(k)/bw, where bytes(k) is the
+ * predicted storage bytes of the k draft positions' experts; the k that
+ * maximises tokens per second is chosen, and 0 (a plain step) when none
+ * beats 1 / t_plain. t_pos is what a verify pass took beyond a plain step
+ * and beyond its extra expert bytes at the measured bandwidth. Every 16
+ * declined chances a one-token probe keeps the acceptance estimate alive.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -108,12 +111,16 @@ static int lookup(spec *s, int *match_n)
     return -1;
 }
 
-/* Tokens per second of a verify pass with k drafts, relative units. */
-static double rate(const spec *s, double p, int k)
+/* Read bandwidth assumed before one has been measured: 1 GB/s. */
+static double bandwidth(const spec *s) { return s->bw > 0 ? s->bw : 1e9; }
+
+/* Tokens per second of a verify pass with k drafts whose positions read
+ * `bytes` more from storage. */
+static double rate(const spec *s, double p, int k, double bytes)
 {
     double tokens = 1, pi = 1;
     for (int i = 0; i < k; i++) { pi *= p; tokens += pi; }
-    return tokens / (s->t_plain + k * s->t_extra);
+    return tokens / (s->t_plain + k * s->t_pos + bytes / bandwidth(s));
 }
 
 int spec_draft(spec *s, int32_t *out, int kmax)
@@ -130,10 +137,13 @@ int spec_draft(spec *s, int32_t *out, int kmax)
     if (avail <= 0) return 0;
     int k = avail;
     if (s->mode == RM_SPEC_AUTO && s->t_plain > 0) {
+        double cum[SPEC_KMAX + 1];
+        if (s->predict) s->predict(s->predict_ud, at, avail, cum);
+        else for (int j = 0; j <= avail; j++) cum[j] = j * s->bytes_plain;
         double best = 1.0 / s->t_plain;
         k = 0;
         for (int j = 1; j <= avail; j++) {
-            double r = rate(s, s->p_accept[g], j);
+            double r = rate(s, s->p_accept[g], j, cum[j]);
             if (r > best * 1.02) { best = r; k = j; }
         }
         if (!k && ++s->since_probe >= 16) { k = 1; s->since_probe = 0; }
@@ -143,25 +153,29 @@ int spec_draft(spec *s, int32_t *out, int kmax)
     return k;
 }
 
-void spec_plain(spec *s, double seconds)
+static double ema(double old, double x, int first) { return first ? x : 0.8 * old + 0.2 * x; }
+
+void spec_plain(spec *s, double seconds, double bytes, double gbps)
 {
-    s->t_plain = s->t_plain > 0 ? 0.8 * s->t_plain + 0.2 * seconds : seconds;
+    const int first = s->plain_steps++ == 0;
+    s->t_plain = ema(s->t_plain, seconds, first);
+    s->bytes_plain = ema(s->bytes_plain, bytes, first);
+    if (gbps > 0) s->bw = ema(s->bw, gbps * 1e9, s->bw <= 0);
 }
 
-void spec_seed_extra(spec *s, double seconds)
-{
-    if (s->verify_passes == 0) s->t_extra = seconds;
-}
-
-void spec_verified(spec *s, int drafted, int accepted, double seconds)
+void spec_verified(spec *s, int drafted, int accepted, double seconds, double bytes, double gbps)
 {
     s->drafted += (uint64_t)drafted;
     s->accepted += (uint64_t)accepted;
     s->verify_passes++;
+    if (gbps > 0) s->bw = ema(s->bw, gbps * 1e9, s->bw <= 0);
     if (drafted > 0) {
-        double per = s->t_plain > 0 ? (seconds - s->t_plain) / drafted : seconds / (drafted + 1);
+        /* what the extra positions cost beyond their extra reads */
+        double extra_reads = (bytes - s->bytes_plain) / bandwidth(s);
+        double per = s->t_plain > 0 ? (seconds - s->t_plain - (extra_reads > 0 ? extra_reads : 0)) / drafted
+                                    : seconds / (drafted + 1);
         if (per < 0) per = 0;
-        s->t_extra = s->verify_passes == 1 ? per : 0.8 * s->t_extra + 0.2 * per;
+        s->t_pos = ema(s->t_pos, per, s->verify_passes == 1);
         /* acceptance per draft token: accepted counts a prefix, so weight the
          * first rejection as one failure */
         double *p = &s->p_accept[s->last_match_n];

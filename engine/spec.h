@@ -5,10 +5,12 @@
  * occurred before, the tokens that followed them then are proposed. One
  * forward pass over the k+1 positions verifies them; greedy decoding keeps
  * exactly the tokens it would have produced anyway (session.c), so output
- * never changes. Whether to draft, and how far, is decided from running
- * estimates of what a plain step costs, what each extra verified position
- * costs (mostly the expert bytes it reads that are not resident), and how
- * often drafts of this match length are accepted.
+ * never changes. Whether to draft, and how far, is decided by weighing the
+ * expected tokens (from how often drafts of this match length were accepted)
+ * against the predicted cost: a plain step, plus per extra position its
+ * arithmetic and the storage bytes of its experts that are neither resident
+ * nor in flight, predicted from where the drafted tokens occurred before
+ * (route_hist.h), at the measured read bandwidth.
  */
 #ifndef REMORA_SPEC_H
 #define REMORA_SPEC_H
@@ -27,9 +29,18 @@ typedef struct spec {
     int tab_cap, tab_used;
     int last_match_n;       /* n of the match behind the last draft */
     /* running estimates (auto) */
-    double t_plain, t_extra;        /* seconds: a plain step; each extra position */
+    double t_plain;                 /* seconds of a plain step */
+    int plain_steps;
+    double t_pos;                   /* seconds of arithmetic per extra position */
+    double bytes_plain;             /* expert bytes a plain step reads from storage */
+    double bw;                      /* expert read bandwidth, bytes/s (0: unknown) */
     double p_accept[SPEC_NMAX + 1]; /* per match length: P(draft token accepted) */
     int since_probe;
+    /* predicted storage bytes of the first j = 1..k draft positions copied
+     * from context positions src, src+1, ... (cum[0] = 0); NULL: each costs
+     * bytes_plain */
+    void (*predict)(void *ud, int src, int k, double *cum);
+    void *predict_ud;
     /* tests only: a drafter that replaces the n-gram lookup */
     int (*oracle)(void *ud, const int32_t *ctx, int n, int32_t *out, int kmax);
     void *oracle_ud;
@@ -45,12 +56,10 @@ int  spec_push(spec *s, const int32_t *ids, int n);
 /* Proposes up to kmax tokens to follow the context, after the gate; 0 when
  * drafting does not pay (or nothing matches). */
 int  spec_draft(spec *s, int32_t *out, int kmax);
-/* What happened: a plain step took `seconds`; a verify pass of `drafted`
- * tokens kept `accepted` of them and took `seconds`. */
-void spec_plain(spec *s, double seconds);
-void spec_verified(spec *s, int drafted, int accepted, double seconds);
-/* Seeds the per-position cost before any verify pass has been measured:
- * the share of a plain step that scales with positions (expert reads). */
-void spec_seed_extra(spec *s, double seconds);
+/* What happened: a plain step took `seconds` and read `bytes` of experts
+ * at `gbps` (0: nothing read); a verify pass of `drafted` tokens kept
+ * `accepted` of them, took `seconds` and read `bytes` of experts. */
+void spec_plain(spec *s, double seconds, double bytes, double gbps);
+void spec_verified(spec *s, int drafted, int accepted, double seconds, double bytes, double gbps);
 
 #endif
