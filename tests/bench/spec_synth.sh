@@ -12,20 +12,21 @@
 # Prints tokens/s off vs auto, the ratio, acceptance, and GB read per emitted
 # token. This is a benchmark, not a test: it takes minutes and judges nothing.
 #
-# usage: sh tests/bench/spec_synth.sh MODEL_DIR [RAM_GB] [TOKENS] [ROUNDS]
+# usage: sh tests/bench/spec_synth.sh MODEL_DIR [RAM_GB|default] [TOKENS] [ROUNDS]
 set -eu
-M=${1:?usage: spec_synth.sh MODEL_DIR [RAM_GB] [TOKENS] [ROUNDS]}
+M=${1:?usage: spec_synth.sh MODEL_DIR [RAM_GB|default] [TOKENS] [ROUNDS]}
 RAM=${2:-3.5}; N=${3:-24}; ROUNDS=${4:-3}
 BIN=${REMORA_BIN:-build/rel/remora}
+[ "$RAM" = default ] && RAMOPT="" || RAMOPT="--ram $RAM"
 P="The quick brown fox jumps over the lazy dog."
-T=$($BIN run --model "$M" --ram "$RAM" --prompt "$P" --max-new "$N" --spec off 2>/dev/null)
+T=$($BIN run --model "$M" $RAMOPT --prompt "$P" --max-new "$N" --spec off 2>/dev/null)
 REP="$P$T$P"
 OUT=$(mktemp); trap 'rm -f "$OUT"' EXIT
 for r in $(seq "$ROUNDS"); do
   for kind in repetitive non-repetitive; do
     [ $kind = repetitive ] && prompt=$REP || prompt=$P
     for spec in off auto; do
-      $BIN bench --model "$M" --ram "$RAM" --tokens "$N" --device-seconds 1 --prompt "$prompt" --spec $spec --json \
+      $BIN bench --model "$M" $RAMOPT --tokens "$N" --device-seconds 1 --prompt "$prompt" --spec $spec --json \
         2>/dev/null | tail -1 | sed "s/^/$kind $spec /" >> "$OUT"
     done
   done
