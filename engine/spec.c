@@ -12,7 +12,10 @@
  * predicted storage bytes of the k draft positions' experts; the k that
  * maximises tokens per second is chosen, and 0 (a plain step) when none
  * beats 1 / t_plain. t_pos is what a verify pass took beyond a plain step
- * and beyond its extra expert bytes at the measured bandwidth. Every 16
+ * and beyond its extra expert bytes at the measured bandwidth. Routes do not
+ * always repeat with their tokens (they depend on the context too), so the
+ * prediction is calibrated: the bytes per position that verify passes read
+ * beyond what was predicted (miss_pos, running) are added to it. Every 16
  * declined chances a one-token probe keeps the acceptance estimate alive.
  */
 #include <stdlib.h>
@@ -38,6 +41,7 @@ int spec_init(spec *s, int mode)
     s->tab_cap = 4096;
     s->tab = calloc((size_t)s->tab_cap, sizeof *s->tab);
     for (int n = 0; n <= SPEC_NMAX; n++) s->p_accept[n] = 0.5;
+    s->pred_last = -1;
     return s->tab ? 0 : -1;
 }
 
@@ -128,6 +132,7 @@ int spec_draft(spec *s, int32_t *out, int kmax)
     if (s->mode == RM_SPEC_OFF || kmax <= 0) return 0;
     if (s->oracle) {
         s->last_match_n = SPEC_NMAX;
+        s->pred_last = -1;
         return s->oracle(s->oracle_ud, s->ctx, s->n, out, kmax);
     }
     int g = 0, at = lookup(s, &g);
@@ -140,6 +145,7 @@ int spec_draft(spec *s, int32_t *out, int kmax)
         double cum[SPEC_KMAX + 1];
         if (s->predict) s->predict(s->predict_ud, at, avail, cum);
         else for (int j = 0; j <= avail; j++) cum[j] = j * s->bytes_plain;
+        for (int j = 1; j <= avail; j++) cum[j] += j * s->miss_pos;
         double best = 1.0 / s->t_plain;
         k = 0;
         for (int j = 1; j <= avail; j++) {
@@ -147,6 +153,9 @@ int spec_draft(spec *s, int32_t *out, int kmax)
             if (r > best * 1.02) { best = r; k = j; }
         }
         if (!k && ++s->since_probe >= 16) { k = 1; s->since_probe = 0; }
+        s->pred_last = k ? cum[k] - k * s->miss_pos : -1;
+    } else {
+        s->pred_last = -1;
     }
     memcpy(out, s->ctx + at, (size_t)k * sizeof *out);
     s->last_match_n = g;
@@ -176,6 +185,10 @@ void spec_verified(spec *s, int drafted, int accepted, double seconds, double by
                                     : seconds / (drafted + 1);
         if (per < 0) per = 0;
         s->t_pos = ema(s->t_pos, per, s->verify_passes == 1);
+        if (s->pred_last >= 0) {
+            double miss = (bytes - s->bytes_plain - s->pred_last) / drafted;
+            s->miss_pos = ema(s->miss_pos, miss > 0 ? miss : 0, s->calibrations++ == 0);
+        }
         /* acceptance per draft token: accepted counts a prefix, so weight the
          * first rejection as one failure */
         double *p = &s->p_accept[s->last_match_n];

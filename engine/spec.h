@@ -17,7 +17,10 @@
 #include <stdint.h>
 
 #define SPEC_NMAX 4         /* longest n-gram looked up */
-#define SPEC_KMAX 8         /* longest draft */
+/* Longest draft: with the current token, a verify pass of 8 positions fills
+ * two of the gemm kernels' 4-token tiles; a 9th position costs a third tile
+ * of which three quarters are padding. */
+#define SPEC_KMAX 7
 
 typedef struct spec_entry { uint64_t h; int32_t pos; int16_t n; } spec_entry;
 
@@ -34,6 +37,9 @@ typedef struct spec {
     double t_pos;                   /* seconds of arithmetic per extra position */
     double bytes_plain;             /* expert bytes a plain step reads from storage */
     double bw;                      /* expert read bandwidth, bytes/s (0: unknown) */
+    double miss_pos;                /* bytes per position read beyond the prediction */
+    double pred_last;               /* predicted bytes of the last draft, -1: none */
+    int calibrations;
     double p_accept[SPEC_NMAX + 1]; /* per match length: P(draft token accepted) */
     int since_probe;
     /* predicted storage bytes of the first j = 1..k draft positions copied

@@ -92,3 +92,19 @@ TEST(route_hist_predicts_non_resident_bytes_once)
     CHECKF(cum[1] == 300 && cum[2] == 300 && cum[3] == 1077, "%g %g %g", cum[1], cum[2], cum[3]);
     route_hist_free(&h);
 }
+
+TEST(spec_gate_learns_when_routes_do_not_repeat)
+{
+    spec s;
+    setup(&s);
+    int32_t out[SPEC_KMAX];
+    g_bytes_per_pos = 0;        /* predicted: every expert resident */
+    int k = spec_draft(&s, out, SPEC_KMAX);
+    REQUIRE(k > 0);
+    /* but the pass read 2 GB per extra position and nothing was accepted */
+    spec_verified(&s, k, 0, 1.0 + 2.0 * k, 1e9 + 2e9 * k, 1.0);
+    CHECKF(s.miss_pos > 1.9e9 && s.miss_pos < 2.1e9, "miss_pos %g", s.miss_pos);
+    s.p_accept[2] = 0.9;        /* even with a good acceptance history */
+    CHECK(spec_draft(&s, out, SPEC_KMAX) == 0);
+    spec_free(&s);
+}
