@@ -303,14 +303,20 @@ static void unit_wait(store *s, spine_unit *un)
     un->waited = 1;
 }
 
+/* Releases the oldest unit in the ring, waiting for its reads if needed. */
+static void ring_pop(store *s)
+{
+    spine_unit *un = &s->units[s->rq[s->rq_head]];
+    unit_wait(s, un);
+    un->in_ring = 0;
+    s->rq_head = (s->rq_head + 1) % s->nunits;
+    s->rq_n--;
+}
+
 /* Empties the ring, waiting for reads still in flight. */
 static void ring_drain(store *s)
 {
-    for (; s->rq_n; s->rq_n--, s->rq_head = (s->rq_head + 1) % s->nunits) {
-        spine_unit *un = &s->units[s->rq[s->rq_head]];
-        unit_wait(s, un);
-        un->in_ring = 0;
-    }
+    while (s->rq_n) ring_pop(s);
     s->rq_head = 0;
 }
 
@@ -354,13 +360,7 @@ int store_unit_begin(store *s, int u, rm_err *err)
     if (un->buf || !un->nruns) return 0;
     if (!un->in_ring) ring_drain(s);            /* out of order: start again from u */
     /* the units before u are done: give their space back */
-    while (s->rq_n && s->rq[s->rq_head] != u) {
-        spine_unit *old = &s->units[s->rq[s->rq_head]];
-        unit_wait(s, old);
-        old->in_ring = 0;
-        s->rq_head = (s->rq_head + 1) % s->nunits;
-        s->rq_n--;
-    }
+    while (s->rq_n && s->rq[s->rq_head] != u) ring_pop(s);
     ring_fill(s, s->rq_n ? s->rq[(s->rq_head + s->rq_n - 1) % s->nunits] : u);
     unit_wait(s, un);
     int rc = check_reads(s, un, un->reqs, err);
