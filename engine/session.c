@@ -315,6 +315,13 @@ static void emit_stats(rm_session *s, const rm_gen_events *ev)
     publish_stats(s, ev);
 }
 
+/* The speculation totals of this turn so far. */
+static void stats_spec_totals(rm_session *s)
+{
+    s->stats.spec_drafted = s->spec.drafted - s->spec_d0;
+    s->stats.spec_accepted = s->spec.accepted - s->spec_a0;
+}
+
 /* Starts the figures of one emitted token. */
 static void begin_stats(rm_session *s, int index, int32_t id, int np, double seconds)
 {
@@ -323,8 +330,7 @@ static void begin_stats(rm_session *s, int index, int32_t id, int np, double sec
     s->stats.token_id = id;
     s->stats.prompt_tokens = np;
     s->stats.seconds = seconds;
-    s->stats.spec_drafted = s->spec.drafted - s->spec_d0;
-    s->stats.spec_accepted = s->spec.accepted - s->spec_a0;
+    stats_spec_totals(s);
 }
 
 /* Where generated ids go: the chat stream splitter, or (raw completion) the
@@ -438,8 +444,7 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
         begin_stats(s, n - 1, id, np, tv / emitted_total);
         collect_stats(s);
         spec_verified(&s->spec, k, acc, tv, (double)s->stats.bytes_expert_read, s->stats.read_gbps);
-        s->stats.spec_drafted = s->spec.drafted - s->spec_d0;
-        s->stats.spec_accepted = s->spec.accepted - s->spec_a0;
+        stats_spec_totals(s);   /* this pass counted */
         publish_stats(s, ev);
         for (int j = 1; j <= acc && !done && n < max_new; j++) {
             if (seq_push(s, draft[j]) || spec_push(&s->spec, &draft[j], 1)) { rc = rm_errf(err, "out of memory"); break; }

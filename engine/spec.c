@@ -145,15 +145,14 @@ int spec_draft(spec *s, int32_t *out, int kmax)
         double cum[SPEC_KMAX + 1];
         if (s->predict) s->predict(s->predict_ud, at, avail, cum);
         else for (int j = 0; j <= avail; j++) cum[j] = j * s->bytes_plain;
-        for (int j = 1; j <= avail; j++) cum[j] += j * s->miss_pos;
         double best = 1.0 / s->t_plain;
         k = 0;
         for (int j = 1; j <= avail; j++) {
-            double r = rate(s, s->p_accept[g], j, cum[j]);
+            double r = rate(s, s->p_accept[g], j, cum[j] + j * s->miss_pos);
             if (r > best * 1.02) { best = r; k = j; }
         }
         if (!k && ++s->since_probe >= 16) { k = 1; s->since_probe = 0; }
-        s->pred_last = k ? cum[k] - k * s->miss_pos : -1;
+        s->pred_last = k ? cum[k] : -1;
     } else {
         s->pred_last = -1;
     }
