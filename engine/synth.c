@@ -14,10 +14,11 @@
  * embedding with its rows permuted along one random cycle through the 95
  * printable ASCII bytes. The embedding dominates the final hidden state, so
  * the greedy continuation of such a byte is the next byte on the cycle: the
- * model repeats text it has seen and never repeats itself within 95 tokens. Random weights alone
- * never repeat anything, which would leave speculation nothing to accept;
- * the reads and the arithmetic per token are unchanged. Every file is
- * written under a temporary name, fsynced and renamed.
+ * model repeats text it has seen and never repeats itself within 95
+ * tokens. Random weights alone never repeat anything, which would leave
+ * speculation nothing to accept; the reads and the arithmetic per token are
+ * unchanged. Every file is written under a temporary name, fsynced and
+ * renamed.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -32,6 +33,7 @@
 #include <jansson.h>
 #include "engine.h"
 #include "diskio.h"
+#include "kernels/kernels.h"
 
 /* K3 text widths (kimi-spec §1.2) */
 enum {
@@ -239,10 +241,7 @@ static void fill_row(const sy_tensor *t, uint64_t row, uint16_t *dst)
     if (!t->lm_head) { memcpy(dst, t->rows->embed + row * SY_D, SY_D * sizeof *dst); return; }
     if (row >= 256 || t->rows->pred[row] < 0) { memset(dst, 0, SY_D * sizeof *dst); return; }
     const uint16_t *src = t->rows->embed + (size_t)t->rows->pred[row] * SY_D;
-    for (int i = 0; i < SY_D; i++) {
-        union { uint32_t u; float f; } v = { .u = (uint32_t)src[i] << 16 };
-        dst[i] = to_bf16(v.f * t->scale);
-    }
+    for (int i = 0; i < SY_D; i++) dst[i] = to_bf16(bf16_to_f32(src[i]) * t->scale);
 }
 
 static void fill(const sy_tensor *t, uint8_t *buf, uint64_t first, uint64_t n, uint64_t *rng)
