@@ -36,6 +36,7 @@
 
 #define DISK_RESERVE (2ull << 30)   /* the cache never fills the disk beyond this */
 #define RX_ALIGN 4096u
+#define RX_WHY 32                   /* failure reasons kept: 4x the default reader threads */
 
 typedef struct rx_seg { uint64_t off, len; } rx_seg;
 typedef struct rx_key { int shard, first, nseg; uint64_t raw; } rx_key;   /* nseg 0: not an expert */
@@ -55,8 +56,11 @@ struct remote {
     pthread_cond_t cv;
     int *busy, nbusy, busy_cap; /* keys being fetched */
     uint64_t served, damaged, uncached;     /* atomic */
-    int why_key;
-    char why[768];
+    /* why recent reads failed, by expert: every reader thread can fail at
+     * once (a stalled server), and each expert's error must name its own
+     * cause, so one slot would be overwritten before it was asked for */
+    struct { int key; char msg[768]; } why[RX_WHY];
+    int why_next;
 };
 
 int remote_expert_tensor(const char *name, int *layer, int *expert)
@@ -248,7 +252,7 @@ int remote_open(const char *dir, const st_set *st, const rm_config *cfg, int con
     x->st = st;
     x->L = cfg->num_layers;
     x->E = cfg->num_experts;
-    x->why_key = -1;
+    for (int i = 0; i < RX_WHY; i++) x->why[i].key = -1;
     size_t n = (size_t)x->L * x->E;
     x->dir = strdup(dir);
     x->in_shard = calloc(n ? n : 1, 1);
@@ -358,8 +362,11 @@ static int obtain(remote *x, int key, uint8_t *img, int must_cache, int *from_ne
 static void set_why(remote *x, int key, const char *msg)
 {
     pthread_mutex_lock(&x->mu);
-    x->why_key = key;
-    snprintf(x->why, sizeof x->why, "%s", msg);
+    int i = 0;
+    while (i < RX_WHY && x->why[i].key != key) i++;
+    if (i == RX_WHY) { i = x->why_next; x->why_next = (x->why_next + 1) % RX_WHY; }
+    x->why[i].key = key;
+    snprintf(x->why[i].msg, sizeof x->why[i].msg, "%s", msg);
     pthread_mutex_unlock(&x->mu);
 }
 
@@ -367,7 +374,9 @@ static void rx_why(void *ctx, int key, char *buf, size_t cap)
 {
     remote *x = ctx;
     pthread_mutex_lock(&x->mu);
-    snprintf(buf, cap, "%s", x->why_key == key ? x->why : "");
+    int i = 0;
+    while (i < RX_WHY && x->why[i].key != key) i++;
+    snprintf(buf, cap, "%s", i < RX_WHY ? x->why[i].msg : "");
     pthread_mutex_unlock(&x->mu);
 }
 
