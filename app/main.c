@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
+#include "version.h"
 
 static const struct command {
     const char *name;
@@ -26,7 +27,8 @@ static const struct command {
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: remora [COMMAND] [OPTIONS]\n\ncommands:\n");
+    fprintf(f, "remora %s — chat with giant Mixture-of-Experts models on one machine\n\n"
+               "usage: remora [COMMAND] [OPTIONS]\n       remora --version\n\ncommands:\n", REMORA_VERSION);
     for (int i = 0; i < NCOMMANDS; i++)
         fprintf(f, "  %-16s %s\n", commands[i].name, commands[i].help);
     fprintf(f, "\nRun 'remora COMMAND --help' for the options of one command.\n");
@@ -37,6 +39,10 @@ int main(int argc, char **argv)
     const char *name = argc > 1 ? argv[1] : "chat";
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
         usage(stdout);
+        return 0;
+    }
+    if (!strcmp(name, "--version") || !strcmp(name, "-V")) {
+        printf("remora %s\n", REMORA_VERSION);
         return 0;
     }
     for (int i = 0; i < NCOMMANDS; i++)

@@ -3,7 +3,7 @@
 # each script in tests/sh/ (driving the real binary: CLI, tmux, nginx, man).
 # Prints per-suite results and one closing "N passed, N failed" line.
 cd "$(dirname "$0")/.." || exit 2
-export REMORA_FIXTURES="${REMORA_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
+export REMORA_FIXTURES="${REMORA_FIXTURES:-$(pwd)/tests/fixtures}"
 pass=0; fail=0
 count() { # $1 = log file of a unit run
   p=$(grep -c '^PASS ' "$1"); f=$(grep -c '^FAIL ' "$1")

@@ -1,4 +1,4 @@
-"""Validate k3model.py against the K3 fixture (../shared/fixtures/k3-tiny or $REMORA_FIXTURES):
+"""Validate k3model.py against the K3 fixture (tests/fixtures/k3-tiny or $REMORA_FIXTURES):
 loads the sharded safetensors with our own reader (k3io.py, MXFP4 dequantised exactly),
 runs the model in float64 with the recurrent KDA form and compares with the goldens:
 logits rel. RMS (limit 1e-4), routes (identical expert sets where the golden margin is
@@ -27,7 +27,7 @@ def rel_rms(x, ref):
 
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.environ.get(
-        "REMORA_FIXTURES", os.path.join(os.path.dirname(__file__), "../../../shared/fixtures"))
+        "REMORA_FIXTURES", os.path.join(os.path.dirname(__file__), "../../tests/fixtures"))
     fx = os.path.join(root, "k3-tiny")
     cfg = K3Config(json.load(open(os.path.join(fx, "config.json")))["text_config"])
     tensors = k3io.read_checkpoint(fx)

@@ -1,6 +1,7 @@
 """Our PyTorch implementation of the Kimi K3 text architecture (model_type kimi_linear with
 every K3 switch on), used to train the embedded demonstration model and to check the
-fixture.  The math follows /work/shared/docs/kimi-spec.md sections 3-8:
+fixture.  The math follows the official modeling_kimi_linear.py (KimiDeltaAttention,
+KimiMLAAttention, KimiMoEGate, KimiSparseMoeBlock) as K3 ships it:
 
   * KDA (Kimi Delta Attention): q/k/v projections -> causal depthwise short conv + SiLU,
     L2-normalised q/k, beta = sigmoid(b_proj x), forget gate with K3's lower bound

@@ -232,7 +232,7 @@ def main():
                 + assistant_tail_segments(ex["reasoning"], ex["reference"]))
         texts.extend(t for t, control in segs if not control)
     vocab = train_bpe(texts, n_ranks, _no_digit_pair)
-    fixture = os.environ.get("REMORA_FIXTURES", os.path.join(here, "../../../shared/fixtures"))
+    fixture = os.environ.get("REMORA_FIXTURES", os.path.join(here, "../../tests/fixtures"))
     write_tokenizer(out, vocab, os.path.join(fixture, "tokenizer", "tokenizer_config.json"))
     tok = Tokenizer.load(out)
     samples = ["What is 37*12?", "Hello, world! It's a test.", "  two  spaces\n\nnew lines\r\n",

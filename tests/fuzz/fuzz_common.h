@@ -1,5 +1,5 @@
 /* fuzz_common.h — shared by the libFuzzer targets in tests/fuzz: opening the
- * fixture tokenizer (from $REMORA_FIXTURES or ../shared/fixtures) and a
+ * fixture tokenizer (from $REMORA_FIXTURES or tests/fixtures) and a
  * tokenizer with the same ranks and Kimi-Linear's special names, and
  * checking that bytes are valid UTF-8. A failed check aborts, which
  * libFuzzer reports as a crash with the input that caused it. */
@@ -31,8 +31,8 @@ static rm_tokenizer *fuzz_tokenizer(int im)
 {
     const char *root = getenv("REMORA_FIXTURES");
     char mpath[4096], cpath[4096];
-    snprintf(mpath, sizeof mpath, "%s/tokenizer/tiktoken.model", root ? root : "../shared/fixtures");
-    snprintf(cpath, sizeof cpath, "%s/tokenizer/tokenizer_config.json", root ? root : "../shared/fixtures");
+    snprintf(mpath, sizeof mpath, "%s/tokenizer/tiktoken.model", root ? root : "tests/fixtures");
+    snprintf(cpath, sizeof cpath, "%s/tokenizer/tokenizer_config.json", root ? root : "tests/fixtures");
     static const char im_cfg[] = "{\"added_tokens_decoder\": {"
         "\"2817\": {\"content\": \"[EOS]\"}, \"2818\": {\"content\": \"<|im_end|>\"},"
         "\"2819\": {\"content\": \"<|im_user|>\"}, \"2820\": {\"content\": \"<|im_assistant|>\"},"

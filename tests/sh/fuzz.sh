@@ -5,7 +5,7 @@
 # FUZZ_SECONDS sets the time per target (default 15); a crash, leak or
 # sanitizer report fails the test and leaves the reproducer in build/fuzz.
 cd "$(dirname "$0")/../.." || exit 2
-export REMORA_FIXTURES="${REMORA_FIXTURES:-$(cd .. && pwd)/shared/fixtures}"
+export REMORA_FIXTURES="${REMORA_FIXTURES:-$(pwd)/tests/fixtures}"
 secs=${FUZZ_SECONDS:-15}
 make -s fuzz || exit 1
 fails=0

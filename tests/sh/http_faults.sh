@@ -10,7 +10,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 . tests/sh/lib/http.sh
-FX=${REMORA_FIXTURES:?}/k3-tiny
+FX=${REMORA_FIXTURES:-$(pwd)/tests/fixtures}/k3-tiny
 [ -d "$FX" ] || { echo "fixtures missing: $FX"; exit 1; }
 T=$(mktemp -d) || exit 1
 trap 'faulty_stop; rm -rf "$T"' EXIT

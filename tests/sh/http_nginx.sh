@@ -9,7 +9,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 . tests/sh/lib/http.sh
-FX=${REMORA_FIXTURES:?}/k3-tiny
+FX=${REMORA_FIXTURES:-$(pwd)/tests/fixtures}/k3-tiny
 [ -d "$FX" ] || { echo "fixtures missing: $FX"; exit 1; }
 T=$(mktemp -d) && chmod 755 "$T" || exit 1  # nginx workers may run as another user
 trap 'nginx_stop; rm -rf "$T"' EXIT

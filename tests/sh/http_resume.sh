@@ -7,7 +7,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 . tests/sh/lib/http.sh
-FX=${REMORA_FIXTURES:?}/k3-tiny
+FX=${REMORA_FIXTURES:-$(pwd)/tests/fixtures}/k3-tiny
 [ -d "$FX" ] || { echo "fixtures missing: $FX"; exit 1; }
 T=$(mktemp -d) || exit 1
 FPID=

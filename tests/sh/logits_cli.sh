@@ -3,7 +3,8 @@
 # (release and ASan builds), and bad input giving exit status 2 with a clear
 # message and no sanitizer report.
 set -u
-FX=${REMORA_FIXTURES:?}
+cd "$(dirname "$0")/../.." || exit 2
+FX=${REMORA_FIXTURES:-$(pwd)/tests/fixtures}
 [ -d "$FX/k3-tiny" ] || { echo "fixtures missing: $FX"; exit 1; }
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 fail=0

@@ -7,6 +7,7 @@ BIN=${REMORA_BIN:-build/rel/remora}
 PAGE=man/remora.1
 status=0
 bad() { echo "FAIL: $*"; status=1; }
+T=$(mktemp -d) || exit 1; trap 'rm -rf "$T"' EXIT
 
 out=$(mandoc -Tlint -Wstyle "$PAGE" 2>&1) || [ -n "$out" ] || out="mandoc failed"
 [ -z "$out" ] || bad "mandoc -Tlint: $out"
@@ -23,11 +24,11 @@ tags() {
 
 # compare WHAT LIST1 LIST2 (newline-separated): reports what either lacks.
 compare() {
-  printf '%s\n' "$2" | sort -u > /tmp/man-a.$$
-  printf '%s\n' "$3" | sort -u > /tmp/man-b.$$
-  missing=$(comm -23 /tmp/man-a.$$ /tmp/man-b.$$)
-  extra=$(comm -13 /tmp/man-a.$$ /tmp/man-b.$$)
-  rm -f /tmp/man-a.$$ /tmp/man-b.$$
+  printf '%s\n' "$2" | sort -u > "$T/a"
+  printf '%s\n' "$3" | sort -u > "$T/b"
+  missing=$(comm -23 "$T/a" "$T/b")
+  extra=$(comm -13 "$T/a" "$T/b")
+  rm -f "$T/a" "$T/b"
   [ -z "$missing" ] || bad "$1 not in the man page: $(echo $missing)"
   [ -z "$extra" ] || bad "$1 in the man page but not in the program: $(echo $extra)"
 }
@@ -45,6 +46,13 @@ compare "keys" "$help_keys" "$man_keys"
 help_cmds=$("$BIN" --help | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p')
 man_cmds=$(tags COMMANDS)
 compare "commands" "$help_cmds" "$man_cmds"
+
+# One version everywhere: --version, -V, the --help banner and the page header.
+ver=$("$BIN" --version | sed -n 's/^remora \([0-9][0-9.]*\)$/\1/p')
+[ -n "$ver" ] || bad "remora --version does not print 'remora X.Y.Z'"
+[ "$("$BIN" -V)" = "remora $ver" ] || bad "remora -V differs from --version"
+"$BIN" --help | head -1 | grep -qF "remora $ver " || bad "remora --help does not show version $ver"
+grep -q "^\.TH REMORA 1 [0-9-]* \"remora $ver\" " "$PAGE" || bad "the .TH header of $PAGE does not say remora $ver"
 
 [ $status = 0 ] && echo ok
 exit $status

@@ -4,7 +4,8 @@
 # (when this machine offers cgroup v1 memory control, as root) and its own
 # VmHWM must also be within that sum.
 set -u
-FX=${REMORA_FIXTURES:?}
+cd "$(dirname "$0")/../.." || exit 2
+FX=${REMORA_FIXTURES:-$(pwd)/tests/fixtures}
 [ -d "$FX/k3-tiny" ] || { echo "fixtures missing: $FX"; exit 1; }
 BIN=build/rel/remora
 RAM=0.004

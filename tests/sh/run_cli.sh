@@ -4,7 +4,8 @@
 # prompt from stdin, Ctrl-C (SIGINT) stopping at a token boundary with what
 # was generated kept, transcripts continued across runs, and bad input.
 set -u
-FX=${REMORA_FIXTURES:?}
+cd "$(dirname "$0")/../.." || exit 2
+FX=${REMORA_FIXTURES:-$(pwd)/tests/fixtures}
 [ -d "$FX/k3-tiny" ] || { echo "fixtures missing: $FX"; exit 1; }
 BIN=build/rel/remora
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT

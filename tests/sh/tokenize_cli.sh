@@ -5,7 +5,7 @@
 # --chat; then bad input must exit 2 with a message on stderr.
 cd "$(dirname "$0")/../.." || exit 2
 BIN=${REMORA_BIN:-build/rel/remora}
-FIX=${REMORA_FIXTURES:-$(cd .. && pwd)/shared/fixtures}
+FIX=${REMORA_FIXTURES:-$(pwd)/tests/fixtures}
 TOK=$FIX/tokenizer
 [ -x "$BIN" ] || { echo "missing $BIN (run make MODE=rel unit)"; exit 1; }
 [ -d "$TOK" ] || { echo "missing fixtures at $TOK"; exit 1; }

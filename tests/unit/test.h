@@ -3,8 +3,9 @@
  * TEST(name) defines and registers a test; CHECK(cond) records a failure with
  * file and line and goes on; REQUIRE(cond) fails and leaves the test. The
  * runner (test_main.c) prints one PASS/FAIL line per test and a closing
- * "N passed, N failed" line. fixture_path() finds ../shared/fixtures (or
- * $REMORA_FIXTURES) and aborts the test loudly when it is missing.
+ * "N passed, N failed" line. fixture_path() finds the repository's
+ * tests/fixtures (or $REMORA_FIXTURES) and fails the test loudly, naming the
+ * path it looked for, when it is missing.
  */
 #ifndef REMORA_TEST_H
 #define REMORA_TEST_H

@@ -24,19 +24,43 @@ void t_fail(const char *file, int line, const char *expr)
 
 int t_failed_now(void) { return cur_failed; }
 
+/* The repository's tests/fixtures, found from the test binary's own path
+ * (build/<mode>/remora-tests), so the tests read the fixtures of their clone
+ * whatever the current directory; $REMORA_FIXTURES overrides. */
+static const char *fixtures_root(void)
+{
+    static char root[PATH_MAX + 100];
+    const char *env = getenv("REMORA_FIXTURES");
+    if (env && *env) return env;
+    if (root[0]) return root;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = 0;
+        for (int up = 0; up < 3; up++) {        /* remora-tests, <mode>, build */
+            char *slash = strrchr(exe, '/');
+            if (!slash) break;
+            *slash = 0;
+        }
+        snprintf(root, sizeof root, "%s/tests/fixtures", exe);
+    } else {
+        snprintf(root, sizeof root, "tests/fixtures");
+    }
+    return root;
+}
+
 const char *fixture_path(const char *rel)
 {
     static char bufs[8][8192];
     static int k;
-    const char *root = getenv("REMORA_FIXTURES");
-    if (!root) root = "../shared/fixtures";
+    const char *root = fixtures_root();
     struct stat st;
     if (stat(root, &st) != 0 || !S_ISDIR(st.st_mode)) {
         fprintf(stderr, "  FIXTURES MISSING: %s does not exist (set REMORA_FIXTURES)\n", root);
         cur_failed++;
         return NULL;
     }
-    char *b = bufs[k++ & 7], abs_root[4096];
+    char *b = bufs[k++ & 7], abs_root[PATH_MAX + 200];
     if (!realpath(root, abs_root)) snprintf(abs_root, sizeof abs_root, "%s", root);
     snprintf(b, sizeof bufs[0], "%s/%s", abs_root, rel);
     return b;

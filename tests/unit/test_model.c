@@ -1,5 +1,5 @@
 /* test_model.c — the forward pass against the reference goldens of every
- * fixture model (../shared/fixtures/{k3-tiny,kl-tiny}, read in place):
+ * fixture model (tests/fixtures/{k3-tiny,kl-tiny}, read in place):
  * prefill logits, router choices, hidden states per layer, the cached greedy
  * continuation and its logits, and prefill == token-by-token decoding.
  * Tolerances are the fixtures README's (§4). */
@@ -39,7 +39,10 @@ static void check_route(void *ud, int layer, int pos, const int *ids, const floa
 static float *load_f32(const char *path, size_t n)
 {
     size_t len = 0;
-    char *p = t_read_file(path, &len);
+    char *p = path ? t_read_file(path, &len) : NULL;
+    if (!p && path) fprintf(stderr, "  fixture %s: cannot read\n", path);
+    else if (p && len != n * sizeof(float))
+        fprintf(stderr, "  fixture %s: %zu bytes, expected %zu (truncated?)\n", path, len, n * sizeof(float));
     if (!p || len != n * sizeof(float)) { free(p); return NULL; }
     return (float *)p;
 }
@@ -127,14 +130,14 @@ static void check_model(const char *name)
                 CHECKF(argmax(logits + (size_t)t * V, V) == argmax(ref + (size_t)t * V, V),
                        "%s %s: argmax differs at position %d", name, pn, t);
         CHECKF(rc.bad == 0 && rc.seen > 0, "%s %s: %d of %d route sets differ", name, pn, rc.bad, rc.seen);
-        /* hidden states, where the fixture has them */
-        snprintf(rel, sizeof rel, "%.64s/goldens/hidden_%.64s.f32", name, pn);
-        const char *hp = fixture_path(rel);
-        FILE *hf = hp ? fopen(hp, "rb") : NULL;
-        if (hf) {
-            fclose(hf);
-            float *href = load_f32(hp, (size_t)(L + 1) * T * D);
-            CHECK(href != NULL);
+        /* hidden states, for the prompts whose meta.json names a file: a
+         * named file that is missing or short fails the test */
+        const char *hname = json_string_value(json_object_get(p, "hidden_file"));
+        if (hname) {
+            snprintf(rel, sizeof rel, "%.64s/goldens/%.200s", name, hname);
+            const char *hp = fixture_path(rel);
+            float *href = hp ? load_f32(hp, (size_t)(L + 1) * T * D) : NULL;
+            CHECKF(href != NULL, "%s: missing or truncated", hp ? hp : rel);
             for (int l = 0; href && l <= L; l++) {
                 double hr = rel_rms(hidden + (size_t)l * T * D, href + (size_t)l * T * D, (size_t)T * D, NULL);
                 CHECKF(hr <= 1e-4, "%s %s: hidden layer %d rel RMS %.3g", name, pn, l, hr);
