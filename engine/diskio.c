@@ -48,37 +48,70 @@ int disk_tmp_stale(const char *name)
     return pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
 }
 
-static void sync_dir(const char *path)
+/* fsync of the folder that holds path, so that a rename survives a crash. */
+static int sync_dir(const char *path)
 {
     char d[4096];
     snprintf(d, sizeof d, "%s", path);
     int fd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) { fsync(fd); close(fd); }
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    /* some file systems refuse fsync on a directory: the rename stands */
+    if (rc && (errno == EINVAL || errno == EBADF)) rc = 0;
+    close(fd);
+    return rc;
 }
 
-int disk_write_atomic(const char *path, const void *data, size_t len, rm_err *err)
+void rm_atomic_tmp_name(const char *path, char *tmp, size_t cap) { disk_tmp_name(tmp, cap, path); }
+
+void rm_atomic_abort(const char *tmp) { unlink(tmp); }
+
+int rm_atomic_commit(const char *tmp, const char *path, rm_err *err)
 {
-    char tmp[4200];
-    disk_tmp_name(tmp, sizeof tmp, path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return rm_errf(err, "%s: cannot create: %s", tmp, strerror(errno));
-    size_t w = 0;
-    while (w < len) {
-        ssize_t n = write(fd, (const char *)data + w, len - w);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        w += (size_t)n;
-    }
     struct stat st;
-    int bad = w != len || fsync(fd) != 0 || fstat(fd, &st) != 0 || (uint64_t)st.st_size != len;
-    int e = errno;
-    if (close(fd)) bad = 1;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        unlink(tmp);
+        return rm_errf(err, "%s: is a directory", path);
+    }
+    int fd = open(tmp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return rm_errf(err, "%s: cannot write: %s", path, strerror(errno));
+    int bad = fsync(fd) != 0, e = errno;
+    close(fd);
     if (bad || rename(tmp, path)) {
         if (!bad) e = errno;
         unlink(tmp);
-        return rm_errf(err, "%s: cannot write: %s", path, w != len && !e ? "disk full" : strerror(e));
+        return rm_errf(err, "%s: cannot write: %s", path, strerror(e));
     }
-    sync_dir(path);
+    if (sync_dir(path)) return rm_errf(err, "%s: written, but its folder could not be synced: %s", path, strerror(errno));
+    return 0;
+}
+
+int rm_write_atomic(const char *path, const void *data, size_t len, int mode, rm_err *err)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return rm_errf(err, "%s: is a directory", path);
+    char tmp[4200];
+    disk_tmp_name(tmp, sizeof tmp, path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode ? mode : 0644);
+    if (fd < 0) return rm_errf(err, "%s: cannot write: %s", path, strerror(errno));
+    size_t w = 0;
+    int e = 0;
+    while (w < len) {
+        ssize_t n = write(fd, (const char *)data + w, len - w);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) { e = n < 0 ? errno : ENOSPC; break; }
+        w += (size_t)n;
+    }
+    int bad = w != len;
+    if (!bad && (fsync(fd) != 0 || fstat(fd, &st) != 0)) { bad = 1; e = errno; }
+    if (!bad && (uint64_t)st.st_size != len) { bad = 1; e = EIO; }
+    if (close(fd) && !bad) { bad = 1; e = errno; }
+    if (bad || rename(tmp, path)) {
+        if (!bad) e = errno;
+        unlink(tmp);
+        return rm_errf(err, "%s: cannot write: %s", path, strerror(e));
+    }
+    if (sync_dir(path)) return rm_errf(err, "%s: written, but its folder could not be synced: %s", path, strerror(errno));
     return 0;
 }
 

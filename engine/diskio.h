@@ -1,6 +1,5 @@
 /* diskio.h — small file-system helpers: directories, files written
- * atomically (transcripts, configs, stream-mode manifests) (temporary name, size check, fsync, rename, directory
- * fsync), free space, and whole small files read back. */
+ * atomically (rm_write_atomic in engine.h), free space, and whole small files read back. */
 #ifndef REMORA_DISKIO_H
 #define REMORA_DISKIO_H
 #include <stddef.h>
@@ -9,10 +8,7 @@
 
 /* mkdir -p. */
 int disk_mkdirs(const char *path, rm_err *err);
-/* Replaces path with len bytes of data so that a reader sees the old file or
- * the whole new one, never a part: DIR/.NAME.tmp.PID.TID, write, size check,
- * fsync, rename, fsync of the directory. */
-int disk_write_atomic(const char *path, const void *data, size_t len, rm_err *err);
+/* Atomic replacement of a file is rm_write_atomic (engine.h). */
 /* Bytes an unprivileged writer may still use on path's file system; 0 if unknown. */
 uint64_t disk_free(const char *path);
 /* A whole file of at most max bytes (malloc'd, NUL-terminated), or NULL with

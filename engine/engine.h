@@ -22,6 +22,55 @@ typedef struct rm_err {
  * write `return rm_errf(err, "...")`. */
 int rm_errf(rm_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- helpers shared by the engine, ui/ and app/ ------------------------ */
+
+/* One monotonic clock for every duration the program measures, in seconds. */
+double rm_now(void);
+
+/* A growable byte buffer that cannot fail silently: every add either
+ * appends all of its bytes or returns -1 and leaves the buffer as it was
+ * (out of memory, or past `max` when max > 0). The bytes are always
+ * NUL-terminated (p is NULL only while cap is 0). Zero-initialise to use. */
+typedef struct rm_buf {
+    char *p;
+    size_t len, cap;
+    size_t max;             /* 0: no limit beyond memory */
+} rm_buf;
+int  rm_buf_add(rm_buf *b, const void *data, size_t n) __attribute__((warn_unused_result));
+int  rm_buf_adds(rm_buf *b, const char *s) __attribute__((warn_unused_result));
+int  rm_buf_addf(rm_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3), warn_unused_result));
+/* Makes room for n more bytes without adding them. */
+int  rm_buf_reserve(rm_buf *b, size_t n) __attribute__((warn_unused_result));
+void rm_buf_reset(rm_buf *b);           /* len = 0, memory kept */
+void rm_buf_free(rm_buf *b);
+/* Hands the bytes to the caller (malloc'd, NUL-terminated; "" when empty)
+ * and empties the buffer; NULL when out of memory. */
+char *rm_buf_take(rm_buf *b, size_t *len);
+
+/* Grows an array *p of *cap elements of `size` bytes so that it holds at
+ * least `need` (doubling, starting at 8); returns -1 on overflow or out of
+ * memory with *p and *cap unchanged. RM_GROW(arr, cap, need) for typed use. */
+int rm_grow(void **p, int *cap, int need, size_t size) __attribute__((warn_unused_result));
+#define RM_GROW(arr, cap, need) rm_grow((void **)&(arr), &(cap), (need), sizeof *(arr))
+
+/* Files a user cares about (transcripts, history, snapshots, caches,
+ * configs) are replaced atomically: a reader or a crash sees the old file or
+ * the whole new one, never a part. The bytes go to a temporary file in the
+ * same folder ("NAME.tmp.PID.TID"), which is flushed, fsync'ed, checked for
+ * its size, renamed over NAME, and the folder is fsync'ed. On any failure the
+ * temporary file is removed, NAME is untouched and the message names NAME
+ * (not the temporary file) with the reason. mode: permission bits of a new
+ * file (0644 or 0600). */
+int rm_write_atomic(const char *path, const void *data, size_t len, int mode, rm_err *err);
+/* For writers that produce a file through a path of their own (readline's
+ * write_history, a FILE *): fill tmp (cap bytes) with the temporary name to
+ * write, then commit it (fsync, rename over path, fsync of the folder) or
+ * abort it (unlink). */
+void rm_atomic_tmp_name(const char *path, char *tmp, size_t cap);
+int  rm_atomic_commit(const char *tmp, const char *path, rm_err *err);
+void rm_atomic_abort(const char *tmp);
+
 /* ---- model ------------------------------------------------------------- */
 
 typedef struct rm_model rm_model;

@@ -173,7 +173,7 @@ int manifest_save(const manifest *m, rm_err *err)
     char *text = bad ? NULL : json_dumps(root, JSON_SORT_KEYS | JSON_COMPACT);
     json_decref(root);
     if (!text) return rm_errf(err, "%s: out of memory", m->path);
-    int rc = disk_write_atomic(m->path, text, strlen(text), err);
+    int rc = rm_write_atomic(m->path, text, strlen(text), 0644, err);
     free(text);
     return rc;
 }

@@ -112,7 +112,7 @@ int remote_write_source(const char *dir, const char *url, int full, rm_err *err)
     char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
     json_decref(o);
     if (!text) return rm_errf(err, "%s: out of memory", path);
-    int rc = disk_write_atomic(path, text, strlen(text), err);
+    int rc = rm_write_atomic(path, text, strlen(text), 0644, err);
     free(text);
     return rc;
 }

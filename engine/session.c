@@ -557,7 +557,7 @@ int rm_session_save(const rm_session *s, const char *path, rm_err *err)
         bad = !j || append_line(&buf, &len, j);
     }
     int rc = bad ? rm_errf(err, "%s: out of memory writing the transcript", path)
-                 : disk_write_atomic(path, buf ? buf : "", len, err);
+                 : rm_write_atomic(path, buf ? buf : "", len, 0644, err);
     free(buf);
     return rc;
 }

@@ -100,7 +100,7 @@ static int get_small(su *s, const char *name, int required, char **text, size_t 
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", s->dir, name);
-    if (disk_write_atomic(path, b, n, err)) { free(b); return -1; }
+    if (rm_write_atomic(path, b, n, 0644, err)) { free(b); return -1; }
     s->downloaded += n;
     if (text) { *text = b; *len = n; }
     else free(b);

@@ -351,7 +351,7 @@ static int write_text(const char *dir, const char *name, const char *text, rm_er
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    return disk_write_atomic(path, text, strlen(text), err);
+    return rm_write_atomic(path, text, strlen(text), 0644, err);
 }
 
 static const char *special_names[][2] = {
