@@ -29,10 +29,10 @@ LDOPT =
 endif
 CFLAGS_ALL = $(BASE_CFLAGS) $(OPT) $(CFLAGS)
 
-ENGINE_SRC := $(wildcard engine/*.c engine/kernels/*.c)
+ENGINE_SRC := $(wildcard engine/*/*.c)
 UI_SRC     := $(wildcard ui/*.c)
 APP_SRC    := $(wildcard app/*.c)
-TEST_SRC   := $(wildcard tests/unit/*.c)
+TEST_SRC   := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
 UI_OBJ     := $(UI_SRC:%.c=$(B)/%.o)
@@ -71,10 +71,10 @@ $(B)/%.o: %.c
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 # Tables generated from Debian's unicode-data (the Han script for the pre-tokeniser).
-$(GEN)/han_ranges.h: engine/gen_han.awk $(UNICODE_DATA)/Scripts.txt
+$(GEN)/han_ranges.h: engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt
 	@mkdir -p $(GEN)
-	awk -f engine/gen_han.awk $(UNICODE_DATA)/Scripts.txt > $@.tmp && mv $@.tmp $@
-$(B)/engine/pretok.o: $(GEN)/han_ranges.h
+	awk -f engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt > $@.tmp && mv $@.tmp $@
+$(B)/engine/text/pretok.o: $(GEN)/han_ranges.h
 
 -include $(ENGINE_OBJ:.o=.d) $(UI_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
@@ -84,10 +84,11 @@ unit: $(B)/remora-tests $(B)/remora
 # chat-stream splitter; tests/sh/fuzz.sh runs each for a bounded time.
 FUZZ_CC    ?= clang
 FUZZ_FLAGS  = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_SRC    = engine/tokenizer.c engine/pretok.c engine/chat.c engine/chat_stream.c engine/err.c
+FUZZ_SRC    = engine/text/tokenizer.c engine/text/pretok.c engine/text/template.c engine/text/chat_stream.c \
+              engine/base/err.c
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 fuzz: $(FUZZ_BIN)
-build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_SRC) $(wildcard engine/*.h) $(GEN)/han_ranges.h
+build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_SRC) $(wildcard engine/*.h engine/*/*.h) $(GEN)/han_ranges.h
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Iengine -I$(GEN) $(PKG_CFLAGS) -o $@ $< $(FUZZ_SRC) $(PKG_LIBS)
 

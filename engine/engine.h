@@ -138,7 +138,7 @@ int rm_forward(rm_model *m, rm_state *s, const int32_t *ids, int n,
                float *logits, float *last_logits,
                rm_route_fn on_route, void *route_ud, rm_err *err);
 
-/* ---- tokenizer (engine/tokenizer.c, engine/pretok.c) -------------------- */
+/* ---- tokenizer (engine/text/tokenizer.c, pretok.c) ----------------------- */
 
 typedef struct rm_tokenizer rm_tokenizer;
 
@@ -171,7 +171,7 @@ typedef struct rm_utf8_stream { unsigned char pend[8]; int npend; } rm_utf8_stre
 size_t rm_utf8_stream_feed(rm_utf8_stream *s, const char *in, size_t len,
                            char *out, size_t cap, int flush);
 
-/* ---- chat formats (engine/chat.c) -------------------------------------- */
+/* ---- chat formats (engine/text/template.c) ----------------------------- */
 
 typedef enum { RM_CHAT_XTML = 1, RM_CHAT_IM = 2 } rm_chat_format;
 
@@ -337,7 +337,7 @@ void rm_model_take_stats(rm_model *m, rm_token_stats *st);
  * experts of the model for about `seconds`. Returns GB/s, or -1. */
 double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue_depth, rm_err *err);
 
-/* ---- stream mode: models set up from a URL (setup.c, remote.c) --------- */
+/* ---- stream mode: models set up from a URL (engine/remote/) ------------ */
 
 /* Progress of a download: `what` names the phase ("files", "headers",
  * "spine", "shards", "experts"); bytes done so far and in all. Called from

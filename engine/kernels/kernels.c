@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernels_impl.h"
-#include "threadpool.h"
+#include "base/threadpool.h"
 
 const float kern_e2m1[16] = {
     0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,

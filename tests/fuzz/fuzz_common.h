@@ -10,7 +10,7 @@
 #include <string.h>
 #include <utf8proc.h>
 #include "engine.h"
-#include "tokenizer_int.h"
+#include "text/tokenizer_int.h"
 
 static char *fuzz_read(const char *path, size_t *len)
 {

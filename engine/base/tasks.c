@@ -1,0 +1,60 @@
+/* par.c — a bounded pool of threads over an index range (par.h). Threads
+ * take the next index from a shared counter, so slow items do not hold up
+ * the others; the pool lives for one call. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/tasks.h"
+
+typedef struct par_ctx {
+    int (*fn)(void *, int, int, rm_err *);
+    void *ud;
+    int n, next, failed;
+    pthread_mutex_t mu;
+    rm_err err;
+} par_ctx;
+
+typedef struct par_arg { par_ctx *p; int worker; } par_arg;
+
+static void *par_worker(void *arg)
+{
+    par_arg *a = arg;
+    par_ctx *p = a->p;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        int i = p->failed || p->next >= p->n ? -1 : p->next++;
+        pthread_mutex_unlock(&p->mu);
+        if (i < 0) break;
+        rm_err e = { "" };
+        if (p->fn(p->ud, i, a->worker, &e)) {
+            pthread_mutex_lock(&p->mu);
+            if (!p->failed) { p->failed = 1; p->err = e; }
+            pthread_mutex_unlock(&p->mu);
+            break;
+        }
+    }
+    return NULL;
+}
+
+int par_for(int n, int threads, int (*fn)(void *ud, int i, int worker, rm_err *err), void *ud, rm_err *err)
+{
+    if (threads < 1) threads = 1;
+    if (threads > n) threads = n > 0 ? n : 1;
+    par_ctx p = { fn, ud, n, 0, 0, PTHREAD_MUTEX_INITIALIZER, { "" } };
+    pthread_t *th = calloc((size_t)threads, sizeof *th);
+    par_arg *args = calloc((size_t)threads, sizeof *args);
+    if (!th || !args) { free(th); free(args); return rm_errf(err, "out of memory"); }
+    int started = 0;
+    for (int t = 0; t < threads; t++) {
+        args[t] = (par_arg){ &p, t };
+        if (pthread_create(&th[t], NULL, par_worker, &args[t])) break;
+        started++;
+    }
+    if (!started) { args[0] = (par_arg){ &p, 0 }; par_worker(&args[0]); }
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    free(th);
+    free(args);
+    pthread_mutex_destroy(&p.mu);
+    if (p.failed) { if (err) *err = p.err; return -1; }
+    return 0;
+}

@@ -1,0 +1,148 @@
+/* weights.c — tensor lookups with dtype and shape checks, and the dispatch of
+ * a typed matrix to the matching kernel. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "format/weights.h"
+#include "kernels/kernels.h"
+
+static void shape_str(const st_tensor *t, char *buf, size_t n)
+{
+    size_t o = 0;
+    o += (size_t)snprintf(buf + o, n - o, "[");
+    for (int i = 0; i < t->ndim && o < n; i++)
+        o += (size_t)snprintf(buf + o, n - o, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+    if (o < n) snprintf(buf + o, n - o, "]");
+}
+
+static const st_tensor *need(const st_set *s, const char *name, rm_err *err)
+{
+    const st_tensor *t = st_find(s, name);
+    if (!t) rm_errf(err, "%s: tensor '%s' is missing from the checkpoint", s->dir, name);
+    return t;
+}
+
+static int need_2d(const st_set *s, const st_tensor *t, int rows, int cols, rm_err *err)
+{
+    if (t->ndim == 2 && t->shape[0] == rows && t->shape[1] == cols) return 0;
+    char sh[128];
+    shape_str(t, sh, sizeof sh);
+    return rm_errf(err, "%s: tensor '%s' has shape %s, expected [%d, %d]", s->shards[t->shard].path,
+                   t->name, sh, rows, cols);
+}
+
+int wmat_get(const st_set *s, const char *name, int rows, int cols, wmat *out, rm_err *err)
+{
+    const st_tensor *t = need(s, name, err);
+    if (!t) return -1;
+    if (t->dtype != ST_F32 && t->dtype != ST_BF16)
+        return rm_errf(err, "%s: tensor '%s' has dtype %s, expected BF16 or F32",
+                       s->shards[t->shard].path, name, st_dtype_name(t->dtype));
+    if (need_2d(s, t, rows, cols, err)) return -1;
+    if (t->offset % (t->dtype == ST_F32 ? 4 : 2))
+        return rm_errf(err, "%s: tensor '%s' starts at byte %llu, not aligned to its element size",
+                       s->shards[t->shard].path, name, (unsigned long long)t->offset);
+    *out = (wmat){ t->dtype == ST_F32 ? WM_F32 : WM_BF16, NULL, NULL, rows, cols, t->shard, t->offset, 0 };
+    return 0;
+}
+
+int wmat_get_mxfp4(const st_set *s, const char *prefix, int rows, int cols, wmat *out, rm_err *err)
+{
+    char pn[512], sn[512];
+    snprintf(pn, sizeof pn, "%s.weight_packed", prefix);
+    snprintf(sn, sizeof sn, "%s.weight_scale", prefix);
+    if (cols % 32) return rm_errf(err, "%s: MXFP4 tensor %s has %d columns, not a multiple of 32", s->dir, prefix, cols);
+    const st_tensor *tp = need(s, pn, err), *ts = tp ? need(s, sn, err) : NULL;
+    if (!ts) return -1;
+    if (tp->dtype != ST_U8 || ts->dtype != ST_U8)
+        return rm_errf(err, "%s: MXFP4 tensors of %s must be U8 (got %s and %s)", s->shards[tp->shard].path,
+                       prefix, st_dtype_name(tp->dtype), st_dtype_name(ts->dtype));
+    if (need_2d(s, tp, rows, cols / 2, err) || need_2d(s, ts, rows, cols / 32, err)) return -1;
+    if (tp->shard != ts->shard)
+        return rm_errf(err, "%s: the packed weights and scales of %s are in different shards", s->dir, prefix);
+    *out = (wmat){ WM_MXFP4, NULL, NULL, rows, cols, tp->shard, tp->offset, ts->offset };
+    return 0;
+}
+
+wmat wmat_rows(const wmat *m, int r0, int n)
+{
+    wmat v = *m;
+    v.rows = n;
+    switch (m->kind) {
+    case WM_F32:
+        v.w = (const float *)m->w + (size_t)r0 * m->cols;
+        v.off += (uint64_t)r0 * m->cols * 4;
+        break;
+    case WM_BF16:
+        v.w = (const uint16_t *)m->w + (size_t)r0 * m->cols;
+        v.off += (uint64_t)r0 * m->cols * 2;
+        break;
+    case WM_MXFP4:
+        v.w = (const uint8_t *)m->w + (size_t)r0 * (m->cols / 2);
+        v.scale = m->scale + (size_t)r0 * (m->cols / 32);
+        v.off += (uint64_t)r0 * (m->cols / 2);
+        v.scale_off += (uint64_t)r0 * (m->cols / 32);
+        break;
+    default: break;
+    }
+    return v;
+}
+
+uint64_t wmat_bytes(const wmat *m)
+{
+    uint64_t n = (uint64_t)m->rows * (uint64_t)m->cols;
+    switch (m->kind) {
+    case WM_F32: return n * 4;
+    case WM_BF16: return n * 2;
+    case WM_MXFP4: return n / 2 + n / 32;
+    default: return 0;
+    }
+}
+
+int wvec_get(const st_set *s, const char *name, int n, int take, float **out, rm_err *err)
+{
+    const st_tensor *t = need(s, name, err);
+    if (!t) return -1;
+    if (t->dtype != ST_F32 && t->dtype != ST_BF16)
+        return rm_errf(err, "%s: tensor '%s' has dtype %s, expected BF16 or F32",
+                       s->shards[t->shard].path, name, st_dtype_name(t->dtype));
+    if (st_numel(t) != n) {
+        char sh[128];
+        shape_str(t, sh, sizeof sh);
+        return rm_errf(err, "%s: tensor '%s' has shape %s, expected %d elements",
+                       s->shards[t->shard].path, name, sh, n);
+    }
+    int k = take > 0 ? take : n;
+    float *v = malloc((size_t)k * sizeof *v);
+    if (!v) return rm_errf(err, "out of memory loading %s", name);
+    const size_t esz = t->dtype == ST_F32 ? 4 : 2;
+    unsigned char *d = malloc((size_t)k * esz);
+    if (!d || st_pread(s, t, d, (size_t)k * esz, err)) { free(d); free(v); return -1; }
+    for (int i = 0; i < k; i++) {
+        if (t->dtype == ST_F32) memcpy(&v[i], d + 4 * (size_t)i, 4);
+        else { uint16_t h; memcpy(&h, d + 2 * (size_t)i, 2); v[i] = bf16_to_f32(h); }
+    }
+    free(d);
+    *out = v;
+    return 0;
+}
+
+void wmat_gemv(const wmat *m, const float *x, float *y)
+{
+    switch (m->kind) {
+    case WM_F32: kern_gemv_f32(m->w, x, y, m->rows, m->cols); break;
+    case WM_BF16: kern_gemv_bf16(m->w, x, y, m->rows, m->cols); break;
+    case WM_MXFP4: kern_gemv_mxfp4(m->w, m->scale, x, y, m->rows, m->cols); break;
+    default: break;
+    }
+}
+
+void wmat_gemm(const wmat *m, const float *X, float *Y, int T)
+{
+    switch (m->kind) {
+    case WM_F32: kern_gemm_f32(m->w, X, Y, T, m->rows, m->cols); break;
+    case WM_BF16: kern_gemm_bf16(m->w, X, Y, T, m->rows, m->cols); break;
+    case WM_MXFP4: kern_gemm_mxfp4(m->w, m->scale, X, Y, T, m->rows, m->cols); break;
+    default: break;
+    }
+}

@@ -1,0 +1,43 @@
+/* weights.h — typed views of checkpoint tensors for the forward pass.
+ *
+ * A wmat is a matrix [rows, cols] in one of the encodings the kernels read
+ * (F32, BF16, MXFP4); it points into the shard mapping and owns nothing.
+ * Small vectors (norm weights, biases, gates) are widened to fp32 copies at
+ * load. Every lookup checks dtype and shape and names the tensor on error.
+ */
+#ifndef REMORA_WEIGHTS_H
+#define REMORA_WEIGHTS_H
+#include "format/st.h"
+
+typedef enum { WM_NONE, WM_F32, WM_BF16, WM_MXFP4 } wm_kind;
+
+typedef struct wmat {
+    wm_kind kind;
+    const void *w;          /* F32/BF16 data, or MXFP4 packed nibbles */
+    const uint8_t *scale;   /* MXFP4 E8M0 scales */
+    int rows, cols;
+    /* where the bytes are in the checkpoint; w/scale point into whatever
+     * buffer currently holds them (store.c binds them) */
+    int shard;
+    uint64_t off, scale_off;
+} wmat;
+
+/* name: a 2-D F32/BF16 tensor of exactly [rows, cols]. */
+int wmat_get(const st_set *s, const char *name, int rows, int cols, wmat *out, rm_err *err);
+/* prefix.weight_packed / prefix.weight_scale in mxfp4-pack-quantized form. */
+int wmat_get_mxfp4(const st_set *s, const char *prefix, int rows, int cols, wmat *out, rm_err *err);
+/* A view of rows [r0, r0+n) of m. */
+wmat wmat_rows(const wmat *m, int r0, int n);
+/* Bytes of the encoded matrix. */
+uint64_t wmat_bytes(const wmat *m);
+
+/* name: an F32/BF16 tensor of n elements (any shape), widened to a new
+ * fp32 array. With `take` > 0, only the first `take` of n are kept (K3's
+ * A_log holds head_dim entries of which the first num_heads are used). */
+int wvec_get(const st_set *s, const char *name, int n, int take, float **out, rm_err *err);
+
+/* y = W x, and Y[T] = X[T] Wᵀ, bit-identical row for row. */
+void wmat_gemv(const wmat *m, const float *x, float *y);
+void wmat_gemm(const wmat *m, const float *X, float *Y, int T);
+
+#endif

@@ -1,0 +1,197 @@
+/* model.c — the forward pass: the layer loop over a chunk of positions, and
+ * the per-token figures it leaves behind (model_take_stats).
+ *
+ * The layer loop (kimi-spec §7). Plain residual stream (48B):
+ *   h += Mixer(RMSNorm(h)); h += FFN(RMSNorm(h))
+ * Attention Residuals (K3, block size B): a running partial sum P of the
+ * current block and a list of snapshots; every layer's input is a softmax mix
+ * of the snapshots and P (none before the first snapshot); at layers
+ * l % B == 0 the partial sum is snapshotted and restarts from the mixer
+ * output; the output mix over all snapshots and P feeds the final norm.
+ * AttnRes mixes across depth only, never across tokens, so it needs no cache.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "model/model.h"
+#include "remote/source.h"
+#include "kernels/kernels.h"
+#include "base/threadpool.h"
+
+static int embed_rows(rm_model *m, const int32_t *ids, int T, float *H, rm_err *err)
+{
+    const int D = m->cfg.hidden_size;
+    for (int t = 0; t < T; t++)
+        if (store_embed_row(&m->store, &m->embed, ids[t], H + (size_t)t * D, err)) return -1;
+    return 0;
+}
+
+double model_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* The per-row mix of AttnRes over blocks[0..nb) and P. */
+static void mix_rows(float *const *blocks, int nb, const float *P, const float *w, float *out, int T, int D, float eps)
+{
+    const float *src[CFG_MAX_LAYERS + 2];
+    for (int t = 0; t < T; t++) {
+        for (int j = 0; j < nb; j++) src[j] = blocks[j] + (size_t)t * D;
+        src[nb] = P + (size_t)t * D;
+        attn_res_mix(src, nb + 1, w, out + (size_t)t * D, D, eps);
+    }
+}
+
+static void norm_rows(const float *X, const float *w, float *Y, int T, int D, float eps)
+{
+    for (int t = 0; t < T; t++) rms_norm(X + (size_t)t * D, w, Y + (size_t)t * D, D, eps);
+}
+
+static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, float *logits,
+                         float *last_logits, rm_route_fn on_route, void *ud, float *dbg, int dbg_T,
+                         int dbg_t0, rm_err *err)
+{
+    const rm_config *c = &m->cfg;
+    const int D = c->hidden_size, L = c->num_layers, B = c->attn_res_block;
+    const float eps = (float)c->rms_eps;
+    const size_t TD = (size_t)T * D;
+    const int nblk_max = B ? L / B + 2 : 0;
+    float *P = malloc(TD * sizeof *P), *xin = malloc(TD * sizeof *xin), *xn = malloc(TD * sizeof *xn);
+    float *y = malloc(TD * sizeof *y);
+    float **blocks = calloc((size_t)nblk_max + 1, sizeof *blocks);
+    int nb = 0, rc = 0;
+    if (!P || !xin || !xn || !y || !blocks) { rc = rm_errf(err, "out of memory in forward pass"); goto out; }
+    if ((rc = state_reserve(s, s->pos + T, err))) goto out;
+    double t0 = model_now(), t1;
+    if ((rc = embed_rows(m, ids, T, P, err))) goto out;
+    for (int l = 0; l < L; l++) {
+        const layer_weights *w = &m->layers[l];
+        int fresh = 0;   /* P restarts from the mixer output after a snapshot */
+        t1 = model_now();
+        m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+        if ((rc = store_unit_begin(&m->store, 2 * l, err))) goto out;
+        if (c->is_moe[l] && T == 1 && m->prev_route[(size_t)l * c->topk] >= 0)
+            experts_prefetch(&m->experts, l, m->prev_route + (size_t)l * c->topk, c->topk);
+        t0 = model_now();
+        m->ctr.phase[RM_PHASE_WAIT_IO] += t0 - t1;
+        if (B) {
+            if (nb) mix_rows(blocks, nb, P, w->attn_res_w, xin, T, D, eps);
+            else memcpy(xin, P, TD * sizeof *xin);
+            if (l % B == 0) {
+                blocks[nb++] = P;
+                if (!(P = malloc(TD * sizeof *P))) { rc = rm_errf(err, "out of memory"); goto out; }
+                fresh = 1;
+            }
+            norm_rows(xin, w->in_norm, xn, T, D, eps);
+        } else {
+            norm_rows(P, w->in_norm, xn, T, D, eps);
+        }
+        t1 = model_now();
+        m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+        rc = c->is_kda[l] ? kda_forward(m, l, &s->kda[l], xn, y, T, err)
+                          : mla_forward(m, l, &s->mla[l], s->pos, xn, y, T, err);
+        if (rc) goto out;
+        t0 = model_now();
+        m->ctr.phase[RM_PHASE_ATTN] += t0 - t1;
+        if (fresh) memcpy(P, y, TD * sizeof *P);
+        else for (size_t i = 0; i < TD; i++) P[i] += y[i];
+        if (B) {
+            mix_rows(blocks, nb, P, w->mlp_res_w, xin, T, D, eps);
+            norm_rows(xin, w->post_norm, xn, T, D, eps);
+        } else {
+            norm_rows(P, w->post_norm, xn, T, D, eps);
+        }
+        t1 = model_now();
+        m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+        if ((rc = store_unit_begin(&m->store, 2 * l + 1, err))) goto out;
+        t0 = model_now();
+        m->ctr.phase[RM_PHASE_WAIT_IO] += t0 - t1;
+        t1 = t0;
+        if (c->is_moe[l]) {     /* books its own phases: router, waits, experts */
+            rc = moe_forward(m, l, s->pos, xn, y, T, on_route, ud, err);
+        } else {
+            rc = mlp_forward(m, &w->mlp, c->intermediate_size, xn, y, T, err);
+            m->ctr.phase[RM_PHASE_SPINE] += model_now() - t1;
+        }
+        if (rc) goto out;
+        t0 = model_now();
+        for (size_t i = 0; i < TD; i++) P[i] += y[i];
+        if (dbg)
+            memcpy(dbg + ((size_t)l * dbg_T + dbg_t0) * D, P, TD * sizeof *P);
+    }
+    if (B) mix_rows(blocks, nb, P, m->out_res_w, xin, T, D, eps);
+    else memcpy(xin, P, TD * sizeof *xin);
+    norm_rows(xin, m->final_norm, xn, T, D, eps);
+    if (dbg) memcpy(dbg + ((size_t)L * dbg_T + dbg_t0) * D, xn, TD * sizeof *xn);
+    t1 = model_now();
+    m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+    if ((rc = store_unit_begin(&m->store, 2 * L, err))) goto out;
+    t0 = model_now();
+    m->ctr.phase[RM_PHASE_WAIT_IO] += t0 - t1;
+    if (logits) wmat_gemm(&m->lm_head, xn, logits, T);
+    if (last_logits) wmat_gemv(&m->lm_head, xn + (size_t)(T - 1) * D, last_logits);
+    m->ctr.phase[RM_PHASE_LM_HEAD] += model_now() - t0;
+    m->ctr.tokens += (uint64_t)T;
+    s->pos += T;
+out:
+    free(P); free(xin); free(xn); free(y);
+    if (blocks) for (int j = 0; j < nb; j++) free(blocks[j]);
+    free(blocks);
+    return rc;
+}
+
+int rm_forward(rm_model *m, rm_state *s, const int32_t *ids, int n, float *logits, float *last_logits,
+               rm_route_fn on_route, void *route_ud, rm_err *err)
+{
+    const int V = m->cfg.vocab_size;
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= V)
+            return rm_errf(err, "token id %d at position %d is outside the vocabulary (0..%d)", ids[i], i, V - 1);
+    for (int t0 = 0; t0 < n; t0 += PREFILL_CHUNK) {
+        int T = n - t0 < PREFILL_CHUNK ? n - t0 : PREFILL_CHUNK;
+        int last = t0 + T == n;
+        if (forward_chunk(m, s, ids + t0, T, logits ? logits + (size_t)t0 * V : NULL,
+                          last ? last_logits : NULL, on_route, route_ud, m->debug_hidden, n, t0, err))
+            return -1;
+    }
+    return 0;
+}
+
+void model_take_stats(rm_model *m, rm_token_stats *st)
+{
+    io_counters a = io_take_counters(m->store.io);
+    io_counters e = m->experts.io ? io_take_counters(m->experts.io) : (io_counters){ { 0 }, 0, 0, 0 };
+    expert_cache *c = &m->experts;
+    st->bytes_spine_read = a.bytes[IO_SPINE] + a.bytes[IO_OTHER];
+    st->bytes_expert_read = e.bytes[IO_EXPERT] + e.bytes[IO_PREFETCH];
+    st->bytes_expert_from_cache = c->bytes_hit;
+    st->expert_hits = c->hits;
+    st->expert_misses = c->misses;
+    st->spine_resident_bytes = m->store.spine_resident;
+    st->spine_total_bytes = m->store.spine_total;
+    st->expert_cache_bytes = (uint64_t)c->resident * c->slot_size;
+    st->expert_cache_capacity = (uint64_t)c->nslots * c->slot_size;
+    st->retained_fraction = m->info.total_experts ? (double)c->resident / m->info.total_experts : 0;
+    st->bytes_net = 0;
+    st->net_gbps = 0;
+    if (m->remote) {    /* bytes a download put in a slot were not read from storage */
+        uint64_t served = 0;
+        double net_s = 0;
+        remote_take_counters(m->remote, &st->bytes_net, &served, &net_s);
+        st->bytes_expert_read -= served < st->bytes_expert_read ? served : st->bytes_expert_read;
+        st->net_gbps = net_s > 0 ? (double)st->bytes_net / net_s / 1e9 : 0;
+    }
+    st->read_gbps = e.busy_seconds > 0 ? (double)st->bytes_expert_read / e.busy_seconds / 1e9 : 0;
+    st->queue_depth = e.max_depth;
+    for (int i = 0; i < RM_PHASE_COUNT; i++) st->phase_seconds[i] = m->ctr.phase[i];
+    st->prefetch_issued = c->prefetch_issued;
+    st->prefetch_used = c->prefetch_used;
+    c->hits = c->misses = c->bytes_hit = c->prefetch_issued = c->prefetch_used = 0;
+    memset(&m->ctr, 0, sizeof m->ctr);
+    experts_tick(c);
+}
+
+void rm_model_take_stats(rm_model *m, rm_token_stats *st) { model_take_stats(m, st); }

@@ -1,0 +1,220 @@
+/* kda.c — Kimi Delta Attention, the linear-attention mixer of most layers.
+ *
+ * Per token t and head h (fla naive_recurrent_kda; kimi-spec §4.1):
+ *   q, k, v  = SiLU(causal depthwise conv_W(W{q,k,v} x))       [H, hd] each
+ *   z        = W_fb W_fa x + dt_bias
+ *   log α    = LB · sigmoid(exp(A_log[h]) · z)     (K3, gate_lower_bound LB)
+ *            = −exp(A_log[h]) · softplus(z)        (Kimi-Linear-48B)
+ *   β        = sigmoid(W_b x)[h]
+ *   q̂ = q / sqrt(Σq² + 1e-6) / sqrt(hd),   k̂ = k / sqrt(Σk² + 1e-6)
+ *   S ← diag(α) S;   u = v − Sᵀk̂;   S ← S + β k̂ uᵀ;   o = Sᵀ q̂
+ *   out      = W_o · concat_h( RMSNorm(o_h) · w_onorm · sigmoid(gate_h) )
+ * where the output gate is W_g x (full rank, K3) or W_gb W_ga x (48B).
+ *
+ * The projections run over all T positions at once; the convolution and the
+ * recurrence then step through the positions in order, which is the
+ * recurrent form of the chunked prefill kernel and exact to fp32 rounding.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model/model.h"
+#include "kernels/kernels.h"
+#include "base/threadpool.h"
+
+static float softplusf(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
+
+/* Causal depthwise conv + SiLU over T positions, in place on X [T, P];
+ * hist [W-1, P] holds the previous W-1 inputs, oldest first, and is updated. */
+static void short_conv(float *X, float *hist, const float *w, int T, int P, int W)
+{
+    float *win = malloc((size_t)W * sizeof *win);
+    for (int t = 0; t < T; t++) {
+        float *x = X + (size_t)t * P;
+        for (int c = 0; c < P; c++) {
+            for (int j = 0; j < W - 1; j++) win[j] = hist[(size_t)j * P + c];
+            win[W - 1] = x[c];
+            float acc = 0;
+            for (int j = 0; j < W; j++) acc += w[(size_t)c * W + j] * win[j];
+            for (int j = 0; j < W - 2; j++) hist[(size_t)j * P + c] = hist[(size_t)(j + 1) * P + c];
+            if (W > 1) hist[(size_t)(W - 2) * P + c] = x[c];
+            x[c] = acc * sigmoidf_(acc);
+        }
+    }
+    free(win);
+}
+
+/* One head, one token: the gated delta rule on S [hd, hd]. */
+static void delta_step(float *S, const float *alpha, const float *kn, const float *qn,
+                       const float *v, float beta, float *o, float *u, int hd)
+{
+    for (int j = 0; j < hd; j++) u[j] = v[j];
+    for (int d = 0; d < hd; d++) {
+        float *row = S + (size_t)d * hd;
+        const float a = alpha[d], kd = kn[d];
+        for (int j = 0; j < hd; j++) {
+            row[j] *= a;
+            u[j] -= row[j] * kd;
+        }
+    }
+    for (int j = 0; j < hd; j++) { u[j] *= beta; o[j] = 0; }
+    for (int d = 0; d < hd; d++) {
+        float *row = S + (size_t)d * hd;
+        const float kd = kn[d], qd = qn[d];
+        for (int j = 0; j < hd; j++) {
+            row[j] += kd * u[j];
+            o[j] += row[j] * qd;
+        }
+    }
+}
+
+static void l2_normalise(const float *x, float *y, int n, float scale)
+{
+    double ss = 0;
+    for (int i = 0; i < n; i++) ss += (double)x[i] * x[i];
+    float r = (float)(1.0 / sqrt(ss + 1e-6)) * scale;
+    for (int i = 0; i < n; i++) y[i] = x[i] * r;
+}
+
+/* The recurrence of heads [h0, h1) over all T positions. Heads are
+ * independent, so they run in parallel; each head's arithmetic is the same
+ * whichever thread runs it. */
+typedef struct kda_heads_job {
+    const rm_config *c;
+    const kda_weights *w;
+    kda_state *st;
+    const float *q, *k, *v, *g, *gate, *beta;
+    float *o, *rec;
+    int T;
+    atomic_int failed;
+} kda_heads_job;
+
+static void kda_heads(void *ud, int h0, int h1)
+{
+    kda_heads_job *j = ud;
+    const rm_config *c = j->c;
+    const kda_weights *w = j->w;
+    const int H = c->kda_heads, hd = c->kda_head_dim, P = H * hd;
+    const size_t RS = KDA_REC(P, H);
+    const float qscale = 1.0f / sqrtf((float)hd), eps = (float)c->rms_eps;
+    float *tmp = malloc((size_t)4 * hd * sizeof *tmp);
+    if (!tmp) { atomic_store(&j->failed, 1); return; }
+    float *alpha = tmp, *qn = tmp + hd, *kn = tmp + 2 * hd, *u = tmp + 3 * hd;
+    for (int h = h0; h < h1; h++) {
+        const float A = expf(w->A_log[h]);
+        for (int t = 0; t < j->T; t++) {
+            const size_t off = (size_t)t * P + (size_t)h * hd;
+            for (int d = 0; d < hd; d++) {
+                float z = j->g[off + d] + w->dt_bias[(size_t)h * hd + d];
+                float lg = c->kda_has_lower_bound ? (float)c->kda_lower_bound * sigmoidf_(A * z)
+                                                  : -A * softplusf(z);
+                alpha[d] = expf(lg);
+            }
+            l2_normalise(j->q + off, qn, hd, qscale);
+            l2_normalise(j->k + off, kn, hd, 1.0f);
+            float b = sigmoidf_(j->beta[(size_t)t * H + h]);
+            float *oh = j->o + off;
+            if (j->rec) {
+                float *r = j->rec + t * RS;
+                memcpy(r + 3 * (size_t)P + (size_t)h * hd, alpha, (size_t)hd * sizeof *r);
+                memcpy(r + 4 * (size_t)P + (size_t)h * hd, kn, (size_t)hd * sizeof *r);
+                memcpy(r + 5 * (size_t)P + (size_t)h * hd, j->v + off, (size_t)hd * sizeof *r);
+                r[6 * (size_t)P + h] = b;
+            }
+            delta_step(j->st->S + (size_t)h * hd * hd, alpha, kn, qn, j->v + off, b, oh, u, hd);
+            /* gated RMSNorm of the head output */
+            double ss = 0;
+            for (int d = 0; d < hd; d++) ss += (double)oh[d] * oh[d];
+            float r = (float)(1.0 / sqrt(ss / hd + eps));
+            for (int d = 0; d < hd; d++) oh[d] = oh[d] * r * w->o_norm[d] * sigmoidf_(j->gate[off + d]);
+        }
+    }
+    free(tmp);
+}
+
+int kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, float *Y, int T, rm_err *err)
+{
+    const rm_config *c = &m->cfg;
+    const kda_weights *w = &m->layers[layer].kda;
+    const int H = c->kda_heads, hd = c->kda_head_dim, P = H * hd, W = c->conv_size;
+    const size_t TP = (size_t)T * P;
+    float *q = malloc(TP * sizeof *q), *k = malloc(TP * sizeof *k), *v = malloc(TP * sizeof *v);
+    float *g = malloc(TP * sizeof *g), *gate = malloc(TP * sizeof *gate), *o = malloc(TP * sizeof *o);
+    float *low = malloc((size_t)T * hd * sizeof *low), *beta = malloc((size_t)T * H * sizeof *beta);
+    if (!q || !k || !v || !g || !gate || !o || !low || !beta) {
+        free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
+        return rm_errf(err, "out of memory in KDA layer %d", layer);
+    }
+    wmat_gemm(&w->q, X, q, T);
+    wmat_gemm(&w->k, X, k, T);
+    wmat_gemm(&w->v, X, v, T);
+    const size_t RS = KDA_REC(P, H);
+    float *rec = NULL;
+    if (st->recording) {        /* since a checkpoint */
+        if (st->nrec + T > st->rec_cap) {
+            int cap = st->nrec + T + 8;
+            float *nr = realloc(st->rec, (size_t)cap * RS * sizeof *nr);
+            if (!nr) {
+                free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
+                return rm_errf(err, "out of memory recording KDA layer %d", layer);
+            }
+            st->rec = nr;
+            st->rec_cap = cap;
+        }
+        rec = st->rec + (size_t)st->nrec * RS;
+        for (int t = 0; t < T; t++) {
+            memcpy(rec + t * RS, q + (size_t)t * P, (size_t)P * sizeof *rec);
+            memcpy(rec + t * RS + P, k + (size_t)t * P, (size_t)P * sizeof *rec);
+            memcpy(rec + t * RS + 2 * (size_t)P, v + (size_t)t * P, (size_t)P * sizeof *rec);
+        }
+        st->nrec += T;
+    }
+    short_conv(q, st->conv, w->conv[0], T, P, W);
+    short_conv(k, st->conv + (size_t)(W - 1) * P, w->conv[1], T, P, W);
+    short_conv(v, st->conv + (size_t)2 * (W - 1) * P, w->conv[2], T, P, W);
+    wmat_gemm(&w->f_a, X, low, T);
+    wmat_gemm(&w->f_b, low, g, T);
+    wmat_gemm(&w->b, X, beta, T);
+    if (c->kda_full_rank_gate) {
+        wmat_gemm(&w->g, X, gate, T);
+    } else {
+        wmat_gemm(&w->g_a, X, low, T);
+        wmat_gemm(&w->g_b, low, gate, T);
+    }
+
+    kda_heads_job job = { c, w, st, q, k, v, g, gate, beta, o, rec, T, 0 };
+    pool_for(H, kda_heads, &job);
+    if (atomic_load(&job.failed)) {
+        free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
+        return rm_errf(err, "out of memory in KDA layer %d", layer);
+    }
+    wmat_gemm(&w->o, o, Y, T);
+    free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
+    return 0;
+}
+
+void kda_rollback(const rm_model *m, int layer, kda_state *st, int keep)
+{
+    const rm_config *c = &m->cfg;
+    const int H = c->kda_heads, hd = c->kda_head_dim, P = H * hd, W = c->conv_size;
+    const size_t RS = KDA_REC(P, H), hist = (size_t)(W > 1 ? W - 1 : 1) * P;
+    memcpy(st->S, st->S0, (size_t)H * hd * hd * sizeof *st->S);
+    memcpy(st->conv, st->conv0, 3 * hist * sizeof *st->conv);
+    float *u = malloc((size_t)2 * hd * sizeof *u), *o = u + hd;
+    for (int t = 0; t < keep && t < st->nrec && u; t++) {
+        const float *r = st->rec + (size_t)t * RS;
+        for (int i = 0; i < 3; i++) {   /* the convolution history moves on by one input */
+            float *hi = st->conv + (size_t)i * hist;
+            if (W > 1) {
+                memmove(hi, hi + P, (size_t)(W - 2) * P * sizeof *hi);
+                memcpy(hi + (size_t)(W - 2) * P, r + (size_t)i * P, (size_t)P * sizeof *hi);
+            }
+        }
+        for (int h = 0; h < H; h++)     /* the same arithmetic as the forward step */
+            delta_step(st->S + (size_t)h * hd * hd, r + 3 * (size_t)P + (size_t)h * hd,
+                       r + 4 * (size_t)P + (size_t)h * hd, r + 4 * (size_t)P + (size_t)h * hd,
+                       r + 5 * (size_t)P + (size_t)h * hd, r[6 * (size_t)P + h], o, u, hd);
+    }
+    free(u);
+    st->nrec = 0;
+}

@@ -1,0 +1,139 @@
+/* mla.c — Multi-head Latent Attention without rotary embeddings (NoPE), the
+ * full-attention mixer of every fourth layer and the last.
+ *
+ * Reference (kimi-spec §5; KimiMLAAttention of both model codes):
+ *   q        = W_qb RMSNorm_1e-6(W_qa x)   or   W_q x            [nh, nope+rope]
+ *   [c|k_r]  = W_kva x;   ĉ = RMSNorm_1e-6(c)
+ *   [k_n|v]  = W_kvb ĉ per head;  k = [k_n | k_r]  (k_r shared by heads, not rotated)
+ *   a_h      = softmax_s(q_h·k_s / sqrt(nope+rope)) · v_s        (causal)
+ *   out      = W_o (a ⊙ sigmoid(W_g x))   — the gate only with mla_use_output_gate
+ *
+ * The cache keeps the latent [ĉ | k_r] per token (kv_lora + rope floats), not
+ * the expanded keys and values, and attention runs in the absorbed form:
+ *   score = (W_UKᵀ q_n) · ĉ_s + q_r · k_r,s ,   a_h = W_UV (Σ_s p_s ĉ_s)
+ * which equals the reference in exact arithmetic and differs only in fp32
+ * rounding order.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include "model/model.h"
+#include "kernels/kernels.h"
+#include "base/threadpool.h"
+
+/* Decodes row r of m into fp32. */
+static void wmat_row(const wmat *m, int r, float *out)
+{
+    if (m->kind == WM_F32) {
+        memcpy(out, (const float *)m->w + (size_t)r * m->cols, (size_t)m->cols * sizeof *out);
+    } else {
+        const uint16_t *p = (const uint16_t *)m->w + (size_t)r * m->cols;
+        for (int i = 0; i < m->cols; i++) out[i] = bf16_to_f32(p[i]);
+    }
+}
+
+/* Attention of heads [h0, h1) for all T positions: heads are independent,
+ * so they run in parallel; each head's arithmetic is the same whichever
+ * thread runs it. W_UK of a head is decoded once per call. */
+typedef struct mla_heads_job {
+    const rm_config *c;
+    const mla_weights *w;
+    const mla_state *st;
+    const float *q;
+    float *a;
+    int pos0, T;
+    atomic_int failed;
+} mla_heads_job;
+
+static void mla_heads(void *ud, int h0, int h1)
+{
+    mla_heads_job *j = ud;
+    const rm_config *c = j->c;
+    const mla_weights *w = j->w;
+    const int nh = c->mla_heads, nope = c->qk_nope, rope = c->qk_rope, dv = c->v_head_dim;
+    const int dqk = nope + rope, kvl = c->kv_lora_rank, lat = kvl + rope, per = nope + dv;
+    const int n_ctx = j->pos0 + j->T;
+    const float scale = 1.0f / sqrtf((float)dqk);
+    float *uk = malloc((size_t)nope * kvl * sizeof *uk), *qabs = malloc((size_t)kvl * sizeof *qabs);
+    float *cavg = malloc((size_t)kvl * sizeof *cavg), *p = malloc((size_t)n_ctx * sizeof *p);
+    if (!uk || !qabs || !cavg || !p) {
+        atomic_store(&j->failed, 1);
+        free(uk); free(qabs); free(cavg); free(p);
+        return;
+    }
+    for (int h = h0; h < h1; h++) {
+        for (int i = 0; i < nope; i++) wmat_row(&w->kv_b, h * per + i, uk + (size_t)i * kvl);
+        for (int t = 0; t < j->T; t++) {
+            const float *qh = j->q + ((size_t)t * nh + h) * dqk;
+            /* absorb W_UK: qabs = Σ_i q_nope[i] · W_kvb[h*per + i, :] */
+            memset(qabs, 0, (size_t)kvl * sizeof *qabs);
+            for (int i = 0; i < nope; i++) {
+                const float *row = uk + (size_t)i * kvl;
+                for (int d = 0; d < kvl; d++) qabs[d] += qh[i] * row[d];
+            }
+            const int ns = j->pos0 + t + 1;
+            float mx = -INFINITY;
+            for (int s = 0; s < ns; s++) {
+                const float *ls = j->st->latent + (size_t)s * lat;
+                float sc = kern_dot_f32(qabs, ls, kvl) + kern_dot_f32(qh + nope, ls + kvl, rope);
+                p[s] = sc * scale;
+                if (p[s] > mx) mx = p[s];
+            }
+            double tot = 0;
+            for (int s = 0; s < ns; s++) { p[s] = expf(p[s] - mx); tot += p[s]; }
+            memset(cavg, 0, (size_t)kvl * sizeof *cavg);
+            for (int s = 0; s < ns; s++) {
+                const float ps = (float)(p[s] / tot);
+                const float *ls = j->st->latent + (size_t)s * lat;
+                for (int d = 0; d < kvl; d++) cavg[d] += ps * ls[d];
+            }
+            wmat uv = wmat_rows(&w->kv_b, h * per + nope, dv);
+            wmat_gemv(&uv, cavg, j->a + ((size_t)t * nh + h) * dv);
+        }
+    }
+    free(uk); free(qabs); free(cavg); free(p);
+}
+
+int mla_forward(const rm_model *m, int layer, mla_state *st, int pos0, const float *X, float *Y, int T, rm_err *err)
+{
+    const rm_config *c = &m->cfg;
+    const mla_weights *w = &m->layers[layer].mla;
+    const int nh = c->mla_heads, nope = c->qk_nope, rope = c->qk_rope, dv = c->v_head_dim;
+    const int dqk = nope + rope, kvl = c->kv_lora_rank, lat = kvl + rope;
+    float *q = malloc((size_t)T * nh * dqk * sizeof *q);
+    float *ckv = malloc((size_t)T * lat * sizeof *ckv);
+    float *a = malloc((size_t)T * nh * dv * sizeof *a);
+    float *qa = c->q_lora_rank ? malloc((size_t)T * c->q_lora_rank * sizeof *qa) : NULL;
+    float *gate = c->mla_output_gate ? malloc((size_t)T * nh * dv * sizeof *gate) : NULL;
+    int rc = 0;
+    if (!q || !ckv || !a || (c->q_lora_rank && !qa) || (c->mla_output_gate && !gate)) {
+        rc = rm_errf(err, "out of memory in MLA layer %d", layer);
+        goto out;
+    }
+    if (c->q_lora_rank) {
+        wmat_gemm(&w->q_a, X, qa, T);
+        for (int t = 0; t < T; t++)
+            rms_norm(qa + (size_t)t * c->q_lora_rank, w->q_a_norm, qa + (size_t)t * c->q_lora_rank,
+                     c->q_lora_rank, 1e-6f);
+        wmat_gemm(&w->q_b, qa, q, T);
+    } else {
+        wmat_gemm(&w->q, X, q, T);
+    }
+    wmat_gemm(&w->kv_a, X, ckv, T);
+    for (int t = 0; t < T; t++) {
+        float *dst = st->latent + (size_t)(pos0 + t) * lat;
+        rms_norm(ckv + (size_t)t * lat, w->kv_a_norm, dst, kvl, 1e-6f);
+        memcpy(dst + kvl, ckv + (size_t)t * lat + kvl, (size_t)rope * sizeof *dst);
+    }
+    mla_heads_job job = { c, w, st, q, a, pos0, T, 0 };
+    pool_for(nh, mla_heads, &job);
+    if (atomic_load(&job.failed)) { rc = rm_errf(err, "out of memory in MLA layer %d", layer); goto out; }
+    if (gate) {
+        wmat_gemm(&w->g, X, gate, T);
+        for (size_t i = 0; i < (size_t)T * nh * dv; i++) a[i] *= sigmoidf_(gate[i]);
+    }
+    wmat_gemm(&w->o, a, Y, T);
+out:
+    free(q); free(ckv); free(a); free(qa); free(gate);
+    return rc;
+}

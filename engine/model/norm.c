@@ -1,0 +1,56 @@
+/* norm.c — the small element-wise pieces shared by every layer type:
+ *
+ *   RMSNorm       y = x · rsqrt(mean(x²) + eps) · w
+ *   AttnRes mix   s_j = rsqrt(mean(V_j²) + eps) · Σ_d V_j[d]·w[d],  p = softmax(s),
+ *                 out = Σ_j p_j V_j   (w = *_res_norm ⊙ *_res_proj; K3 modeling
+ *                 code, KimiDecoderLayer._apply_attn_res)
+ *   GLU           SiLU: silu(g)·u;  SiTU: β·tanh(g/β)·sigmoid(g) · βl·tanh(u/βl)
+ *
+ * Sums of squares and dot products accumulate in double: the reference runs
+ * these steps in at least fp32 on fp64 data, and the extra width only brings
+ * us closer to it.
+ */
+#include "model/model.h"
+
+void rms_norm(const float *x, const float *w, float *y, int n, float eps)
+{
+    double ss = 0;
+    for (int i = 0; i < n; i++) ss += (double)x[i] * x[i];
+    float r = (float)(1.0 / sqrt(ss / n + eps));
+    for (int i = 0; i < n; i++) y[i] = x[i] * r * w[i];
+}
+
+void attn_res_mix(const float *const *src, int n, const float *w, float *out, int D, float eps)
+{
+    double s[64], mx = -INFINITY;
+    for (int j = 0; j < n; j++) {
+        double ss = 0, dot = 0;
+        for (int d = 0; d < D; d++) {
+            ss += (double)src[j][d] * src[j][d];
+            dot += (double)src[j][d] * w[d];
+        }
+        s[j] = dot / sqrt(ss / D + eps);
+        if (s[j] > mx) mx = s[j];
+    }
+    double tot = 0;
+    for (int j = 0; j < n; j++) { s[j] = exp(s[j] - mx); tot += s[j]; }
+    for (int d = 0; d < D; d++) {
+        double acc = 0;
+        for (int j = 0; j < n; j++) acc += s[j] / tot * src[j][d];
+        out[d] = (float)acc;
+    }
+}
+
+void glu_act(const rm_config *c, float *g, const float *u, int n)
+{
+    if (c->act == ACT_SILU) {
+        for (int i = 0; i < n; i++) g[i] = g[i] * sigmoidf_(g[i]) * u[i];
+        return;
+    }
+    const float b = (float)c->situ_beta, bl = (float)c->situ_linear_beta;
+    for (int i = 0; i < n; i++) {
+        float a = b * tanhf(g[i] / b) * sigmoidf_(g[i]);
+        float lin = bl > 0 ? bl * tanhf(u[i] / bl) : u[i];
+        g[i] = a * lin;
+    }
+}

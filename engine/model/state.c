@@ -1,0 +1,119 @@
+/* state.c — the per-sequence state: KDA recurrent and convolution states,
+ * the MLA latent cache (grown on demand) and the position; and the
+ * checkpoint / rollback / commit that speculation uses to undo tokens
+ * exactly (kda.c records the recurrence inputs, kda_rollback replays them).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include "model/model.h"
+
+
+rm_state *rm_state_new(rm_model *m, rm_err *err)
+{
+    const rm_config *c = &m->cfg;
+    rm_state *s = calloc(1, sizeof *s);
+    if (!s) { rm_errf(err, "out of memory"); return NULL; }
+    s->m = m;
+    s->ckpt_pos = -1;
+    s->kda = calloc((size_t)c->num_layers, sizeof *s->kda);
+    s->mla = calloc((size_t)c->num_layers, sizeof *s->mla);
+    if (!s->kda || !s->mla) goto oom;
+    const size_t P = (size_t)c->kda_heads * c->kda_head_dim;
+    for (int l = 0; l < c->num_layers; l++) {
+        if (!c->is_kda[l]) continue;
+        s->kda[l].S = calloc((size_t)c->kda_heads * c->kda_head_dim * c->kda_head_dim, sizeof(float));
+        s->kda[l].conv = calloc(3 * (size_t)(c->conv_size > 1 ? c->conv_size - 1 : 1) * P, sizeof(float));
+        if (!s->kda[l].S || !s->kda[l].conv) goto oom;
+    }
+    return s;
+oom:
+    rm_state_free(s);
+    rm_errf(err, "out of memory for the sequence state");
+    return NULL;
+}
+
+void rm_state_free(rm_state *s)
+{
+    if (!s) return;
+    for (int l = 0; s->kda && l < s->m->cfg.num_layers; l++) {
+        free(s->kda[l].S);
+        free(s->kda[l].conv);
+        free(s->kda[l].S0);
+        free(s->kda[l].conv0);
+        free(s->kda[l].rec);
+        if (s->mla) free(s->mla[l].latent);
+    }
+    free(s->kda);
+    free(s->mla);
+    free(s);
+}
+
+void rm_state_reset(rm_state *s)
+{
+    const rm_config *c = &s->m->cfg;
+    const size_t P = (size_t)c->kda_heads * c->kda_head_dim;
+    for (int l = 0; l < c->num_layers; l++) {
+        if (!c->is_kda[l]) continue;
+        memset(s->kda[l].S, 0, (size_t)c->kda_heads * c->kda_head_dim * c->kda_head_dim * sizeof(float));
+        memset(s->kda[l].conv, 0, 3 * (size_t)(c->conv_size > 1 ? c->conv_size - 1 : 1) * P * sizeof(float));
+    }
+    s->pos = 0;
+    rm_state_commit(s);
+}
+
+int rm_state_pos(const rm_state *s) { return s->pos; }
+
+int rm_state_checkpoint(rm_state *s, rm_err *err)
+{
+    const rm_config *c = &s->m->cfg;
+    const size_t P = (size_t)c->kda_heads * c->kda_head_dim;
+    const size_t nS = (size_t)c->kda_heads * c->kda_head_dim * c->kda_head_dim;
+    const size_t nconv = 3 * (size_t)(c->conv_size > 1 ? c->conv_size - 1 : 1) * P;
+    for (int l = 0; l < c->num_layers; l++) {
+        kda_state *k = &s->kda[l];
+        if (!c->is_kda[l]) continue;
+        if (!k->S0 && !(k->S0 = malloc(nS * sizeof *k->S0))) return rm_errf(err, "out of memory for a checkpoint");
+        if (!k->conv0 && !(k->conv0 = malloc(nconv * sizeof *k->conv0))) return rm_errf(err, "out of memory for a checkpoint");
+        memcpy(k->S0, k->S, nS * sizeof *k->S0);
+        memcpy(k->conv0, k->conv, nconv * sizeof *k->conv0);
+        k->nrec = 0;
+        k->recording = 1;
+    }
+    s->ckpt_pos = s->pos;
+    return 0;
+}
+
+void rm_state_rollback(rm_state *s, int keep)
+{
+    const rm_config *c = &s->m->cfg;
+    if (s->ckpt_pos < 0 || keep >= s->pos - s->ckpt_pos) { rm_state_commit(s); return; }
+    for (int l = 0; l < c->num_layers; l++)
+        if (c->is_kda[l]) kda_rollback(s->m, l, &s->kda[l], keep);
+    s->pos = s->ckpt_pos + keep;     /* the MLA cache past pos is simply overwritten later */
+    rm_state_commit(s);
+}
+
+void rm_state_commit(rm_state *s)
+{
+    const rm_config *c = &s->m->cfg;
+    for (int l = 0; l < c->num_layers; l++) { s->kda[l].recording = 0; s->kda[l].nrec = 0; }
+    s->ckpt_pos = -1;
+}
+
+/* Grows every MLA cache to hold at least n tokens. */
+int state_reserve(rm_state *s, int n, rm_err *err)
+{
+    if (n <= s->cap) return 0;
+    const rm_config *c = &s->m->cfg;
+    int cap = s->cap ? s->cap : 256;
+    while (cap < n) cap *= 2;
+    const size_t lat = (size_t)c->kv_lora_rank + c->qk_rope;
+    for (int l = 0; l < c->num_layers; l++) {
+        if (c->is_kda[l]) continue;
+        float *p = realloc(s->mla[l].latent, (size_t)cap * lat * sizeof *p);
+        if (!p) return rm_errf(err, "out of memory growing the attention cache to %d tokens", cap);
+        s->mla[l].latent = p;
+    }
+    s->cap = cap;
+    return 0;
+}

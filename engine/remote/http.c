@@ -1,0 +1,522 @@
+/* fetch.c — the HTTP(S) client of stream mode (fetch.h).
+ *
+ * Threads. Callers put a job (what to fetch, where the bytes go) on a queue
+ * and sleep on the client's condition variable; one thread owns the curl
+ * multi handle: it starts queued jobs while fewer than `connections` run,
+ * drives the transfers, and finishes, retries or fails each one. The multi
+ * handle keeps the connections alive between transfers, so a run of expert
+ * misses reuses warm HTTP/1.1 connections.
+ *
+ * Checking. The first body byte of a range answer is only accepted after the
+ * status is 206 and Content-Range names exactly the bytes asked for; a 200
+ * (a server that ignores Range) or a wrong Content-Range fails at once with
+ * the URL in the message, because retrying cannot help. A body longer than
+ * asked is refused; a shorter one (Content-Length too short, or the
+ * connection dropped) is resumed with a Range from the first missing byte.
+ * 429, 5xx, stalls and network errors are retried after 0.25 s, 0.5 s, 1 s,
+ * ... (at most 8 s; a Retry-After of up to 30 s is honoured).
+ *
+ * Credentials. A bearer token goes only to the host of the base URL, and
+ * only when it is https: curl does not pass authentication on to another
+ * host when it follows a redirect, and an https base may only redirect to
+ * https. TLS is verified (libcurl's defaults are never changed).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+#include <curl/curl.h>
+#include "remote/http.h"
+
+#define BACKOFF_BASE_S 0.25
+#define BACKOFF_MAX_S  8.0
+#define RETRY_AFTER_MAX_S 30.0
+
+typedef struct fetch_job {
+    char *url;
+    int ranged;                 /* 1: bytes [off, off+len) */
+    uint64_t off, len;
+    /* where the body goes: memory (buf), a file (fd), or a growing buffer (whole files) */
+    uint8_t *buf;
+    int fd;
+    uint64_t fd_off;
+    size_t max;                 /* whole files: the size limit */
+    uint64_t got;               /* bytes kept so far, across attempts */
+    uint64_t total;             /* file size from Content-Range */
+    /* the current attempt */
+    uint64_t att_start;         /* first byte asked for in this attempt */
+    int checked, discard;       /* status seen; body of an error answer */
+    char crange[128];
+    double retry_after;
+    int tries;
+    double at;                  /* backoff: start no earlier than this */
+    /* outcome */
+    int done, rc, missing;
+    char msg[768];
+    struct fetch_job *next;
+} fetch_job;
+
+struct fetch_client {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;          /* a job finished */
+    pthread_t th;
+    int started, quit;
+    CURLM *multi;
+    char *base, *token;
+    int https, maxconn, tries;
+    double stall;
+    fetch_job *queue, *queue_tail;  /* ready to start */
+    fetch_job *delayed;             /* waiting out a backoff */
+    int active;
+    double busy_since;
+    fetch_counters ctr;         /* under mu, except bytes */
+    uint64_t bytes;             /* atomic: added to by the body callback */
+};
+
+static double mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int fetch_parse_content_range(const char *v, uint64_t *a, uint64_t *b, uint64_t *total)
+{
+    while (*v == ' ' || *v == '\t') v++;
+    if (strncasecmp(v, "bytes", 5)) return -1;
+    v += 5;
+    while (*v == ' ') v++;
+    char *e;
+    if (*v < '0' || *v > '9') return -1;
+    unsigned long long x = strtoull(v, &e, 10);
+    if (*e != '-' || e[1] < '0' || e[1] > '9') return -1;
+    unsigned long long y = strtoull(e + 1, &e, 10);
+    if (*e != '/' || y < x) return -1;
+    e++;
+    if (*e == '*') { *total = UINT64_MAX; e++; }
+    else {
+        if (*e < '0' || *e > '9') return -1;
+        unsigned long long t = strtoull(e, &e, 10);
+        if (y >= t) return -1;
+        *total = t;
+    }
+    while (*e == ' ' || *e == '\t' || *e == '\r' || *e == '\n') e++;
+    if (*e) return -1;
+    *a = x;
+    *b = y;
+    return 0;
+}
+
+static void job_fail(fetch_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void job_fail(fetch_job *j, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(j->msg, sizeof j->msg, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- curl callbacks (the client thread) ---------------------------------- */
+
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+    fetch_job *j = ud;
+    size_t k = sz * n;
+    if (k >= 5 && !strncmp(p, "HTTP/", 5)) {          /* a new answer (redirects give several) */
+        j->crange[0] = 0;
+        j->retry_after = 0;
+    } else if (k > 14 && !strncasecmp(p, "content-range:", 14)) {
+        size_t m = k - 14 < sizeof j->crange - 1 ? k - 14 : sizeof j->crange - 1;
+        memcpy(j->crange, p + 14, m);
+        j->crange[m] = 0;
+        while (m && (j->crange[m - 1] == '\r' || j->crange[m - 1] == '\n')) j->crange[--m] = 0;
+    } else if (k > 12 && !strncasecmp(p, "retry-after:", 12)) {
+        char tmp[32];
+        size_t m = k - 12 < sizeof tmp - 1 ? k - 12 : sizeof tmp - 1;
+        memcpy(tmp, p + 12, m);
+        tmp[m] = 0;
+        char *e;
+        double s = strtod(tmp, &e);
+        if (e != tmp && s >= 0) j->retry_after = s < RETRY_AFTER_MAX_S ? s : RETRY_AFTER_MAX_S;
+    }
+    return k;
+}
+
+/* Judges the answer before its first body byte is kept; 0 to go on. */
+static int check_answer(CURL *h, fetch_job *j)
+{
+    long code = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    j->checked = 1;
+    if (!j->ranged) {
+        j->discard = code != 200;
+        return 0;
+    }
+    if (code == 200) {
+        job_fail(j, "%s: the server answered 200 (the whole file) instead of 206 to a request for bytes %llu-%llu; "
+                 "it must support HTTP range requests", j->url, (unsigned long long)j->att_start,
+                 (unsigned long long)(j->off + j->len - 1));
+        return -1;
+    }
+    if (code != 206) { j->discard = 1; return 0; }
+    uint64_t a, b, t;
+    if (fetch_parse_content_range(j->crange, &a, &b, &t) || a != j->att_start || b != j->off + j->len - 1) {
+        job_fail(j, "%s: asked for bytes %llu-%llu, the server answered Content-Range '%s'", j->url,
+                 (unsigned long long)j->att_start, (unsigned long long)(j->off + j->len - 1),
+                 j->crange[0] ? j->crange : "(none)");
+        return -1;
+    }
+    if (t != UINT64_MAX) {
+        if (j->total && j->total != t) {
+            job_fail(j, "%s: the file size changed between requests (%llu, now %llu bytes)", j->url,
+                     (unsigned long long)j->total, (unsigned long long)t);
+            return -1;
+        }
+        j->total = t;
+    }
+    return 0;
+}
+
+typedef struct body_ctx { fetch_client *c; fetch_job *j; CURL *h; } body_ctx;
+
+static size_t on_body(char *p, size_t sz, size_t n, void *ud)
+{
+    body_ctx *bc = ud;
+    fetch_job *j = bc->j;
+    size_t k = sz * n;
+    if (!j->checked && check_answer(bc->h, j)) return 0;
+    if (j->discard) return k;
+    if (j->ranged) {
+        if (j->got + k > j->len) {
+            job_fail(j, "%s: the server sent more than the %llu bytes asked for", j->url, (unsigned long long)j->len);
+            return 0;
+        }
+        if (j->buf) memcpy(j->buf + j->got, p, k);
+        else {
+            size_t w = 0;
+            while (w < k) {
+                ssize_t r = pwrite(j->fd, p + w, k - w, (off_t)(j->fd_off + j->got + w));
+                if (r < 0 && errno == EINTR) continue;
+                if (r <= 0) {
+                    job_fail(j, "%s: cannot write the downloaded bytes: %s", j->url, r < 0 ? strerror(errno) : "no space");
+                    return 0;
+                }
+                w += (size_t)r;
+            }
+        }
+    } else {
+        if (j->got + k > j->max) {
+            job_fail(j, "%s: the file is larger than %zu bytes", j->url, j->max);
+            return 0;
+        }
+        uint8_t *nb = realloc(j->buf, (size_t)j->got + k + 1);
+        if (!nb) { job_fail(j, "%s: out of memory", j->url); return 0; }
+        j->buf = nb;
+        memcpy(j->buf + j->got, p, k);
+    }
+    j->got += k;
+    __atomic_fetch_add(&bc->c->bytes, (uint64_t)k, __ATOMIC_RELAXED);
+    return k;
+}
+
+/* ---- the client thread --------------------------------------------------- */
+
+static CURL *start(fetch_client *c, fetch_job *j)
+{
+    CURL *h = curl_easy_init();
+    body_ctx *bc = calloc(1, sizeof *bc);
+    if (!h || !bc) { curl_easy_cleanup(h); free(bc); return NULL; }
+    *bc = (body_ctx){ c, j, h };
+    j->checked = j->discard = 0;
+    j->crange[0] = 0;
+    j->retry_after = 0;
+    j->msg[0] = 0;
+    if (!j->ranged) j->got = 0;         /* whole files start again */
+    j->att_start = j->off + j->got;
+    curl_easy_setopt(h, CURLOPT_URL, j->url);
+    curl_easy_setopt(h, CURLOPT_PRIVATE, bc);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, bc);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, j);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, c->https ? "https" : "http,https");
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 15L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)(c->stall + 0.5));
+    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "remora");
+    if (j->ranged) {
+        char range[64];
+        snprintf(range, sizeof range, "%llu-%llu", (unsigned long long)j->att_start,
+                 (unsigned long long)(j->off + j->len - 1));
+        curl_easy_setopt(h, CURLOPT_RANGE, range);
+    }
+    if (c->token) {
+        curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
+        curl_easy_setopt(h, CURLOPT_XOAUTH2_BEARER, c->token);
+    }
+    if (curl_multi_add_handle(c->multi, h) != CURLM_OK) { curl_easy_cleanup(h); free(bc); return NULL; }
+    return h;
+}
+
+static int retryable_code(long code) { return code == 408 || code == 429 || (code >= 500 && code <= 599); }
+
+static int retryable_curl(CURLcode r)
+{
+    switch (r) {
+    case CURLE_COULDNT_CONNECT: case CURLE_PARTIAL_FILE: case CURLE_RECV_ERROR: case CURLE_SEND_ERROR:
+    case CURLE_GOT_NOTHING: case CURLE_OPERATION_TIMEDOUT: case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_HTTP2: case CURLE_HTTP2_STREAM:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Decides what a finished attempt means: 0 done, 1 retry, -1 failed (msg set). */
+static int judge(fetch_client *c, fetch_job *j, CURL *h, CURLcode res)
+{
+    long code = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    if (j->msg[0]) return -1;                       /* refused by a callback */
+    if (res == CURLE_OK && !j->checked && code == 206 && j->ranged && check_answer(h, j)) return -1;
+    if (res == CURLE_OK && !j->checked && j->ranged && code == 200 && check_answer(h, j)) return -1;
+    if (res == CURLE_OK) {
+        if (j->ranged ? code == 206 : code == 200) {
+            if (!j->ranged || j->got == j->len) return 0;
+            job_fail(j, "%s: short body: %llu of %llu bytes", j->url, (unsigned long long)j->got,
+                     (unsigned long long)j->len);
+            return 1;
+        }
+        if (code == 404) {
+            j->missing = 1;
+            job_fail(j, "%s: not found (HTTP 404)", j->url);
+            return -1;
+        }
+        job_fail(j, "%s: HTTP %ld", j->url, code);
+        return retryable_code(code) ? 1 : -1;
+    }
+    if (res == CURLE_OPERATION_TIMEDOUT)
+        job_fail(j, "%s: stalled (less than 1 KB/s for %.0f s, %llu of %llu bytes received)", j->url, c->stall,
+                 (unsigned long long)j->got, (unsigned long long)j->len);
+    else
+        job_fail(j, "%s: %s", j->url, curl_easy_strerror(res));
+    return retryable_curl(res) ? 1 : -1;
+}
+
+static void finish(fetch_client *c, fetch_job *j, int verdict)
+{
+    if (verdict == 1 && j->tries < c->tries) {
+        double wait = BACKOFF_BASE_S * (double)(1u << (j->tries - 1 < 5 ? j->tries - 1 : 5));
+        if (wait > BACKOFF_MAX_S) wait = BACKOFF_MAX_S;
+        if (j->retry_after > wait) wait = j->retry_after;
+        j->at = mono() + wait;
+        j->next = c->delayed;
+        c->delayed = j;
+        c->ctr.retries++;
+        return;
+    }
+    if (verdict == 1) {
+        char last[sizeof j->msg];
+        snprintf(last, sizeof last, "%s", j->msg);
+        job_fail(j, "%s (gave up after %d tries)", last, j->tries);
+    }
+    j->rc = verdict ? -1 : 0;
+    j->done = 1;
+    pthread_cond_broadcast(&c->cv);
+}
+
+static void *client_main(void *arg)
+{
+    fetch_client *c = arg;
+    pthread_mutex_lock(&c->mu);
+    while (!c->quit) {
+        double now = mono(), next = now + 1.0;
+        for (fetch_job **pp = &c->delayed; *pp;) {      /* backoffs that are over */
+            fetch_job *j = *pp;
+            if (j->at <= now) {
+                *pp = j->next;
+                j->next = NULL;
+                if (c->queue_tail) c->queue_tail->next = j; else c->queue = j;
+                c->queue_tail = j;
+            } else {
+                if (j->at < next) next = j->at;
+                pp = &j->next;
+            }
+        }
+        while (c->active < c->maxconn && c->queue) {
+            fetch_job *j = c->queue;
+            c->queue = j->next;
+            if (!c->queue) c->queue_tail = NULL;
+            j->tries++;
+            if (!start(c, j)) {
+                job_fail(j, "%s: cannot start a transfer (out of memory)", j->url);
+                finish(c, j, -1);
+                continue;
+            }
+            c->ctr.requests++;
+            if (c->active++ == 0) c->busy_since = mono();
+        }
+        pthread_mutex_unlock(&c->mu);
+        int running = 0;
+        curl_multi_perform(c->multi, &running);
+        CURLMsg *msg;
+        int left;
+        while ((msg = curl_multi_info_read(c->multi, &left))) {
+            if (msg->msg != CURLMSG_DONE) continue;
+            CURL *h = msg->easy_handle;
+            CURLcode res = msg->data.result;
+            body_ctx *bc = NULL;
+            curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&bc);
+            pthread_mutex_lock(&c->mu);
+            int verdict = judge(c, bc->j, h, res);
+            if (--c->active == 0) c->ctr.busy_s += mono() - c->busy_since;
+            finish(c, bc->j, verdict);
+            pthread_mutex_unlock(&c->mu);
+            curl_multi_remove_handle(c->multi, h);
+            curl_easy_cleanup(h);
+            free(bc);
+        }
+        int ms = (int)((next - mono()) * 1000);
+        curl_multi_poll(c->multi, NULL, 0, ms < 1 ? 1 : ms > 1000 ? 1000 : ms, NULL);
+        pthread_mutex_lock(&c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* ---- the caller's side --------------------------------------------------- */
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_global(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+static double env_num(const char *name, double dflt)
+{
+    const char *v = getenv(name);
+    char *e;
+    double x = v ? strtod(v, &e) : 0;
+    return v && e != v && !*e && x > 0 ? x : dflt;
+}
+
+int fetch_new(const fetch_opts *o, fetch_client **out, rm_err *err)
+{
+    *out = NULL;
+    pthread_once(&curl_once, curl_global);
+    if (strncmp(o->base, "http://", 7) && strncmp(o->base, "https://", 8))
+        return rm_errf(err, "%s: not an http:// or https:// URL", o->base);
+    fetch_client *c = calloc(1, sizeof *c);
+    if (!c) return rm_errf(err, "out of memory");
+    size_t n = strlen(o->base);
+    while (n && o->base[n - 1] == '/') n--;
+    c->base = strndup(o->base, n);
+    c->https = !strncmp(o->base, "https://", 8);
+    if (o->token && o->token[0] && c->https) c->token = strdup(o->token);
+    c->maxconn = o->connections > 0 ? o->connections : 8;
+    c->stall = o->stall_s > 0 ? o->stall_s : env_num("REMORA_HTTP_STALL", 30);
+    c->tries = o->tries > 0 ? o->tries : (int)env_num("REMORA_HTTP_TRIES", 6);
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    if (!c->base || !(c->multi = curl_multi_init())) { fetch_free(c); return rm_errf(err, "cannot start libcurl"); }
+    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->maxconn);
+    curl_multi_setopt(c->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->maxconn);
+    curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)c->maxconn);
+    curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
+    if (pthread_create(&c->th, NULL, client_main, c)) { fetch_free(c); return rm_errf(err, "cannot start the HTTP thread"); }
+    c->started = 1;
+    *out = c;
+    return 0;
+}
+
+void fetch_free(fetch_client *c)
+{
+    if (!c) return;
+    if (c->started) {
+        pthread_mutex_lock(&c->mu);
+        c->quit = 1;
+        pthread_mutex_unlock(&c->mu);
+        curl_multi_wakeup(c->multi);
+        pthread_join(c->th, NULL);
+    }
+    if (c->multi) curl_multi_cleanup(c->multi);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    free(c->base);
+    free(c->token);
+    free(c);
+}
+
+/* Queues j, waits for its outcome and turns it into the return value. */
+static int run_job(fetch_client *c, fetch_job *j, const char *name, rm_err *err)
+{
+    size_t ul = strlen(c->base) + strlen(name) + 2;
+    if (!(j->url = malloc(ul))) return rm_errf(err, "out of memory");
+    snprintf(j->url, ul, "%s/%s", c->base, name);
+    pthread_mutex_lock(&c->mu);
+    if (c->queue_tail) c->queue_tail->next = j; else c->queue = j;
+    c->queue_tail = j;
+    pthread_mutex_unlock(&c->mu);
+    curl_multi_wakeup(c->multi);
+    pthread_mutex_lock(&c->mu);
+    while (!j->done) pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+    int rc = j->rc;
+    if (rc) rm_errf(err, "%s", j->msg);
+    free(j->url);
+    return rc;
+}
+
+int fetch_range(fetch_client *c, const char *name, uint64_t off, uint64_t len, void *dst, uint64_t *total,
+                rm_err *err)
+{
+    fetch_job j = { .ranged = 1, .off = off, .len = len, .buf = dst, .fd = -1 };
+    int rc = run_job(c, &j, name, err);
+    if (total) *total = j.total;
+    return rc;
+}
+
+int fetch_range_fd(fetch_client *c, const char *name, uint64_t off, uint64_t len, int fd, uint64_t fd_off,
+                   rm_err *err)
+{
+    fetch_job j = { .ranged = 1, .off = off, .len = len, .fd = fd, .fd_off = fd_off };
+    return run_job(c, &j, name, err);
+}
+
+int fetch_file(fetch_client *c, const char *name, size_t max, char **out, size_t *len, rm_err *err)
+{
+    *out = NULL;
+    fetch_job j = { .fd = -1, .max = max };
+    rm_err e2 = { "" };
+    int rc = run_job(c, &j, name, &e2);
+    if (rc && j.missing) { free(j.buf); return 1; }
+    if (rc) { free(j.buf); return rm_errf(err, "%s", e2.msg); }
+    if (!j.buf && !(j.buf = malloc(1))) return rm_errf(err, "out of memory");
+    j.buf[j.got] = 0;
+    *out = (char *)j.buf;
+    if (len) *len = (size_t)j.got;
+    return 0;
+}
+
+fetch_counters fetch_take_counters(fetch_client *c)
+{
+    pthread_mutex_lock(&c->mu);
+    fetch_counters r = c->ctr;
+    r.bytes = __atomic_exchange_n(&c->bytes, 0, __ATOMIC_RELAXED);
+    if (c->active) {
+        double t = mono();
+        r.busy_s += t - c->busy_since;
+        c->busy_since = t;
+    }
+    memset(&c->ctr, 0, sizeof c->ctr);
+    pthread_mutex_unlock(&c->mu);
+    return r;
+}

@@ -1,0 +1,548 @@
+/* remote.c — stream mode: experts from the disk cache or the network
+ * (remote.h), the pool status and `remora fetch`.
+ *
+ * Expert spans. Each routed expert's bytes are the spans of its tensors in
+ * its shard, found by name (…layers.L.block_sparse_moe.experts.E.…) and
+ * merged where they touch: one span for a K3 expert, one per tensor where a
+ * checkpoint interleaves them. This is independent of how the expert cache
+ * lays a slot out: a reader request names a shard span, and the hook fills
+ * exactly the expert bytes inside it (the alignment padding around them is
+ * zeroed).
+ *
+ * A miss. The hook runs on an expert reader thread. It reads the cache file
+ * (checking its CRC the first time this process uses it), or downloads the
+ * spans with one range request each, straight into the slot when the
+ * request covers the whole expert, publishes the cache file and moves the
+ * bytes into place. Downloads of one expert are never doubled: a key being
+ * fetched is marked busy and a second reader waits for it, then finds the
+ * file. A full disk (less than DISK_RESERVE left) only stops caching; the
+ * token still gets its bytes.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "remote/source.h"
+#include "remote/manifest.h"
+#include "remote/xcache.h"
+#include "base/file.h"
+#include "remote/http.h"
+#include "base/tasks.h"
+#include "model/model.h"
+
+#define DISK_RESERVE (2ull << 30)   /* the cache never fills the disk beyond this */
+#define RX_ALIGN 4096u
+#define RX_WHY 32                   /* failure reasons kept: 4x the default reader threads */
+
+typedef struct rx_seg { uint64_t off, len; } rx_seg;
+typedef struct rx_key { int shard, first, nseg; uint64_t raw; } rx_key;   /* nseg 0: not an expert */
+
+struct remote {
+    char *dir;
+    char source[1024];
+    int full;
+    const st_set *st;
+    int L, E;
+    rx_key *keys;               /* [L*E] */
+    rx_seg *segs;
+    unsigned char *in_shard;    /* [L*E]: the manifest says the shard holds it */
+    unsigned char *verified;    /* [L*E]: cache file checked (or written) by this process */
+    fetch_client *net;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int *busy, nbusy, busy_cap; /* keys being fetched */
+    uint64_t served, damaged, uncached;     /* atomic */
+    /* why recent reads failed, by expert: every reader thread can fail at
+     * once (a stalled server), and each expert's error must name its own
+     * cause, so one slot would be overwritten before it was asked for */
+    struct { int key; char msg[768]; } why[RX_WHY];
+    int why_next;
+};
+
+int remote_expert_tensor(const char *name, int *layer, int *expert)
+{
+    const char *p = strstr(name, "layers.");
+    int l, e, n = 0;
+    if (!p || sscanf(p, "layers.%d.block_sparse_moe.experts.%d.%n", &l, &e, &n) != 2 || !n || l < 0 || e < 0)
+        return 0;
+    if (layer) *layer = l;
+    if (expert) *expert = e;
+    return 1;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* ---- source.json --------------------------------------------------------- */
+
+int remote_read_source(const char *dir, char *url, size_t cap, int *full, rm_err *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/.remora/source.json", dir);
+    if (access(path, F_OK) != 0) return 1;
+    json_error_t je;
+    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!root) return rm_errf(err, "%s: not valid JSON: %s (line %d)", path, je.text, je.line);
+    json_t *s = json_object_get(root, "source"), *m = json_object_get(root, "mode");
+    int rc = 0;
+    if (!json_is_string(s) || strlen(json_string_value(s)) >= cap)
+        rc = rm_errf(err, "%s: \"source\" must be a URL", path);
+    else if (!json_is_string(m) || (strcmp(json_string_value(m), "stream") && strcmp(json_string_value(m), "full")))
+        rc = rm_errf(err, "%s: \"mode\" must be \"stream\" or \"full\"", path);
+    else {
+        snprintf(url, cap, "%s", json_string_value(s));
+        if (full) *full = !strcmp(json_string_value(m), "full");
+    }
+    json_decref(root);
+    return rc;
+}
+
+int remote_write_source(const char *dir, const char *url, int full, rm_err *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/.remora/source.json", dir);
+    json_t *o = json_pack("{ssss}", "source", url, "mode", full ? "full" : "stream");
+    char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+    json_decref(o);
+    if (!text) return rm_errf(err, "%s: out of memory", path);
+    int rc = rm_write_atomic(path, text, strlen(text), 0644, err);
+    free(text);
+    return rc;
+}
+
+/* Removes the temporary files of dead writers under DIR/.remora/experts. */
+static void clean_stale(const char *dir)
+{
+    char top[4096];
+    snprintf(top, sizeof top, "%s/.remora/experts", dir);
+    DIR *d = opendir(top);
+    if (!d) return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] != 'L') continue;
+        char sub[4400];
+        snprintf(sub, sizeof sub, "%s/%s", top, de->d_name);
+        DIR *s = opendir(sub);
+        if (!s) continue;
+        struct dirent *fe;
+        while ((fe = readdir(s))) {
+            if (!strstr(fe->d_name, ".tmp.") || !disk_tmp_stale(fe->d_name)) continue;
+            char f[4700];
+            snprintf(f, sizeof f, "%s/%s", sub, fe->d_name);
+            unlink(f);
+        }
+        closedir(s);
+    }
+    closedir(d);
+}
+
+/* ---- opening ------------------------------------------------------------- */
+
+typedef struct rx_part { int key, shard; uint64_t off, len; } rx_part;
+
+static int cmp_part(const void *a, const void *b)
+{
+    const rx_part *x = a, *y = b;
+    if (x->key != y->key) return x->key < y->key ? -1 : 1;
+    return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Finds every routed expert's spans from the tensor names. */
+static int build_spans(remote *x, rm_err *err)
+{
+    const st_set *st = x->st;
+    rx_part *parts = malloc((size_t)(st->ntensors ? st->ntensors : 1) * sizeof *parts);
+    size_t n = (size_t)x->L * x->E;
+    x->keys = calloc(n ? n : 1, sizeof *x->keys);
+    x->segs = malloc((size_t)(st->ntensors ? st->ntensors : 1) * sizeof *x->segs);
+    if (!parts || !x->keys || !x->segs) { free(parts); return rm_errf(err, "out of memory"); }
+    int np = 0, rc = 0;
+    for (int i = 0; i < st->ntensors; i++) {
+        const st_tensor *t = &st->tensors[i];
+        int l, e;
+        if (!remote_expert_tensor(t->name, &l, &e) || !t->nbytes) continue;
+        if (l >= x->L || e >= x->E) {
+            free(parts);
+            return rm_errf(err, "%s: tensor '%s' names an expert outside the config (%d layers, %d experts)",
+                           st->shards[t->shard].path, t->name, x->L, x->E);
+        }
+        parts[np++] = (rx_part){ l * x->E + e, t->shard, t->offset, t->nbytes };
+    }
+    qsort(parts, (size_t)np, sizeof *parts, cmp_part);
+    int ns = 0;
+    for (int i = 0; i < np && !rc; i++) {
+        rx_key *k = &x->keys[parts[i].key];
+        if (k->nseg && k->shard != parts[i].shard) {
+            rc = rm_errf(err, "%s: expert %d of layer %d is split over two shards", st->dir,
+                         parts[i].key % x->E, parts[i].key / x->E);
+            break;
+        }
+        if (k->nseg && x->segs[ns - 1].off + x->segs[ns - 1].len == parts[i].off) {
+            x->segs[ns - 1].len += parts[i].len;
+        } else {
+            if (!k->nseg) { k->shard = parts[i].shard; k->first = ns; }
+            x->segs[ns++] = (rx_seg){ parts[i].off, parts[i].len };
+            k->nseg++;
+        }
+        k->raw += parts[i].len;
+    }
+    free(parts);
+    return rc;
+}
+
+/* Checks the manifest against the shards, requires every non-expert byte to
+ * be local, and marks the experts the shards hold. */
+static int check_manifest(remote *x, rm_err *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/.remora/manifest.json", x->dir);
+    manifest mf;
+    if (manifest_load(&mf, path, err)) return -1;
+    const st_set *st = x->st;
+    int rc = 0;
+    int *idx = malloc((size_t)st->nshards * sizeof *idx);
+    if (!idx) { manifest_free(&mf); return rm_errf(err, "out of memory"); }
+    for (int i = 0; i < st->nshards && !rc; i++) {
+        idx[i] = manifest_find(&mf, base_name(st->shards[i].path));
+        if (idx[i] < 0 || mf.shards[idx[i]].size != st->shards[i].size)
+            rc = rm_errf(err, "%s: %s is not recorded there with its size (%llu bytes); run `remora setup --dir %s` again",
+                         path, base_name(st->shards[i].path), (unsigned long long)st->shards[i].size, x->dir);
+    }
+    for (int i = 0; i < st->ntensors && !rc; i++) {
+        const st_tensor *t = &st->tensors[i];
+        if (remote_expert_tensor(t->name, NULL, NULL) || !t->nbytes) continue;
+        if (!manifest_covers(&mf, idx[t->shard], t->offset, t->offset + t->nbytes))
+            rc = rm_errf(err, "%s: setup has not finished: tensor '%s' is not downloaded yet; run `remora setup --dir %s` again",
+                         x->dir, t->name, x->dir);
+    }
+    for (int key = 0; key < x->L * x->E && !rc; key++) {
+        const rx_key *k = &x->keys[key];
+        int all = k->nseg > 0;
+        for (int s = 0; s < k->nseg && all; s++)
+            all = manifest_covers(&mf, idx[k->shard], x->segs[k->first + s].off,
+                                  x->segs[k->first + s].off + x->segs[k->first + s].len);
+        x->in_shard[key] = (unsigned char)all;
+    }
+    free(idx);
+    manifest_free(&mf);
+    return rc;
+}
+
+int remote_open(const char *dir, const st_set *st, const rm_config *cfg, int connections, remote **out,
+                rm_err *err)
+{
+    *out = NULL;
+    char url[1024];
+    int full = 0;
+    int r = remote_read_source(dir, url, sizeof url, &full, err);
+    if (r) return r > 0 ? 0 : -1;
+    remote *x = calloc(1, sizeof *x);
+    if (!x) return rm_errf(err, "out of memory");
+    pthread_mutex_init(&x->mu, NULL);
+    pthread_cond_init(&x->cv, NULL);
+    snprintf(x->source, sizeof x->source, "%s", url);
+    x->full = full;
+    x->st = st;
+    x->L = cfg->num_layers;
+    x->E = cfg->num_experts;
+    for (int i = 0; i < RX_WHY; i++) x->why[i].key = -1;
+    size_t n = (size_t)x->L * x->E;
+    x->dir = strdup(dir);
+    x->in_shard = calloc(n ? n : 1, 1);
+    x->verified = calloc(n ? n : 1, 1);
+    if (!x->dir || !x->in_shard || !x->verified) { remote_free(x); return rm_errf(err, "out of memory"); }
+    fetch_opts fo = { url, getenv("HF_TOKEN"), connections, 0, 0 };
+    if (build_spans(x, err) || check_manifest(x, err) || fetch_new(&fo, &x->net, err)) {
+        remote_free(x);
+        return -1;
+    }
+    clean_stale(dir);
+    *out = x;
+    return 0;
+}
+
+void remote_free(remote *x)
+{
+    if (!x) return;
+    fetch_free(x->net);
+    pthread_mutex_destroy(&x->mu);
+    pthread_cond_destroy(&x->cv);
+    free(x->dir);
+    free(x->keys);
+    free(x->segs);
+    free(x->in_shard);
+    free(x->verified);
+    free(x->busy);
+    free(x);
+}
+
+/* ---- getting one expert's bytes ------------------------------------------ */
+
+static int lock_key(remote *x, int key)
+{
+    pthread_mutex_lock(&x->mu);
+    for (;;) {
+        int busy = 0;
+        for (int i = 0; i < x->nbusy; i++) busy |= x->busy[i] == key;
+        if (!busy) break;
+        pthread_cond_wait(&x->cv, &x->mu);
+    }
+    if (x->nbusy == x->busy_cap) {
+        int cap = x->busy_cap ? x->busy_cap * 2 : 16;
+        int *nb = realloc(x->busy, (size_t)cap * sizeof *nb);
+        if (!nb) { pthread_mutex_unlock(&x->mu); return -1; }
+        x->busy = nb;
+        x->busy_cap = cap;
+    }
+    x->busy[x->nbusy++] = key;
+    pthread_mutex_unlock(&x->mu);
+    return 0;
+}
+
+static void unlock_key(remote *x, int key)
+{
+    pthread_mutex_lock(&x->mu);
+    for (int i = 0; i < x->nbusy; i++)
+        if (x->busy[i] == key) { x->busy[i] = x->busy[--x->nbusy]; break; }
+    pthread_cond_broadcast(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* Fills img (k->raw bytes) with expert `key`: from the cache file, else
+ * downloaded and then cached. must_cache: a cache file that cannot be
+ * written is an error (remora fetch) rather than a skipped copy (a run). */
+static int obtain(remote *x, int key, uint8_t *img, int must_cache, int *from_net, rm_err *err)
+{
+    const rx_key *k = &x->keys[key];
+    char path[4096];
+    xc_path(path, sizeof path, x->dir, key / x->E, key % x->E);
+    *from_net = 0;
+    if (lock_key(x, key)) return rm_errf(err, "out of memory");
+    int damaged = 0;
+    int rc = xc_load(path, img, k->raw, !x->verified[key], &damaged, err);
+    if (damaged) __atomic_fetch_add(&x->damaged, 1, __ATOMIC_RELAXED);
+    if (rc == 1) {
+        const char *shard = base_name(x->st->shards[k->shard].path);
+        uint64_t pos = 0;
+        rc = 0;
+        for (int s = 0; s < k->nseg && !rc; s++) {
+            const rx_seg *sg = &x->segs[k->first + s];
+            rc = fetch_range(x->net, shard, sg->off, sg->len, img + pos, NULL, err);
+            pos += sg->len;
+        }
+        if (!rc) {
+            *from_net = 1;
+            uint64_t avail = disk_free(x->dir);
+            if (avail < k->raw + DISK_RESERVE) {
+                if (must_cache)
+                    rc = rm_errf(err, "%s: the disk is full (%.2f GB free; the cache leaves %.1f GB)", x->dir,
+                                 avail / 1e9, DISK_RESERVE / 1e9);
+                __atomic_fetch_add(&x->uncached, 1, __ATOMIC_RELAXED);
+            } else {
+                rm_err e2 = { "" };
+                if (xc_store(path, img, k->raw, &e2)) {
+                    if (must_cache) rc = rm_errf(err, "%s", e2.msg);
+                    __atomic_fetch_add(&x->uncached, 1, __ATOMIC_RELAXED);
+                }
+            }
+        }
+    }
+    if (!rc) x->verified[key] = 1;
+    unlock_key(x, key);
+    return rc;
+}
+
+static void set_why(remote *x, int key, const char *msg)
+{
+    pthread_mutex_lock(&x->mu);
+    int i = 0;
+    while (i < RX_WHY && x->why[i].key != key) i++;
+    if (i == RX_WHY) { i = x->why_next; x->why_next = (x->why_next + 1) % RX_WHY; }
+    x->why[i].key = key;
+    snprintf(x->why[i].msg, sizeof x->why[i].msg, "%s", msg);
+    pthread_mutex_unlock(&x->mu);
+}
+
+static void rx_why(void *ctx, int key, char *buf, size_t cap)
+{
+    remote *x = ctx;
+    pthread_mutex_lock(&x->mu);
+    int i = 0;
+    while (i < RX_WHY && x->why[i].key != key) i++;
+    snprintf(buf, cap, "%s", i < RX_WHY ? x->why[i].msg : "");
+    pthread_mutex_unlock(&x->mu);
+}
+
+static int rx_is_local(void *ctx, int key) { return ((remote *)ctx)->in_shard[key]; }
+
+/* The reader hook: fills the shard span [r->off, r->off + r->len) with the
+ * expert's bytes at their shard positions, zeros elsewhere. */
+static void rx_read(io_req *r, void *ctx)
+{
+    remote *x = ctx;
+    const int key = ((expert_slot *)r->tag)->key;
+    const rx_key *k = &x->keys[key];
+    uint8_t *dst = r->dst;
+    r->got = 0;
+    r->err = 0;
+    if (!k->nseg) { set_why(x, key, "not a routed expert of the checkpoint"); r->err = EIO; return; }
+    const rx_seg *sg = &x->segs[k->first];
+    /* one span inside the request: download or read it into the slot itself */
+    const int inplace = k->nseg == 1 && sg->off >= r->off && sg->off + sg->len <= r->off + r->len;
+    uint8_t *img = inplace ? dst : NULL;
+    if (!inplace && posix_memalign((void **)&img, RX_ALIGN, (k->raw + RX_ALIGN - 1) & ~(uint64_t)(RX_ALIGN - 1)))
+        img = NULL;
+    rm_err err = { "" };
+    int from_net = 0;
+    int rc = img ? obtain(x, key, img, 0, &from_net, &err) : rm_errf(&err, "out of memory");
+    if (rc) {
+        set_why(x, key, err.msg);
+        r->err = EIO;
+    } else if (inplace) {
+        uint64_t d = sg->off - r->off;
+        memmove(dst + d, dst, k->raw);
+        memset(dst, 0, d);
+        memset(dst + d + k->raw, 0, r->len - d - k->raw);
+    } else {
+        memset(dst, 0, r->len);
+        uint64_t pos = 0;
+        for (int s = 0; s < k->nseg; s++) {
+            uint64_t lo = sg[s].off > r->off ? sg[s].off : r->off;
+            uint64_t hi = sg[s].off + sg[s].len < r->off + r->len ? sg[s].off + sg[s].len : r->off + r->len;
+            if (hi > lo) memcpy(dst + (lo - r->off), img + pos + (lo - sg[s].off), hi - lo);
+            pos += sg[s].len;
+        }
+    }
+    if (!inplace) free(img);
+    if (rc) return;
+    r->got = r->len;
+    if (from_net) __atomic_fetch_add(&x->served, (uint64_t)r->len, __ATOMIC_RELAXED);
+}
+
+expert_remote remote_hooks(remote *x) { return (expert_remote){ rx_read, rx_is_local, rx_why, x }; }
+
+void remote_take_counters(remote *x, uint64_t *net_bytes, uint64_t *served_net, double *busy_s)
+{
+    fetch_counters c = fetch_take_counters(x->net);
+    *net_bytes = c.bytes;
+    *busy_s = c.busy_s;
+    *served_net = __atomic_exchange_n(&x->served, 0, __ATOMIC_RELAXED);
+}
+
+/* ---- the pool ------------------------------------------------------------ */
+
+static int key_local(const remote *x, int key)
+{
+    if (x->in_shard[key]) return 1;
+    char path[4096];
+    xc_path(path, sizeof path, x->dir, key / x->E, key % x->E);
+    return xc_present(path, x->keys[key].raw);
+}
+
+static void layer_range(const remote *x, int *first, int *last)
+{
+    if (*first < 0) *first = 0;
+    if (*last < 0 || *last >= x->L) *last = x->L - 1;
+}
+
+void remote_pool_status(const remote *x, int first, int last, rm_pool_status *st)
+{
+    memset(st, 0, sizeof *st);
+    st->stream = 1;
+    snprintf(st->source, sizeof st->source, "%s", x->source);
+    layer_range(x, &first, &last);
+    for (int key = first * x->E; key < (last + 1) * x->E; key++) {
+        if (!x->keys[key].nseg) continue;
+        st->experts_total++;
+        st->bytes_total += x->keys[key].raw;
+        if (key_local(x, key)) { st->experts_local++; st->bytes_local += x->keys[key].raw; }
+    }
+    st->disk_free = disk_free(x->dir);
+}
+
+int rm_model_pool_status(const rm_model *m, rm_pool_status *st, rm_err *err)
+{
+    (void)err;
+    if (m->remote) { remote_pool_status(m->remote, -1, -1, st); return 0; }
+    memset(st, 0, sizeof *st);
+    st->experts_total = st->experts_local = m->info.total_experts;
+    st->bytes_total = st->bytes_local = m->info.expert_bytes;
+    st->disk_free = disk_free(m->st->dir);
+    return 0;
+}
+
+typedef struct pool_job {
+    remote *x;
+    int *keys;
+    uint8_t **bufs;             /* one download buffer per worker */
+    pthread_mutex_t mu;
+    uint64_t done, total;
+    rm_progress_fn fn;
+    void *ud;
+} pool_job;
+
+static int fetch_one(void *ud, int i, int worker, rm_err *err)
+{
+    pool_job *p = ud;
+    int from_net;
+    if (obtain(p->x, p->keys[i], p->bufs[worker], 1, &from_net, err)) return -1;
+    pthread_mutex_lock(&p->mu);
+    p->done += p->x->keys[p->keys[i]].raw;
+    if (p->fn) p->fn(p->ud, "experts", p->done, p->total);
+    pthread_mutex_unlock(&p->mu);
+    return 0;
+}
+
+int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, rm_progress_fn fn, void *ud,
+                  rm_err *err)
+{
+    rm_config cfg;
+    st_set *set = NULL;
+    remote *x = NULL;
+    const int conns = o->connections > 0 ? o->connections : 8;
+    if (config_load(dir, &cfg, err) || st_open(dir, &set, err)) { st_close(set); return -1; }
+    if (remote_open(dir, set, &cfg, conns, &x, err)) { st_close(set); return -1; }
+    int rc = 0, first = o->first_layer, last = o->last_layer;
+    pool_job p = { x, NULL, NULL, PTHREAD_MUTEX_INITIALIZER, 0, 0, fn, ud };
+    if (!x) { rc = rm_errf(err, "%s: not a stream-mode model (no .remora/source.json); set it up with `remora setup`", dir); goto out; }
+    if (first >= cfg.num_layers || (last >= 0 && last < (first < 0 ? 0 : first)))
+        { rc = rm_errf(err, "%s: layers %d-%d are outside the model's 0-%d", dir, first, last, cfg.num_layers - 1); goto out; }
+    layer_range(x, &first, &last);
+    rm_pool_status s;
+    remote_pool_status(x, first, last, &s);
+    if (st) *st = s;
+    if (o->dry_run || s.experts_local == s.experts_total) goto out;
+    if (s.bytes_total - s.bytes_local + DISK_RESERVE > s.disk_free)
+        { rc = rm_errf(err, "%s: the missing experts need %.2f GB and %.2f GB is free (%.1f GB stays free)", dir,
+                       (s.bytes_total - s.bytes_local) / 1e9, s.disk_free / 1e9, DISK_RESERVE / 1e9); goto out; }
+    int n = 0;
+    uint64_t maxraw = 0;
+    if (!(p.keys = malloc((size_t)(s.experts_total - s.experts_local) * sizeof *p.keys)) ||
+        !(p.bufs = calloc((size_t)conns, sizeof *p.bufs))) { rc = rm_errf(err, "out of memory"); goto out; }
+    for (int key = first * x->E; key < (last + 1) * x->E; key++) {
+        if (!x->keys[key].nseg || key_local(x, key) || n == s.experts_total - s.experts_local) continue;
+        p.keys[n++] = key;
+        p.total += x->keys[key].raw;
+        if (x->keys[key].raw > maxraw) maxraw = x->keys[key].raw;
+    }
+    for (int w = 0; w < conns; w++)
+        if (posix_memalign((void **)&p.bufs[w], RX_ALIGN, (maxraw + RX_ALIGN - 1) & ~(uint64_t)(RX_ALIGN - 1)))
+            { p.bufs[w] = NULL; rc = rm_errf(err, "out of memory for %d download buffers", conns); goto out; }
+    if (fn) fn(ud, "experts", 0, p.total);
+    rc = par_for(n, conns, fetch_one, &p, err);
+out:
+    if (p.bufs) for (int w = 0; w < conns; w++) free(p.bufs[w]);
+    free(p.bufs);
+    free(p.keys);
+    pthread_mutex_destroy(&p.mu);
+    remote_free(x);
+    st_close(set);
+    return rc;
+}

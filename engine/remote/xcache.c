@@ -1,0 +1,151 @@
+/* xcache.c — expert files of the stream-mode disk cache (xcache.h).
+ *
+ * Reading: the aligned bulk of the file goes straight into the caller's
+ * (aligned) slot with O_DIRECT, like a shard read, and the last partial
+ * block with the trailer through the page cache; so cached experts cost no
+ * page-cache memory beyond one block each. The CRC is slicing-by-8, about
+ * 8 bytes per step, cheap next to the read itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "remote/xcache.h"
+#include "base/file.h"
+
+#define XC_ALIGN 4096u
+static const char xc_magic[4] = { 'R', 'M', 'X', '1' };
+
+static uint32_t le32(const uint8_t *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+/* zlib's CRC-32 (the same one `crc32` and gzip compute), fed in pieces of at
+ * most 1 GiB because its length argument is 32 bits wide. */
+uint32_t xc_crc32(uint32_t crc, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    uLong c = crc;
+    while (n) {
+        uInt part = n > (1u << 30) ? (1u << 30) : (uInt)n;
+        c = crc32(c, p, part);
+        p += part;
+        n -= part;
+    }
+    return (uint32_t)c;
+}
+
+void xc_path(char *buf, size_t cap, const char *dir, int layer, int expert)
+{
+    snprintf(buf, cap, "%s/.remora/experts/L%d/E%d.bin", dir, layer, expert);
+}
+
+int xc_present(const char *path, uint64_t n)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == n + XC_TRAILER;
+}
+
+static void put_trailer(uint8_t t[XC_TRAILER], uint32_t crc, uint64_t n)
+{
+    memcpy(t, xc_magic, 4);
+    for (int i = 0; i < 4; i++) t[4 + i] = (uint8_t)(crc >> (8 * i));
+    for (int i = 0; i < 8; i++) t[8 + i] = (uint8_t)(n >> (8 * i));
+}
+
+static int write_all(int fd, const void *p, uint64_t n)
+{
+    uint64_t w = 0;
+    while (w < n) {
+        ssize_t r = write(fd, (const char *)p + w, n - w > (1u << 30) ? (1u << 30) : n - w);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) { if (!r) errno = ENOSPC; return -1; }
+        w += (uint64_t)r;
+    }
+    return 0;
+}
+
+int xc_store(const char *path, const void *raw, uint64_t n, rm_err *err)
+{
+    char dir[4096], tmp[4200];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) { *slash = 0; if (disk_mkdirs(dir, err)) return -1; }
+    disk_tmp_name(tmp, sizeof tmp, path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return rm_errf(err, "%s: cannot create: %s", tmp, strerror(errno));
+    uint8_t t[XC_TRAILER];
+    put_trailer(t, xc_crc32(0, raw, (size_t)n), n);
+    struct stat st;
+    int bad = write_all(fd, raw, n) || write_all(fd, t, XC_TRAILER) || fdatasync(fd) || fstat(fd, &st);
+    int e = errno;
+    if (!bad && (uint64_t)st.st_size != n + XC_TRAILER) { bad = 1; e = EIO; }
+    if (!bad) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    if (close(fd) && !bad) { bad = 1; e = errno; }
+    if (bad || rename(tmp, path)) {
+        if (!bad) e = errno;
+        unlink(tmp);
+        return rm_errf(err, "%s: cannot write the cached expert: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+static int pread_all(int fd, void *dst, uint64_t n, uint64_t off)
+{
+    uint64_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, (char *)dst + got, n - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) { errno = 0; return 1; }      /* shorter than its size said: changed under us */
+        got += (uint64_t)r;
+    }
+    return 0;
+}
+
+/* A damaged file goes, so the next reader fetches the expert again. */
+static int damaged_file(const char *path, int *damaged)
+{
+    unlink(path);
+    if (damaged) *damaged = 1;
+    return 1;
+}
+
+int xc_load(const char *path, void *dst, uint64_t n, int verify, int *damaged, rm_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT) return 1;
+        return rm_errf(err, "%s: cannot open: %s", path, strerror(errno));
+    }
+    struct stat st;
+    if (fstat(fd, &st)) { int e = errno; close(fd); return rm_errf(err, "%s: cannot stat: %s", path, strerror(e)); }
+    if ((uint64_t)st.st_size != n + XC_TRAILER) { close(fd); return damaged_file(path, damaged); }
+    uint64_t bulk = ((uintptr_t)dst % XC_ALIGN) ? 0 : n & ~(uint64_t)(XC_ALIGN - 1);
+    int rc = 0;
+    if (bulk) {
+        int dfd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+        rc = pread_all(dfd >= 0 ? dfd : fd, dst, bulk, 0);
+        if (dfd >= 0) close(dfd);
+    }
+    uint8_t tail[XC_ALIGN + XC_TRAILER];
+    if (!rc) {  /* the unaligned rest, a block at a time through a small buffer */
+        for (uint64_t pos = bulk; pos < n && !rc;) {
+            uint64_t k = n - pos > XC_ALIGN ? XC_ALIGN : n - pos;
+            rc = pread_all(fd, tail, k, pos);
+            if (!rc) memcpy((char *)dst + pos, tail, k);
+            pos += k;
+        }
+        if (!rc) rc = pread_all(fd, tail, XC_TRAILER, n);
+    }
+    int e = errno;
+    close(fd);
+    if (rc < 0) return rm_errf(err, "%s: cannot read: %s", path, strerror(e));
+    if (rc > 0 || memcmp(tail, xc_magic, 4)) return damaged_file(path, damaged);
+    uint64_t tn = 0;
+    for (int i = 7; i >= 0; i--) tn = tn << 8 | tail[8 + i];
+    if (tn != n || (verify && le32(tail + 4) != xc_crc32(0, dst, (size_t)n))) return damaged_file(path, damaged);
+    return 0;
+}

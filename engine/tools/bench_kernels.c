@@ -1,0 +1,211 @@
+/* bench_kernels.c — `remora bench-kernels`: how close the weight kernels come
+ * to the machine's memory bandwidth.
+ *
+ * It first measures the read bandwidth by streaming a buffer much larger than
+ * the last-level cache, then times gemv over the K3 shapes (expert matrices
+ * 3072x3584 and 3584x3072, spine 12288x7168) in MXFP4 and bf16, cycling over
+ * enough distinct matrices (>= 512 MiB in all) that every product reads its
+ * weights from memory. Throughput is counted in weight bytes read per second
+ * (packed codes + scales for MXFP4) and compared with the read bandwidth at
+ * the same thread count. This is the one engine function that prints: it is
+ * the body of a command, declared as such in engine.h.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "engine.h"
+#include "kernels/kernels.h"
+#include "base/threadpool.h"
+
+#define BW_BYTES   ((size_t)1 << 30)   /* bandwidth probe buffer */
+#define ARENA_BYTES ((size_t)512 << 20) /* weights cycled through by a case */
+
+const char *rm_kernels_level(void)
+{
+    return kern_level();
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- timing ------------------------------------------------------------ */
+
+/* Runs step(ctx, 0), step(ctx, 1), ... (each returns the bytes it read) for
+ * about `seconds`, in ten windows, and returns the best window's GB/s. The
+ * cores may be shared with other work; the best window is the figure least
+ * disturbed by it, and the bandwidth and the kernels are measured alike. */
+static double best_rate(size_t (*step)(void *ctx, int i), void *ctx, double seconds)
+{
+    double best = 0, end = now_s() + seconds;
+    int i = 0;
+    do {
+        double t0 = now_s(), t;
+        size_t bytes = 0;
+        do bytes += step(ctx, i++);
+        while ((t = now_s() - t0) < seconds / 10);
+        if (bytes / t / 1e9 > best) best = bytes / t / 1e9;
+    } while (now_s() < end);
+    return best;
+}
+
+/* ---- memory read bandwidth --------------------------------------------- */
+
+typedef struct {
+    const float *buf;
+    size_t n;                 /* floats */
+    int chunks;
+    float sums[256];          /* one per chunk, so the reads are not dead */
+} stream;
+
+/* Reads each chunk once with the kernels' own SIMD dot (the second operand
+ * is the same address, so it hits L1): the probe streams as fast as the
+ * widest loads the kernels use. */
+static void stream_task(void *ud, int b, int e)
+{
+    stream *s = ud;
+    size_t per = s->n / (size_t)s->chunks;
+    for (int i = b; i < e; i++) {
+        const float *p = s->buf + (size_t)i * per;
+        s->sums[i] = kern_dot_f32(p, p, (int)per);
+    }
+}
+
+/* One step of the probe reads a quarter of the buffer (256 MiB, still far
+ * beyond any cache), so the windows of best_rate can be short. */
+static size_t stream_step(void *ctx, int i)
+{
+    const stream *whole = ctx;
+    stream s = *whole;
+    s.n = whole->n / 4;
+    s.buf = whole->buf + (size_t)(i % 4) * s.n;
+    pool_for(s.chunks, stream_task, &s);
+    return s.n * sizeof *s.buf;
+}
+
+/* ---- gemv throughput --------------------------------------------------- */
+
+typedef struct {
+    const char *enc;          /* "MXFP4" or "bf16" */
+    int rows, cols;
+} shape;
+
+static size_t matrix_bytes(const shape *s)
+{
+    size_t n = (size_t)s->rows * s->cols;
+    return strcmp(s->enc, "MXFP4") ? n * 2 : n / 2 + n / 32;
+}
+
+typedef struct {
+    const shape *s;
+    const uint8_t *arena;
+    int count;                /* distinct matrices in the arena */
+    const float *x;
+    float *y;
+} gemv_bench;
+
+/* One gemv on the next matrix of the arena. */
+static size_t gemv_step(void *ctx, int i)
+{
+    const gemv_bench *g = ctx;
+    const shape *s = g->s;
+    size_t mb = matrix_bytes(s);
+    const uint8_t *w = g->arena + (size_t)(i % g->count) * mb;
+    if (!strcmp(s->enc, "MXFP4"))
+        kern_gemv_mxfp4(w, w + (size_t)s->rows * s->cols / 2, g->x, g->y, s->rows, s->cols);
+    else
+        kern_gemv_bf16((const uint16_t *)w, g->x, g->y, s->rows, s->cols);
+    return mb;
+}
+
+static int usage(FILE *f)
+{
+    fprintf(f, "usage: remora bench-kernels [--threads N] [--seconds S]\n"
+               "  Measures memory read bandwidth and MXFP4/bf16 gemv throughput with\n"
+               "  1 and N threads (default N = 2), S seconds per figure (default 1).\n"
+               "  REMORA_SIMD=scalar|avx2|avx512 lowers the SIMD level.\n");
+    return f == stdout ? 0 : 2;
+}
+
+int rm_bench_kernels(int argc, char **argv)
+{
+    int nthreads = 2;
+    double seconds = 1.0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout);
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc) nthreads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
+        else return usage(stderr);
+    }
+    if (nthreads < 1 || nthreads > 256 || !(seconds > 0 && seconds < 3600)) return usage(stderr);
+    int nt[2] = { 1, nthreads };
+    int nconf = nthreads > 1 ? 2 : 1;
+
+    printf("SIMD level: %s\n", kern_level());
+
+    /* Memory read bandwidth. */
+    float *buf = aligned_alloc(4096, BW_BYTES);
+    if (!buf) {
+        fprintf(stderr, "remora: bench-kernels: cannot allocate %zu MiB\n", BW_BYTES >> 20);
+        return 1;
+    }
+    for (size_t i = 0; i < BW_BYTES / sizeof *buf; i++)   /* faults the pages in */
+        buf[i] = 1.0f;
+    double bw[2];
+    for (int c = 0; c < nconf; c++) {
+        pool_set_threads(nt[c]);
+        stream st = { .buf = buf, .n = BW_BYTES / sizeof *buf, .chunks = 256 };
+        bw[c] = best_rate(stream_step, &st, seconds);
+        printf("memory read bandwidth, %d thread%s: %6.2f GB/s\n", nt[c], nt[c] > 1 ? "s" : "",
+               bw[c]);
+    }
+    free(buf);
+
+    /* Weights: bytes 0x38..0x47 are normal numbers both as bf16 halves and
+     * as E8M0 scales (2^-71..2^-56), so no subnormal or infinite values
+     * slow down or distort the figures; the codes themselves are arbitrary. */
+    uint8_t *arena = aligned_alloc(4096, ARENA_BYTES);
+    float *x = malloc(12288 * sizeof *x), *y = malloc(12288 * sizeof *y);
+    if (!arena || !x || !y) {
+        fprintf(stderr, "remora: bench-kernels: cannot allocate %zu MiB\n", ARENA_BYTES >> 20);
+        free(arena); free(x); free(y);
+        pool_free();
+        return 1;
+    }
+    uint32_t rng = 12345;
+    for (size_t i = 0; i < ARENA_BYTES; i++) {
+        rng = rng * 1664525u + 1013904223u;
+        arena[i] = (uint8_t)(0x38 + (rng >> 28));
+    }
+    for (int i = 0; i < 12288; i++)
+        x[i] = (float)((i * 37) % 101 - 50) / 50.0f;
+
+    static const shape shapes[] = {
+        { "MXFP4", 3072, 3584 }, { "MXFP4", 3584, 3072 }, { "MXFP4", 12288, 7168 },
+        { "bf16", 3072, 3584 },  { "bf16", 3584, 3072 },  { "bf16", 12288, 7168 },
+    };
+    printf("\n%-6s %-12s %8s %10s %8s\n", "weights", "shape", "threads", "GB/s", "of read");
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        const shape *s = &shapes[i];
+        char dims[32];
+        snprintf(dims, sizeof dims, "%dx%d", s->rows, s->cols);
+        for (int c = 0; c < nconf; c++) {
+            pool_set_threads(nt[c]);
+            gemv_bench g = { .s = s, .arena = arena, .count = (int)(ARENA_BYTES / matrix_bytes(s)),
+                             .x = x, .y = y };
+            double r = best_rate(gemv_step, &g, seconds);
+            printf("%-7s %-12s %8d %10.2f %7.0f%%\n", s->enc, dims, nt[c], r, 100.0 * r / bw[c]);
+            fflush(stdout);
+        }
+    }
+    free(arena);
+    free(x);
+    free(y);
+    pool_free();
+    return 0;
+}

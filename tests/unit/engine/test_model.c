@@ -1,0 +1,268 @@
+/* test_model.c — the forward pass against the reference goldens of every
+ * fixture model (tests/fixtures/{k3-tiny,kl-tiny}, read in place):
+ * prefill logits, router choices, hidden states per layer, the cached greedy
+ * continuation and its logits, and prefill == token-by-token decoding.
+ * Tolerances are the fixtures README's (§4). */
+#include <math.h>
+#include <string.h>
+#include <jansson.h>
+#include "../test.h"
+#include "model/model.h"
+
+static const char *const models[] = { "k3-tiny", "kl-tiny" };
+
+typedef struct {
+    json_t *routes;         /* layers -> [[ids, w, margin] per position] */
+    int bad;                /* route sets that differ where margin >= 1e-5 */
+    int seen;
+} route_check;
+
+static void check_route(void *ud, int layer, int pos, const int *ids, const float *w, int k, float margin)
+{
+    route_check *rc = ud;
+    char key[16];
+    snprintf(key, sizeof key, "%d", layer);
+    json_t *ref = json_array_get(json_object_get(rc->routes, key), (size_t)pos);
+    rc->seen++;
+    if (!ref) { rc->bad++; return; }
+    json_t *rid = json_array_get(ref, 0);
+    double rmargin = json_number_value(json_array_get(ref, 2));
+    if (rmargin < 1e-5) return;
+    for (int i = 0; i < k; i++) {
+        int found = 0;
+        for (size_t j = 0; j < json_array_size(rid); j++)
+            found |= json_integer_value(json_array_get(rid, j)) == ids[i];
+        if (!found) { rc->bad++; return; }
+    }
+}
+
+static float *load_f32(const char *path, size_t n)
+{
+    size_t len = 0;
+    char *p = path ? t_read_file(path, &len) : NULL;
+    if (!p && path) fprintf(stderr, "  fixture %s: cannot read\n", path);
+    else if (p && len != n * sizeof(float))
+        fprintf(stderr, "  fixture %s: %zu bytes, expected %zu (truncated?)\n", path, len, n * sizeof(float));
+    if (!p || len != n * sizeof(float)) { free(p); return NULL; }
+    return (float *)p;
+}
+
+static double rel_rms(const float *a, const float *ref, size_t n, double *maxabs)
+{
+    double num = 0, den = 0, mx = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)a[i] - ref[i];
+        num += d * d;
+        den += (double)ref[i] * ref[i];
+        if (fabs(d) > mx) mx = fabs(d);
+    }
+    if (maxabs) *maxabs = mx;
+    return sqrt(num / den);
+}
+
+static int argmax(const float *x, int n)
+{
+    int b = 0;
+    for (int i = 1; i < n; i++) if (x[i] > x[b]) b = i;
+    return b;
+}
+
+static rm_model *open_fixture(const char *name)
+{
+    const char *dir = fixture_path(name);
+    if (!dir) return NULL;
+    rm_model *m = NULL;
+    rm_err err;
+    if (rm_model_open(dir, NULL, &m, &err)) { fprintf(stderr, "  %s\n", err.msg); return NULL; }
+    return m;
+}
+
+static int32_t *prompt_ids(json_t *p, int *T)
+{
+    json_t *a = json_object_get(p, "prompt_ids");
+    *T = (int)json_array_size(a);
+    int32_t *ids = malloc((size_t)*T * sizeof *ids);
+    for (int i = 0; i < *T; i++) ids[i] = (int32_t)json_integer_value(json_array_get(a, (size_t)i));
+    return ids;
+}
+
+static json_t *load_json(const char *model, const char *file)
+{
+    char rel[1100];
+    snprintf(rel, sizeof rel, "%s/goldens/%s", model, file);
+    const char *path = fixture_path(rel);
+    return path ? json_load_file(path, 0, NULL) : NULL;
+}
+
+/* Prefill logits, routes and hidden states, then 24 cached greedy steps. */
+static void check_model(const char *name)
+{
+    rm_model *m = open_fixture(name);
+    REQUIRE(m);
+    json_t *meta = load_json(name, "meta.json");
+    REQUIRE(meta);
+    const int V = m->cfg.vocab_size, D = m->cfg.hidden_size, L = m->cfg.num_layers;
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(meta, "prompts"), i, p) {
+        const char *pn = json_string_value(json_object_get(p, "name"));
+        int T;
+        int32_t *ids = prompt_ids(p, &T);
+        char rel[512];
+        snprintf(rel, sizeof rel, "%s/goldens/logits_%s.f32", name, pn);
+        float *ref = load_f32(fixture_path(rel), (size_t)T * V);
+        snprintf(rel, sizeof rel, "routes_%s.json", pn);
+        json_t *rroot = load_json(name, rel);
+        route_check rc = { json_object_get(rroot, "layers"), 0, 0 };
+        float *logits = malloc((size_t)T * V * sizeof *logits);
+        float *hidden = malloc((size_t)(L + 1) * T * D * sizeof *hidden);
+        rm_err err;
+        rm_state *st = rm_state_new(m, &err);
+        REQUIRE(ref && rc.routes && logits && hidden && st);
+        m->debug_hidden = hidden;
+        CHECK(rm_forward(m, st, ids, T, logits, NULL, check_route, &rc, &err) == 0);
+        m->debug_hidden = NULL;
+        double mx, r = rel_rms(logits, ref, (size_t)T * V, &mx);
+        CHECKF(r <= 1e-4 && mx <= 2e-3, "%s %s: logits rel RMS %.3g max abs %.3g", name, pn, r, mx);
+        json_t *margins = json_object_get(p, "top2_margin");
+        for (int t = 0; t < T; t++)
+            if (json_number_value(json_array_get(margins, (size_t)t)) >= 1e-3)
+                CHECKF(argmax(logits + (size_t)t * V, V) == argmax(ref + (size_t)t * V, V),
+                       "%s %s: argmax differs at position %d", name, pn, t);
+        CHECKF(rc.bad == 0 && rc.seen > 0, "%s %s: %d of %d route sets differ", name, pn, rc.bad, rc.seen);
+        /* hidden states, for the prompts whose meta.json names a file: a
+         * named file that is missing or short fails the test */
+        const char *hname = json_string_value(json_object_get(p, "hidden_file"));
+        if (hname) {
+            snprintf(rel, sizeof rel, "%.64s/goldens/%.200s", name, hname);
+            const char *hp = fixture_path(rel);
+            float *href = hp ? load_f32(hp, (size_t)(L + 1) * T * D) : NULL;
+            CHECKF(href != NULL, "%s: missing or truncated", hp ? hp : rel);
+            for (int l = 0; href && l <= L; l++) {
+                double hr = rel_rms(hidden + (size_t)l * T * D, href + (size_t)l * T * D, (size_t)T * D, NULL);
+                CHECKF(hr <= 1e-4, "%s %s: hidden layer %d rel RMS %.3g", name, pn, l, hr);
+            }
+            free(href);
+        }
+        /* greedy continuation from the cache */
+        json_t *greedy = json_object_get(json_object_get(p, "greedy"), "tokens");
+        const int G = (int)json_array_size(greedy);
+        snprintf(rel, sizeof rel, "%s/goldens/decode_%s.f32", name, pn);
+        float *dref = load_f32(fixture_path(rel), (size_t)G * V);
+        float *dl = malloc((size_t)G * V * sizeof *dl);
+        REQUIRE(dref && dl);
+        int32_t tok = (int32_t)argmax(logits + (size_t)(T - 1) * V, V);
+        int ok_tokens = 0;
+        for (int j = 0; j < G; j++) {
+            int32_t want = (int32_t)json_integer_value(json_array_get(greedy, (size_t)j));
+            if (tok != want) break;
+            ok_tokens++;
+            if (rm_forward(m, st, &tok, 1, NULL, dl + (size_t)j * V, NULL, NULL, &err)) break;
+            tok = (int32_t)argmax(dl + (size_t)j * V, V);
+        }
+        CHECKF(ok_tokens == G, "%s %s: greedy continuation matches %d of %d tokens", name, pn, ok_tokens, G);
+        if (ok_tokens == G) {
+            r = rel_rms(dl, dref, (size_t)G * V, &mx);
+            CHECKF(r <= 1e-4 && mx <= 2e-3, "%s %s: decode logits rel RMS %.3g max abs %.3g", name, pn, r, mx);
+        }
+        free(dl); free(dref); free(ids); free(ref); free(logits); free(hidden);
+        json_decref(rroot);
+        rm_state_free(st);
+    }
+    json_decref(meta);
+    rm_model_free(m);
+}
+
+TEST(model_k3_goldens) { check_model(models[0]); }
+TEST(model_kl_goldens) { check_model(models[1]); }
+
+/* Feeding a prompt in one prefill, token by token, or in uneven pieces gives
+ * the same logits bit for bit: the kernels and the per-token steps use one
+ * accumulation order however the positions are batched. */
+static void check_prefill_equals_decode(const char *name)
+{
+    rm_model *m = open_fixture(name);
+    REQUIRE(m);
+    json_t *meta = load_json(name, "meta.json");
+    REQUIRE(meta);
+    json_t *p = json_array_get(json_object_get(meta, "prompts"), 1);   /* chat: 57 tokens */
+    int T;
+    int32_t *ids = prompt_ids(p, &T);
+    const int V = m->cfg.vocab_size;
+    float *a = malloc((size_t)T * V * sizeof *a), *b = malloc((size_t)T * V * sizeof *b);
+    rm_err err;
+    rm_state *s1 = rm_state_new(m, &err), *s2 = rm_state_new(m, &err);
+    REQUIRE(a && b && s1 && s2);
+    CHECK(rm_forward(m, s1, ids, T, a, NULL, NULL, NULL, &err) == 0);
+    int t = 0, step = 1;
+    while (t < T) {
+        int n = step < T - t ? step : T - t;
+        CHECK(rm_forward(m, s2, ids + t, n, b + (size_t)t * V, NULL, NULL, NULL, &err) == 0);
+        t += n;
+        step = step == 1 ? 7 : 1;
+    }
+    CHECKF(memcmp(a, b, (size_t)T * V * sizeof *a) == 0, "%s: prefill and stepwise logits differ", name);
+    rm_state_reset(s2);
+    CHECK(rm_state_pos(s2) == 0);
+    CHECK(rm_forward(m, s2, ids, T, b, NULL, NULL, NULL, &err) == 0);
+    CHECKF(memcmp(a, b, (size_t)T * V * sizeof *a) == 0, "%s: logits differ after state reset", name);
+    free(a); free(b); free(ids);
+    rm_state_free(s1); rm_state_free(s2);
+    json_decref(meta);
+    rm_model_free(m);
+}
+
+TEST(model_k3_prefill_equals_decode) { check_prefill_equals_decode(models[0]); }
+TEST(model_kl_prefill_equals_decode) { check_prefill_equals_decode(models[1]); }
+
+TEST(model_rejects_bad_token_ids)
+{
+    rm_model *m = open_fixture("k3-tiny");
+    REQUIRE(m);
+    rm_err err;
+    rm_state *s = rm_state_new(m, &err);
+    int32_t ids[2] = { 5, 999999 };
+    CHECK(rm_forward(m, s, ids, 2, NULL, NULL, NULL, NULL, &err) == -1);
+    CHECK(strstr(err.msg, "outside the vocabulary") != NULL);
+    rm_state_free(s);
+    rm_model_free(m);
+}
+
+/* Speculation's rollback: after a checkpoint, feeding 6 tokens and rolling
+ * back to the first 2 leaves exactly the state of having fed those 2: what
+ * follows gives the same logits bit for bit as a run that never speculated. */
+static void check_rollback(const char *name)
+{
+    rm_model *m = open_fixture(name);
+    REQUIRE(m);
+    const int V = m->cfg.vocab_size;
+    int32_t pre[5] = { 839, 2083, 1734, 1881, 1948 }, draft[6] = { 5, 17, 900, 33, 2000, 7 }, next[3] = { 44, 55, 66 };
+    rm_err err;
+    rm_state *a = rm_state_new(m, &err), *b = rm_state_new(m, &err);
+    float *la = malloc((size_t)3 * V * sizeof *la), *lb = malloc((size_t)3 * V * sizeof *lb);
+    float *tmp = malloc((size_t)6 * V * sizeof *tmp);
+    REQUIRE(a && b && la && lb && tmp);
+    /* reference: pre + draft[0..2) + next */
+    CHECK(rm_forward(m, a, pre, 5, NULL, NULL, NULL, NULL, &err) == 0);
+    CHECK(rm_forward(m, a, draft, 2, NULL, NULL, NULL, NULL, &err) == 0);
+    CHECK(rm_forward(m, a, next, 3, la, NULL, NULL, NULL, &err) == 0);
+    /* speculative: pre, checkpoint, all six drafts, roll back to two, next */
+    CHECK(rm_forward(m, b, pre, 5, NULL, NULL, NULL, NULL, &err) == 0);
+    CHECK(rm_state_checkpoint(b, &err) == 0);
+    CHECK(rm_forward(m, b, draft, 6, tmp, NULL, NULL, NULL, &err) == 0);
+    rm_state_rollback(b, 2);
+    CHECK(rm_state_pos(b) == 7);
+    CHECK(rm_forward(m, b, next, 3, lb, NULL, NULL, NULL, &err) == 0);
+    CHECKF(memcmp(la, lb, (size_t)3 * V * sizeof *la) == 0, "%s: logits differ after rollback", name);
+    /* rolling back to zero, and a checkpoint that is committed */
+    CHECK(rm_state_checkpoint(b, &err) == 0);
+    CHECK(rm_forward(m, b, draft, 3, NULL, NULL, NULL, NULL, &err) == 0);
+    rm_state_rollback(b, 0);
+    CHECK(rm_state_pos(b) == 10);
+    free(la); free(lb); free(tmp);
+    rm_state_free(a); rm_state_free(b);
+    rm_model_free(m);
+}
+
+TEST(model_k3_rollback_is_exact) { check_rollback("k3-tiny"); }
+TEST(model_kl_rollback_is_exact) { check_rollback("kl-tiny"); }

@@ -1,0 +1,195 @@
+/* test_session.c — the generation loop end to end on the fixture models:
+ * raw completion and a K3 chat turn reproduce the reference greedy
+ * continuation token for token; a stopped turn keeps its partial answer
+ * marked interrupted; transcripts round-trip and are written atomically. */
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "../test.h"
+#include "engine.h"
+
+typedef struct { int32_t ids[64]; int n; int stop_after; volatile int *stop; uint64_t drafted, accepted; } capture;
+
+static void on_stats(void *ud, const rm_token_stats *st)
+{
+    capture *c = ud;
+    if (st->prefill || c->n >= 64) return;
+    c->ids[c->n++] = st->token_id;
+    c->drafted = st->spec_drafted;
+    c->accepted = st->spec_accepted;
+    if (c->stop_after && c->n >= c->stop_after) *c->stop = 1;
+}
+
+static json_t *prompt_meta(const char *model, int i)
+{
+    char rel[256];
+    snprintf(rel, sizeof rel, "%s/goldens/meta.json", model);
+    const char *p = fixture_path(rel);
+    json_t *meta = p ? json_load_file(p, 0, NULL) : NULL;
+    json_t *pr = json_incref(json_array_get(json_object_get(meta, "prompts"), (size_t)i));
+    json_decref(meta);
+    return pr;
+}
+
+static void check_greedy(json_t *pr, const capture *c, const char *what)
+{
+    json_t *g = json_object_get(json_object_get(pr, "greedy"), "tokens");
+    int same = c->n == (int)json_array_size(g);
+    for (int i = 0; same && i < c->n; i++) same = c->ids[i] == json_integer_value(json_array_get(g, (size_t)i));
+    CHECKF(same, "%s: generated tokens differ from the reference greedy continuation", what);
+}
+
+TEST(session_raw_completion_matches_greedy)
+{
+    const char *models[2] = { "k3-tiny", "kl-tiny" };
+    for (int mi = 0; mi < 2; mi++) {
+        const char *dir = fixture_path(models[mi]);
+        REQUIRE(dir);
+        rm_session *s = NULL;
+        rm_err err;
+        REQUIRE(rm_session_open(dir, NULL, &s, &err) == 0);
+        json_t *pr = prompt_meta(models[mi], 0);   /* short: plain text */
+        volatile int stop = 0;
+        capture c = { .stop = &stop };
+        rm_gen_opts o = { .max_new = 24 };
+        rm_gen_events ev = { &c, NULL, on_stats };
+        CHECK(rm_session_complete(s, json_string_value(json_object_get(pr, "text")), &o, &ev, &stop, &err) == 0);
+        check_greedy(pr, &c, models[mi]);
+        json_decref(pr);
+        rm_session_free(s);
+    }
+}
+
+TEST(session_chat_turn_matches_greedy)
+{
+    const char *dir = fixture_path("k3-tiny");
+    REQUIRE(dir);
+    rm_session *s = NULL;
+    rm_err err;
+    REQUIRE(rm_session_open(dir, NULL, &s, &err) == 0);
+    json_t *pr = prompt_meta("k3-tiny", 1);       /* chat: an XTML rendering */
+    volatile int stop = 0;
+    capture c = { .stop = &stop };
+    rm_gen_opts o = { .max_new = 24, .think = 1 };
+    rm_gen_events ev = { &c, NULL, on_stats };
+    CHECK(rm_session_set_system(s, "You are Kimi, a helpful assistant.") == 0);
+    CHECK(rm_session_turn(s, "Explain linear attention in one short sentence.", &o, &ev, &stop, &err) == 0);
+    check_greedy(pr, &c, "k3-tiny chat");
+    const rm_chat_msg *msgs;
+    int n = rm_session_messages(s, &msgs);
+    CHECK(n == 3 && !strcmp(msgs[2].role, "assistant"));
+    json_decref(pr);
+    rm_session_free(s);
+}
+
+TEST(session_stop_keeps_partial_answer)
+{
+    const char *dir = fixture_path("k3-tiny");
+    REQUIRE(dir);
+    rm_session *s = NULL;
+    rm_err err;
+    REQUIRE(rm_session_open(dir, NULL, &s, &err) == 0);
+    volatile int stop = 0;
+    capture c = { .stop_after = 3, .stop = &stop };
+    rm_gen_opts o = { .max_new = 24, .think = 0 };
+    rm_gen_events ev = { &c, NULL, on_stats };
+    CHECK(rm_session_turn(s, "Hello there", &o, &ev, &stop, &err) == 0);
+    CHECK(c.n == 3);
+    CHECK(rm_session_last_interrupted(s));
+    /* the session stays usable: the next turn runs */
+    stop = 0;
+    c.stop_after = 0;
+    c.n = 0;
+    CHECK(rm_session_turn(s, "And again", &o, &ev, &stop, &err) == 0);
+    CHECK(c.n > 0 && !rm_session_last_interrupted(s));
+    /* transcripts: saved atomically, loaded back the same */
+    char path[] = "/tmp/remora-transcript-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    CHECK(rm_session_save(s, path, &err) == 0);
+    /* no temporary file is left beside it */
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "ls -a /tmp | grep -q '%s.*tmp'", path + 5);
+    CHECK(system(cmd) != 0);
+    rm_session *s2 = NULL;
+    REQUIRE(rm_session_open(dir, NULL, &s2, &err) == 0);
+    CHECK(rm_session_load(s2, path, &err) == 0);
+    const rm_chat_msg *a, *b;
+    int na = rm_session_messages(s, &a);
+    int nb = rm_session_messages(s2, &b);
+    CHECK(na == nb && na == 4);
+    for (int i = 0; i < na && na == nb; i++)
+        CHECK(!strcmp(a[i].role, b[i].role) && !strcmp(a[i].content, b[i].content));
+    /* a damaged transcript is refused with file and line */
+    FILE *f = fopen(path, "w");
+    fputs("{\"role\":\"user\",\"content\":\"hi\"}\n{\"role\":\"wizard\",\"content\":\"x\"}\n", f);
+    fclose(f);
+    CHECK(rm_session_load(s2, path, &err) == -1 && strstr(err.msg, ":2:") && strstr(err.msg, "role"));
+    unlink(path);
+    rm_session_free(s2);
+    rm_session_free(s);
+}
+
+/* Speculation never changes the output. On the random fixture models the
+ * n-gram drafter rarely finds matches, so an oracle drafter proposes the
+ * true continuation with every third draft token corrupted: verify passes
+ * then accept some tokens and reject others, and the ids must equal plain
+ * greedy decoding exactly (exercising rollback after rejected drafts). */
+void session_set_draft_oracle(rm_session *s, int (*fn)(void *, const int32_t *, int, int32_t *, int), void *ud);
+
+typedef struct { const int32_t *truth; int ntruth, base, calls; } oracle_ctx;
+
+static int oracle(void *ud, const int32_t *ctx, int n, int32_t *out, int kmax)
+{
+    oracle_ctx *o = ud;
+    int at = n - o->base;            /* tokens generated so far */
+    int k = 0;
+    for (; k < kmax && k < 5 && at + k < o->ntruth; k++)
+        out[k] = (o->calls + k) % 3 == 2 ? (o->truth[at + k] + 1) % 3000 : o->truth[at + k];
+    o->calls++;
+    (void)ctx;
+    return k;
+}
+
+TEST(session_speculation_is_lossless)
+{
+    const char *models[2] = { "k3-tiny", "kl-tiny" };
+    for (int mi = 0; mi < 2; mi++) {
+        const char *dir = fixture_path(models[mi]);
+        REQUIRE(dir);
+        json_t *pr = prompt_meta(models[mi], 2);   /* long prompt */
+        const char *text = json_string_value(json_object_get(pr, "text"));
+        rm_err err;
+        volatile int stop = 0;
+        capture off = { .stop = &stop }, on = { .stop = &stop };
+        rm_session *s = NULL;
+        REQUIRE(rm_session_open(dir, NULL, &s, &err) == 0);
+        rm_gen_opts o = { .max_new = 40, .spec = RM_SPEC_OFF };
+        rm_gen_events ev = { &off, NULL, on_stats };
+        CHECK(rm_session_complete(s, text, &o, &ev, &stop, &err) == 0);
+        oracle_ctx oc = { off.ids, off.n, (int)json_array_size(json_object_get(pr, "prompt_ids")), 0 };
+        session_set_draft_oracle(s, oracle, &oc);
+        o.spec = RM_SPEC_ON;
+        ev.ud = &on;
+        CHECK(rm_session_complete(s, text, &o, &ev, &stop, &err) == 0);
+        CHECKF(on.n == off.n && !memcmp(on.ids, off.ids, (size_t)off.n * sizeof *off.ids),
+               "%s: speculation changed the output", models[mi]);
+        CHECKF(oc.calls > 3 && on.accepted > 0 && on.accepted < on.drafted,
+               "%s: drafted %llu accepted %llu", models[mi], (unsigned long long)on.drafted,
+               (unsigned long long)on.accepted);
+        /* the n-gram drafter on a repetitive prompt, auto and on: same ids */
+        session_set_draft_oracle(s, NULL, NULL);
+        const char *rep = "a b c d a b c d a b c d a b c d a b c";
+        for (int mode = 0; mode < 3; mode++) {
+            capture c1 = { .stop = &stop };
+            o.spec = mode;
+            ev.ud = &c1;
+            CHECK(rm_session_complete(s, rep, &o, &ev, &stop, &err) == 0);
+            if (mode == 0) { off = c1; continue; }
+            CHECK(c1.n == off.n && !memcmp(c1.ids, off.ids, (size_t)off.n * sizeof *off.ids));
+        }
+        json_decref(pr);
+        rm_session_free(s);
+    }
+}
