@@ -84,7 +84,8 @@ unit: $(B)/remora-tests $(B)/remora
 # chat-stream splitter; tests/sh/fuzz.sh runs each for a bounded time.
 FUZZ_CC    ?= clang
 FUZZ_FLAGS  = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_SRC    = engine/text/tokenizer.c engine/text/pretok.c engine/text/template.c engine/text/chat_stream.c \
+FUZZ_SRC    = engine/text/tokenizer.c engine/text/pretok.c engine/text/utf8.c engine/text/pyjson.c \
+              engine/text/template.c engine/text/chat_stream.c \
               engine/base/err.c
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 fuzz: $(FUZZ_BIN)

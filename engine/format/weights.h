@@ -26,6 +26,12 @@ typedef struct wmat {
 int wmat_get(const st_set *s, const char *name, int rows, int cols, wmat *out, rm_err *err);
 /* prefix.weight_packed / prefix.weight_scale in mxfp4-pack-quantized form. */
 int wmat_get_mxfp4(const st_set *s, const char *prefix, int rows, int cols, wmat *out, rm_err *err);
+/* A SiLU/SiTU GLU block (a dense MLP, the shared experts, one routed
+ * expert). */
+typedef struct mlp_weights {
+    wmat gate, up, down;        /* SiLU/SiTU GLU: down(act(gate x) * up x) */
+} mlp_weights;
+
 /* A view of rows [r0, r0+n) of m. */
 wmat wmat_rows(const wmat *m, int r0, int n);
 /* Bytes of the encoded matrix. */

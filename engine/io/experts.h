@@ -14,9 +14,7 @@
 #include <stdatomic.h>
 #include "io/store.h"
 
-
 struct rm_model;
-struct mlp_weights;
 
 typedef struct expert_loc {
     int shard;
@@ -100,7 +98,7 @@ int  experts_alloc(expert_cache *c, uint64_t bytes, rm_err *err);
 int  experts_begin(expert_cache *c, int layer, const int *ids, int n, rm_err *err);
 /* Returns the batch index of an expert ready to compute and binds its
  * weights into *w; -1 when the batch is finished; -2 on a read error. */
-int  experts_next(expert_cache *c, struct mlp_weights *w, rm_err *err);
+int  experts_next(expert_cache *c, mlp_weights *w, rm_err *err);
 void experts_done(expert_cache *c, int idx);
 /* Starts background reads for experts likely to be used next (best effort:
  * only into free slots or slots colder than the expert). */

@@ -1,5 +1,5 @@
-/* model.c — the forward pass: the layer loop over a chunk of positions, and
- * the per-token figures it leaves behind (model_take_stats).
+/* forward.c — the forward pass: the layer loop over a chunk of positions
+ * (rm_forward); the per-token figures it leaves behind are counters.c.
  *
  * The layer loop (kimi-spec §7). Plain residual stream (48B):
  *   h += Mixer(RMSNorm(h)); h += FFN(RMSNorm(h))
@@ -15,7 +15,6 @@
 #include <string.h>
 #include <time.h>
 #include "model/model.h"
-#include "remote/source.h"
 #include "kernels/kernels.h"
 #include "base/threadpool.h"
 
@@ -159,39 +158,3 @@ int rm_forward(rm_model *m, rm_state *s, const int32_t *ids, int n, float *logit
     }
     return 0;
 }
-
-void model_take_stats(rm_model *m, rm_token_stats *st)
-{
-    io_counters a = io_take_counters(m->store.io);
-    io_counters e = m->experts.io ? io_take_counters(m->experts.io) : (io_counters){ { 0 }, 0, 0, 0 };
-    expert_cache *c = &m->experts;
-    st->bytes_spine_read = a.bytes[IO_SPINE] + a.bytes[IO_OTHER];
-    st->bytes_expert_read = e.bytes[IO_EXPERT] + e.bytes[IO_PREFETCH];
-    st->bytes_expert_from_cache = c->bytes_hit;
-    st->expert_hits = c->hits;
-    st->expert_misses = c->misses;
-    st->spine_resident_bytes = m->store.spine_resident;
-    st->spine_total_bytes = m->store.spine_total;
-    st->expert_cache_bytes = (uint64_t)c->resident * c->slot_size;
-    st->expert_cache_capacity = (uint64_t)c->nslots * c->slot_size;
-    st->retained_fraction = m->info.total_experts ? (double)c->resident / m->info.total_experts : 0;
-    st->bytes_net = 0;
-    st->net_gbps = 0;
-    if (m->remote) {    /* bytes a download put in a slot were not read from storage */
-        uint64_t served = 0;
-        double net_s = 0;
-        remote_take_counters(m->remote, &st->bytes_net, &served, &net_s);
-        st->bytes_expert_read -= served < st->bytes_expert_read ? served : st->bytes_expert_read;
-        st->net_gbps = net_s > 0 ? (double)st->bytes_net / net_s / 1e9 : 0;
-    }
-    st->read_gbps = e.busy_seconds > 0 ? (double)st->bytes_expert_read / e.busy_seconds / 1e9 : 0;
-    st->queue_depth = e.max_depth;
-    for (int i = 0; i < RM_PHASE_COUNT; i++) st->phase_seconds[i] = m->ctr.phase[i];
-    st->prefetch_issued = c->prefetch_issued;
-    st->prefetch_used = c->prefetch_used;
-    c->hits = c->misses = c->bytes_hit = c->prefetch_issued = c->prefetch_used = 0;
-    memset(&m->ctr, 0, sizeof m->ctr);
-    experts_tick(c);
-}
-
-void rm_model_take_stats(rm_model *m, rm_token_stats *st) { model_take_stats(m, st); }

@@ -17,6 +17,7 @@
 #include "remote/source.h"
 #include "kernels/kernels.h"
 #include "base/threadpool.h"
+#include "base/file.h"
 
 typedef struct loader {
     const st_set *st;
@@ -330,3 +331,17 @@ void rm_model_free(rm_model *m)
 }
 
 const rm_model_info *rm_model_get_info(const rm_model *m) { return &m->info; }
+
+/* The pool status of an open model: stream mode asks its source (remote/pool.c);
+ * a local model has every expert in its shards. */
+int rm_model_pool_status(const rm_model *m, rm_pool_status *st, rm_err *err)
+{
+    (void)err;
+    if (m->remote) { remote_pool_status(m->remote, -1, -1, st); return 0; }
+    memset(st, 0, sizeof *st);
+    st->experts_total = st->experts_local = m->info.total_experts;
+    st->bytes_total = st->bytes_local = m->info.expert_bytes;
+    st->disk_free = disk_free(m->st->dir);
+    return 0;
+}
+

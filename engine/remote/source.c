@@ -1,5 +1,5 @@
-/* remote.c — stream mode: experts from the disk cache or the network
- * (remote.h), the pool status and `remora fetch`.
+/* source.c — stream mode: experts from the disk cache or the network
+ * (source.h); the pool status and `remora fetch` are pool.c.
  *
  * Expert spans. Each routed expert's bytes are the spans of its tensors in
  * its shard, found by name (…layers.L.block_sparse_moe.experts.E.…) and
@@ -26,42 +26,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
-#include "remote/source.h"
+#include "remote/source_int.h"
 #include "remote/manifest.h"
 #include "remote/xcache.h"
 #include "base/file.h"
-#include "remote/http.h"
-#include "base/tasks.h"
-#include "model/model.h"
 
-#define DISK_RESERVE (2ull << 30)   /* the cache never fills the disk beyond this */
 #define RX_ALIGN 4096u
-#define RX_WHY 32                   /* failure reasons kept: 4x the default reader threads */
-
-typedef struct rx_seg { uint64_t off, len; } rx_seg;
-typedef struct rx_key { int shard, first, nseg; uint64_t raw; } rx_key;   /* nseg 0: not an expert */
-
-struct remote {
-    char *dir;
-    char source[1024];
-    int full;
-    const st_set *st;
-    int L, E;
-    rx_key *keys;               /* [L*E] */
-    rx_seg *segs;
-    unsigned char *in_shard;    /* [L*E]: the manifest says the shard holds it */
-    unsigned char *verified;    /* [L*E]: cache file checked (or written) by this process */
-    fetch_client *net;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int *busy, nbusy, busy_cap; /* keys being fetched */
-    uint64_t served, damaged, uncached;     /* atomic */
-    /* why recent reads failed, by expert: every reader thread can fail at
-     * once (a stalled server), and each expert's error must name its own
-     * cause, so one slot would be overwritten before it was asked for */
-    struct { int key; char msg[768]; } why[RX_WHY];
-    int why_next;
-};
 
 int remote_expert_tensor(const char *name, int *layer, int *expert)
 {
@@ -318,7 +288,7 @@ static void unlock_key(remote *x, int key)
 /* Fills img (k->raw bytes) with expert `key`: from the cache file, else
  * downloaded and then cached. must_cache: a cache file that cannot be
  * written is an error (remora fetch) rather than a skipped copy (a run). */
-static int obtain(remote *x, int key, uint8_t *img, int must_cache, int *from_net, rm_err *err)
+int remote_obtain(remote *x, int key, uint8_t *img, int must_cache, int *from_net, rm_err *err)
 {
     const rx_key *k = &x->keys[key];
     char path[4096];
@@ -401,7 +371,7 @@ static void rx_read(io_req *r, void *ctx)
         img = NULL;
     rm_err err = { "" };
     int from_net = 0;
-    int rc = img ? obtain(x, key, img, 0, &from_net, &err) : rm_errf(&err, "out of memory");
+    int rc = img ? remote_obtain(x, key, img, 0, &from_net, &err) : rm_errf(&err, "out of memory");
     if (rc) {
         set_why(x, key, err.msg);
         r->err = EIO;
@@ -436,113 +406,3 @@ void remote_take_counters(remote *x, uint64_t *net_bytes, uint64_t *served_net, 
     *served_net = __atomic_exchange_n(&x->served, 0, __ATOMIC_RELAXED);
 }
 
-/* ---- the pool ------------------------------------------------------------ */
-
-static int key_local(const remote *x, int key)
-{
-    if (x->in_shard[key]) return 1;
-    char path[4096];
-    xc_path(path, sizeof path, x->dir, key / x->E, key % x->E);
-    return xc_present(path, x->keys[key].raw);
-}
-
-static void layer_range(const remote *x, int *first, int *last)
-{
-    if (*first < 0) *first = 0;
-    if (*last < 0 || *last >= x->L) *last = x->L - 1;
-}
-
-void remote_pool_status(const remote *x, int first, int last, rm_pool_status *st)
-{
-    memset(st, 0, sizeof *st);
-    st->stream = 1;
-    snprintf(st->source, sizeof st->source, "%s", x->source);
-    layer_range(x, &first, &last);
-    for (int key = first * x->E; key < (last + 1) * x->E; key++) {
-        if (!x->keys[key].nseg) continue;
-        st->experts_total++;
-        st->bytes_total += x->keys[key].raw;
-        if (key_local(x, key)) { st->experts_local++; st->bytes_local += x->keys[key].raw; }
-    }
-    st->disk_free = disk_free(x->dir);
-}
-
-int rm_model_pool_status(const rm_model *m, rm_pool_status *st, rm_err *err)
-{
-    (void)err;
-    if (m->remote) { remote_pool_status(m->remote, -1, -1, st); return 0; }
-    memset(st, 0, sizeof *st);
-    st->experts_total = st->experts_local = m->info.total_experts;
-    st->bytes_total = st->bytes_local = m->info.expert_bytes;
-    st->disk_free = disk_free(m->st->dir);
-    return 0;
-}
-
-typedef struct pool_job {
-    remote *x;
-    int *keys;
-    uint8_t **bufs;             /* one download buffer per worker */
-    pthread_mutex_t mu;
-    uint64_t done, total;
-    rm_progress_fn fn;
-    void *ud;
-} pool_job;
-
-static int fetch_one(void *ud, int i, int worker, rm_err *err)
-{
-    pool_job *p = ud;
-    int from_net;
-    if (obtain(p->x, p->keys[i], p->bufs[worker], 1, &from_net, err)) return -1;
-    pthread_mutex_lock(&p->mu);
-    p->done += p->x->keys[p->keys[i]].raw;
-    if (p->fn) p->fn(p->ud, "experts", p->done, p->total);
-    pthread_mutex_unlock(&p->mu);
-    return 0;
-}
-
-int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, rm_progress_fn fn, void *ud,
-                  rm_err *err)
-{
-    rm_config cfg;
-    st_set *set = NULL;
-    remote *x = NULL;
-    const int conns = o->connections > 0 ? o->connections : 8;
-    if (config_load(dir, &cfg, err) || st_open(dir, &set, err)) { st_close(set); return -1; }
-    if (remote_open(dir, set, &cfg, conns, &x, err)) { st_close(set); return -1; }
-    int rc = 0, first = o->first_layer, last = o->last_layer;
-    pool_job p = { x, NULL, NULL, PTHREAD_MUTEX_INITIALIZER, 0, 0, fn, ud };
-    if (!x) { rc = rm_errf(err, "%s: not a stream-mode model (no .remora/source.json); set it up with `remora setup`", dir); goto out; }
-    if (first >= cfg.num_layers || (last >= 0 && last < (first < 0 ? 0 : first)))
-        { rc = rm_errf(err, "%s: layers %d-%d are outside the model's 0-%d", dir, first, last, cfg.num_layers - 1); goto out; }
-    layer_range(x, &first, &last);
-    rm_pool_status s;
-    remote_pool_status(x, first, last, &s);
-    if (st) *st = s;
-    if (o->dry_run || s.experts_local == s.experts_total) goto out;
-    if (s.bytes_total - s.bytes_local + DISK_RESERVE > s.disk_free)
-        { rc = rm_errf(err, "%s: the missing experts need %.2f GB and %.2f GB is free (%.1f GB stays free)", dir,
-                       (s.bytes_total - s.bytes_local) / 1e9, s.disk_free / 1e9, DISK_RESERVE / 1e9); goto out; }
-    int n = 0;
-    uint64_t maxraw = 0;
-    if (!(p.keys = malloc((size_t)(s.experts_total - s.experts_local) * sizeof *p.keys)) ||
-        !(p.bufs = calloc((size_t)conns, sizeof *p.bufs))) { rc = rm_errf(err, "out of memory"); goto out; }
-    for (int key = first * x->E; key < (last + 1) * x->E; key++) {
-        if (!x->keys[key].nseg || key_local(x, key) || n == s.experts_total - s.experts_local) continue;
-        p.keys[n++] = key;
-        p.total += x->keys[key].raw;
-        if (x->keys[key].raw > maxraw) maxraw = x->keys[key].raw;
-    }
-    for (int w = 0; w < conns; w++)
-        if (posix_memalign((void **)&p.bufs[w], RX_ALIGN, (maxraw + RX_ALIGN - 1) & ~(uint64_t)(RX_ALIGN - 1)))
-            { p.bufs[w] = NULL; rc = rm_errf(err, "out of memory for %d download buffers", conns); goto out; }
-    if (fn) fn(ud, "experts", 0, p.total);
-    rc = par_for(n, conns, fetch_one, &p, err);
-out:
-    if (p.bufs) for (int w = 0; w < conns; w++) free(p.bufs[w]);
-    free(p.bufs);
-    free(p.keys);
-    pthread_mutex_destroy(&p.mu);
-    remote_free(x);
-    st_close(set);
-    return rc;
-}

@@ -1,4 +1,4 @@
-/* chat.c — rendering conversations to token ids in the model's chat format.
+/* template.c — rendering conversations to token ids in the model's chat format.
  *
  * Two formats, chosen from the tokenizer (rm_chat_detect):
  *
@@ -26,224 +26,15 @@
  * Python encoders accept — tool calls, content parts, tool declarations —
  * can be expressed; rm_chat_render builds that JSON from the plain message
  * structs of engine.h. Text that the Python code produces with json.dumps or
- * str() is reproduced byte for byte: Python's separators, key order, string
- * escapes (ensure_ascii=False) and float repr.
+ * str() is reproduced byte for byte by pyjson.c.
  */
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
-#include <utf8proc.h>
 #include "engine.h"
-
-/* ---- growing buffers ---------------------------------------------------- */
-
-typedef struct sbuf { char *p; size_t n, cap; int oom; } sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) { b->oom = 1; return; }
-        b->p = p; b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
-}
-static void sb_puts(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
-static void sb_clear(sbuf *b) { b->n = 0; if (b->p) b->p[0] = 0; }
-
-/* ---- Python-compatible JSON text ----------------------------------------- */
-
-/* repr() of a float: the shortest digits that read back to x, in fixed
- * notation when the decimal exponent is in [-4, 16), else d.ddde±XX. */
-static void py_float(sbuf *b, double x)
-{
-    if (isnan(x)) { sb_puts(b, "NaN"); return; }
-    if (isinf(x)) { sb_puts(b, x < 0 ? "-Infinity" : "Infinity"); return; }
-    if (x == 0) { sb_puts(b, signbit(x) ? "-0.0" : "0.0"); return; }
-    char e[40];
-    for (int prec = 1; prec <= 17; prec++) {
-        snprintf(e, sizeof e, "%.*e", prec - 1, x);
-        if (strtod(e, NULL) == x) break;
-    }
-    const char *p = e;
-    if (*p == '-') { sb_puts(b, "-"); p++; }
-    char dig[24];
-    int nd = 0;
-    for (; *p && *p != 'e'; p++)
-        if (*p != '.') dig[nd++] = *p;
-    while (nd > 1 && dig[nd - 1] == '0') nd--;
-    int decpt = atoi(p + 1) + 1;
-    char out[64];
-    int o = 0;
-    if (decpt > -4 && decpt <= 16) {
-        if (decpt <= 0) {
-            out[o++] = '0'; out[o++] = '.';
-            for (int i = 0; i < -decpt; i++) out[o++] = '0';
-            for (int i = 0; i < nd; i++) out[o++] = dig[i];
-        } else if (decpt >= nd) {
-            for (int i = 0; i < nd; i++) out[o++] = dig[i];
-            for (int i = nd; i < decpt; i++) out[o++] = '0';
-            out[o++] = '.'; out[o++] = '0';
-        } else {
-            for (int i = 0; i < nd; i++) {
-                if (i == decpt) out[o++] = '.';
-                out[o++] = dig[i];
-            }
-        }
-        out[o] = 0;
-    } else {
-        out[o++] = dig[0];
-        if (nd > 1) {
-            out[o++] = '.';
-            for (int i = 1; i < nd; i++) out[o++] = dig[i];
-        }
-        snprintf(out + o, sizeof out - (size_t)o, "e%c%02d", decpt - 1 < 0 ? '-' : '+', abs(decpt - 1));
-    }
-    sb_puts(b, out);
-}
-
-/* A JSON string as json.dumps(ensure_ascii=False) writes it. */
-static void py_json_string(sbuf *b, const char *s, size_t n)
-{
-    sb_add(b, "\"", 1);
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        const char *esc = NULL;
-        char u[8];
-        switch (c) {
-        case '"': esc = "\\\""; break;
-        case '\\': esc = "\\\\"; break;
-        case '\n': esc = "\\n"; break;
-        case '\r': esc = "\\r"; break;
-        case '\t': esc = "\\t"; break;
-        case '\b': esc = "\\b"; break;
-        case '\f': esc = "\\f"; break;
-        default:
-            if (c < 0x20) { snprintf(u, sizeof u, "\\u%04x", c); esc = u; }
-        }
-        if (!esc) continue;
-        sb_add(b, s + run, i - run);
-        sb_puts(b, esc);
-        run = i + 1;
-    }
-    sb_add(b, s + run, n - run);
-    sb_add(b, "\"", 1);
-}
-
-static int key_cmp(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* json.dumps(v, ensure_ascii=False) with compact separators (",", ":") or the
- * default ones (", ", ": "), keys sorted (deep_sort_dict) or in their order. */
-static void py_json(sbuf *b, const json_t *v, int compact, int sorted)
-{
-    switch (json_typeof(v)) {
-    case JSON_NULL: sb_puts(b, "null"); break;
-    case JSON_TRUE: sb_puts(b, "true"); break;
-    case JSON_FALSE: sb_puts(b, "false"); break;
-    case JSON_INTEGER: {
-        char n[32];
-        snprintf(n, sizeof n, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        sb_puts(b, n);
-        break;
-    }
-    case JSON_REAL: py_float(b, json_real_value(v)); break;
-    case JSON_STRING: py_json_string(b, json_string_value(v), json_string_length(v)); break;
-    case JSON_ARRAY: {
-        sb_add(b, "[", 1);
-        for (size_t i = 0; i < json_array_size(v); i++) {
-            if (i) sb_puts(b, compact ? "," : ", ");
-            py_json(b, json_array_get(v, i), compact, sorted);
-        }
-        sb_add(b, "]", 1);
-        break;
-    }
-    case JSON_OBJECT: {
-        size_t n = json_object_size(v), k = 0;
-        const char **keys = malloc((n ? n : 1) * sizeof *keys);
-        if (!keys) { b->oom = 1; return; }
-        const char *key;
-        json_t *item;
-        json_object_foreach((json_t *)v, key, item) keys[k++] = key;
-        if (sorted) qsort(keys, n, sizeof *keys, key_cmp);
-        sb_add(b, "{", 1);
-        for (size_t i = 0; i < n; i++) {
-            if (i) sb_puts(b, compact ? "," : ", ");
-            py_json_string(b, keys[i], strlen(keys[i]));
-            sb_puts(b, compact ? ":" : ": ");
-            py_json(b, json_object_get(v, keys[i]), compact, sorted);
-        }
-        sb_add(b, "}", 1);
-        free(keys);
-        break;
-    }
-    }
-}
-
-/* str(v) for a JSON scalar, as Python prints the decoded value. Containers
- * return -1 (Python would print their repr, which no chat format uses). */
-static int py_str(sbuf *b, const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_STRING: sb_add(b, json_string_value(v), json_string_length(v)); return 0;
-    case JSON_NULL: sb_puts(b, "None"); return 0;
-    case JSON_TRUE: sb_puts(b, "True"); return 0;
-    case JSON_FALSE: sb_puts(b, "False"); return 0;
-    case JSON_INTEGER: case JSON_REAL: py_json(b, v, 1, 0); return 0;
-    default: return -1;
-    }
-}
-
-/* Python truthiness of an optional JSON value. */
-static int py_truthy(const json_t *v)
-{
-    if (!v) return 0;
-    switch (json_typeof(v)) {
-    case JSON_NULL: case JSON_FALSE: return 0;
-    case JSON_TRUE: return 1;
-    case JSON_INTEGER: return json_integer_value(v) != 0;
-    case JSON_REAL: return json_real_value(v) != 0;
-    case JSON_STRING: return json_string_length(v) != 0;
-    case JSON_ARRAY: return json_array_size(v) != 0;
-    case JSON_OBJECT: return json_object_size(v) != 0;
-    }
-    return 0;
-}
-
-/* Whether s holds anything but Python str.isspace() characters (White_Space
- * plus the separators U+001C..U+001F): str(x).strip() is non-empty. */
-static int py_nonblank(const char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        utf8proc_int32_t c;
-        utf8proc_ssize_t l = utf8proc_iterate((const utf8proc_uint8_t *)s + i, (utf8proc_ssize_t)(n - i), &c);
-        if (l <= 0) return 1;
-        const utf8proc_property_t *pr = utf8proc_get_property(c);
-        int space = pr->category == UTF8PROC_CATEGORY_ZS || pr->bidi_class == UTF8PROC_BIDI_CLASS_WS ||
-                    pr->bidi_class == UTF8PROC_BIDI_CLASS_B || pr->bidi_class == UTF8PROC_BIDI_CLASS_S;
-        if (!space) return 1;
-        i += (size_t)l;
-    }
-    return 0;
-}
-
-/* Python's dict.get(key, default) on a value that may not be an object. */
-static json_t *jget(const json_t *o, const char *key)
-{
-    return json_is_object(o) ? json_object_get(o, key) : NULL;
-}
+#include "text/pyjson.h"
 
 /* ---- segments to ids ---------------------------------------------------- */
 
@@ -254,8 +45,8 @@ typedef struct render {
     rm_err *err;
     int failed;
     int im;                 /* im format: text between markers is one segment */
-    sbuf pending;
-    sbuf tmp;               /* scratch for attribute values */
+    py_buf pending;
+    py_buf tmp;               /* scratch for attribute values */
 } render;
 
 /* Records the first error (later ones are consequences) and returns -1. */
@@ -300,13 +91,13 @@ static void flush_text(render *r)
 {
     if (r->pending.oom) fail(r, "chat: out of memory");
     encode_seg(r, r->pending.p, r->pending.n, 0);
-    sb_clear(&r->pending);
+    py_clear(&r->pending);
 }
 
 /* A plain-text segment; empty text adds nothing. */
 static void text_n(render *r, const char *s, size_t n)
 {
-    if (r->im) sb_add(&r->pending, s, n);
+    if (r->im) py_add(&r->pending, s, n);
     else encode_seg(r, s, n, 0);
 }
 static void text(render *r, const char *s) { text_n(r, s, strlen(s)); }
@@ -332,9 +123,9 @@ static void open_tag(render *r, const char *tag, const attr *a, int na)
     ctrl(r, "<|open|>");
     text(r, tag);
     for (int i = 0; i < na; i++) {
-        sbuf *v = &r->tmp;
-        sb_clear(v);
-        if (a[i].sval) sb_puts(v, a[i].sval);
+        py_buf *v = &r->tmp;
+        py_clear(v);
+        if (a[i].sval) py_puts(v, a[i].sval);
         else if (py_str(v, a[i].val)) {
             fail(r, "chat: the %s attribute of <%s> must be a string or a number", a[i].key, tag);
             return;
@@ -343,11 +134,11 @@ static void open_tag(render *r, const char *tag, const attr *a, int na)
         snprintf(key, sizeof key, " %s", a[i].key);
         text(r, key);
         text(r, "=\"");
-        sbuf esc = { 0 };
+        py_buf esc = { 0 };
         for (size_t k = 0; k < v->n; k++) {
-            if (v->p[k] == '&') sb_puts(&esc, "&amp;");
-            else if (v->p[k] == '"') sb_puts(&esc, "&quot;");
-            else sb_add(&esc, v->p + k, 1);
+            if (v->p[k] == '&') py_puts(&esc, "&amp;");
+            else if (v->p[k] == '"') py_puts(&esc, "&quot;");
+            else py_add(&esc, v->p + k, 1);
         }
         if (esc.oom) fail(r, "chat: out of memory");
         text_n(r, esc.p ? esc.p : "", esc.n);
@@ -385,11 +176,11 @@ static void content(render *r, const json_t *c)
     size_t i;
     json_t *part;
     json_array_foreach(c, i, part) {
-        const char *type = json_string_value(jget(part, "type"));
+        const char *type = json_string_value(py_get(part, "type"));
         if (!type) { fail(r, "chat: a content part has no \"type\""); return; }
         if (!strcmp(type, "image") || !strcmp(type, "image_url")) { image(r); continue; }
-        json_t *t = jget(part, "text");
-        sbuf s = { 0 };
+        json_t *t = py_get(part, "text");
+        py_buf s = { 0 };
         if (!t || py_str(&s, t)) { free(s.p); fail(r, "chat: a text part has no \"text\" string"); return; }
         text_n(r, s.p ? s.p : "", s.n);
         free(s.p);
@@ -407,14 +198,14 @@ static void internal_system(render *r, const char *type, const char *body)
 
 static void tool_declare(render *r, const json_t *tools, int dynamic)
 {
-    sbuf b = { 0 };
-    sb_puts(&b, dynamic ? "## New Tools Available\n"
+    py_buf b = { 0 };
+    py_puts(&b, dynamic ? "## New Tools Available\n"
                           "The system dynamically extends the toolset via lazy-loading.\n"
                           "You have access to all existing and extended tools.\n"
                           "Here are the specs for the extended tools.\n\n```json\n"
                         : "# Tools\nHere are the available tools, described in JSONSchema.\n\n```json\n");
     py_json(&b, tools, 1, 1);
-    sb_puts(&b, "\n```");
+    py_puts(&b, "\n```");
     if (b.oom) fail(r, "chat: out of memory");
     else internal_system(r, "tool-declare", b.p);
     free(b.p);
@@ -462,11 +253,11 @@ static void tool_calls_xtml(render *r, const json_t *calls)
         if (!json_is_object(tc)) { fail(r, "chat: a tool call is not an object"); return; }
         json_t *fnv = json_object_get(tc, "function");
         const json_t *fn = fnv ? fnv : tc;
-        json_t *name = jget(fn, "name");
+        json_t *name = py_get(fn, "name");
         if (!name) { fail(r, "chat: a tool call has no function name"); return; }
         json_t *args;
         const char *block;
-        if (tool_arguments(r, jget(fn, "arguments"), &args, &block)) return;
+        if (tool_arguments(r, py_get(fn, "arguments"), &args, &block)) return;
         json_t *idx = json_integer((json_int_t)i + 1);
         attr a[2] = { { "tool", name, NULL }, { "index", idx, NULL } };
         open_tag(r, "call", a, 2);
@@ -482,8 +273,8 @@ static void tool_calls_xtml(render *r, const json_t *calls)
             json_object_foreach(args, key, v) {
                 attr t[2] = { { "key", NULL, key }, { "type", NULL, xtml_type(v) } };
                 open_tag(r, "argument", t, 2);
-                sbuf s = { 0 };
-                if (json_is_string(v)) sb_add(&s, json_string_value(v), json_string_length(v));
+                py_buf s = { 0 };
+                if (json_is_string(v)) py_add(&s, json_string_value(v), json_string_length(v));
                 else py_json(&s, v, 0, 0);
                 text_n(r, s.p ? s.p : "", s.n);
                 free(s.p);
@@ -502,7 +293,7 @@ static void assistant_xtml(render *r, const json_t *m, int thinking)
         json_t *rc = json_object_get(m, "reasoning_content");
         if (!py_truthy(rc)) rc = json_object_get(m, "reasoning");
         open_tag(r, "think", NULL, 0);
-        sbuf s = { 0 };
+        py_buf s = { 0 };
         if (rc && !json_is_null(rc)) {
             if (py_str(&s, rc)) fail(r, "chat: reasoning_content must be a string");
             else if (py_nonblank(s.p ? s.p : "", s.n)) text_n(r, s.p, s.n);
@@ -534,7 +325,7 @@ static entry *order_messages(const json_t *msgs, size_t *count)
     json_t *calls = NULL;
     while (i < n) {
         json_t *m = json_array_get(msgs, i);
-        const char *role = json_string_value(jget(m, "role"));
+        const char *role = json_string_value(py_get(m, "role"));
         if (role && !strcmp(role, "assistant")) {
             json_t *c = json_object_get(m, "tool_calls");
             calls = json_is_array(c) ? c : NULL;
@@ -546,19 +337,19 @@ static entry *order_messages(const json_t *msgs, size_t *count)
         if (!pos || !names) { free(pos); free(names); free(out); return NULL; }
         for (; i < n; i++) {
             json_t *t = json_array_get(msgs, i);
-            const char *tr = json_string_value(jget(t, "role"));
+            const char *tr = json_string_value(py_get(t, "role"));
             if (!tr || strcmp(tr, "tool")) break;
             json_t *id = json_object_get(t, "tool_call_id");
             if (!id) id = json_object_get(t, "id");
             size_t found = 0;
-            sbuf want = { 0 }, have = { 0 };
+            py_buf want = { 0 }, have = { 0 };
             if (id && !json_is_null(id) && !py_str(&want, id)) {
                 size_t j;
                 json_t *tc;
                 json_array_foreach(calls, j, tc) {
-                    json_t *cid = jget(tc, "id");
+                    json_t *cid = py_get(tc, "id");
                     if (!cid || json_is_null(cid)) continue;
-                    sb_clear(&have);
+                    py_clear(&have);
                     if (py_str(&have, cid) || have.n != want.n || memcmp(have.p, want.p, want.n)) continue;
                     json_t *fn = json_object_get(tc, "function");
                     found = j + 1;
@@ -654,8 +445,8 @@ static void render_xtml(render *r, const json_t *conv)
             if ((!tool || json_is_null(tool)) && json_is_array(calls) &&
                 (size_t)tool_index <= json_array_size(calls)) {
                 json_t *tc = json_array_get(calls, (size_t)tool_index - 1);
-                json_t *fn = jget(tc, "function");
-                tool = jget(fn ? fn : tc, "name");
+                json_t *fn = py_get(tc, "function");
+                tool = py_get(fn ? fn : tc, "name");
                 if (!tool) { fail(r, "chat: a tool call has no function name"); break; }
             }
             if (!tool || json_is_null(tool)) {
@@ -704,18 +495,18 @@ static void render_xtml(render *r, const json_t *conv)
     } else if (rft && !strcmp(rft, "json_schema")) {
         json_t *schema = json_object_get(conv, "response_schema");
         if (!schema) {
-            json_t *js = jget(rf, "json_schema");
+            json_t *js = py_get(rf, "json_schema");
             schema = js;
             if (json_is_object(js))
                 schema = json_object_get(js, "schema") ? json_object_get(js, "schema")
                        : json_object_get(js, "json_schema") ? json_object_get(js, "json_schema") : js;
         }
-        sbuf b = { 0 };
-        sb_puts(&b, "The system is invoked with `response_format=json_schema`.\n" RAW_JSON
+        py_buf b = { 0 };
+        py_puts(&b, "The system is invoked with `response_format=json_schema`.\n" RAW_JSON
                     "\nThe JSON data must match the following schema:\n```json\n");
         json_t *null = json_null();
         py_json(&b, schema ? schema : null, 1, 1);
-        sb_puts(&b, "\n```");
+        py_puts(&b, "\n```");
         if (b.oom) fail(r, "chat: out of memory");
         else internal_system(r, "response-format", b.p);
         free(b.p);
@@ -738,7 +529,7 @@ static void render_im(render *r, const json_t *conv)
         ctrl(r, "<|im_system|>");
         text(r, "tool_declare");
         ctrl(r, "<|im_middle|>");
-        sbuf b = { 0 };
+        py_buf b = { 0 };
         py_json(&b, tools, 1, 1);
         text_n(r, b.p ? b.p : "", b.n);
         free(b.p);
@@ -756,18 +547,18 @@ static void render_im(render *r, const json_t *conv)
         const char *head = !strcmp(role, "user") ? "<|im_user|>"
                          : !strcmp(role, "assistant") ? "<|im_assistant|>" : "<|im_system|>";
         ctrl(r, head);
-        sbuf s = { 0 };
+        py_buf s = { 0 };
         if (py_truthy(name)) { if (py_str(&s, name)) fail(r, "chat: name must be a string"); }
-        else sb_puts(&s, role);
+        else py_puts(&s, role);
         text_n(r, s.p ? s.p : "", s.n);
         free(s.p);
         ctrl(r, "<|im_middle|>");
         if (!strcmp(role, "tool")) {
-            sbuf h = { 0 };
-            sb_puts(&h, "## Return of ");
+            py_buf h = { 0 };
+            py_puts(&h, "## Return of ");
             json_t *id = json_object_get(m, "tool_call_id");
             if (id && py_str(&h, id)) fail(r, "chat: tool_call_id must be a string");
-            sb_puts(&h, "\n");
+            py_puts(&h, "\n");
             text_n(r, h.p, h.n);
             free(h.p);
         }
@@ -779,15 +570,15 @@ static void render_im(render *r, const json_t *conv)
             json_t *tc;
             json_array_foreach(calls, j, tc) {
                 ctrl(r, "<|tool_call_begin|>");
-                sbuf b = { 0 };
-                json_t *id = jget(tc, "id");
+                py_buf b = { 0 };
+                json_t *id = py_get(tc, "id");
                 if (id && py_str(&b, id)) fail(r, "chat: a tool call id must be a string");
                 text_n(r, b.p ? b.p : "", b.n);
                 ctrl(r, "<|tool_call_argument_begin|>");
-                json_t *fn = jget(tc, "function");
-                json_t *args = jget(fn ? fn : tc, "arguments");
-                sb_clear(&b);
-                if (json_is_string(args)) sb_add(&b, json_string_value(args), json_string_length(args));
+                json_t *fn = py_get(tc, "function");
+                json_t *args = py_get(fn ? fn : tc, "arguments");
+                py_clear(&b);
+                if (json_is_string(args)) py_add(&b, json_string_value(args), json_string_length(args));
                 else if (args) py_json(&b, args, 1, 0);
                 text_n(r, b.p ? b.p : "", b.n);
                 free(b.p);

@@ -1,0 +1,100 @@
+/* layers.h — the pieces of the forward pass, one file each (kda.c, mla.c,
+ * moe.c, norm.c): their weights, their per-sequence state and their entry
+ * points. forward.c runs them in the layer loop; load.c binds the weights.
+ *
+ * All activations are fp32 [T, width] row-major blocks: a forward call
+ * carries T consecutive positions of one sequence through a layer at once,
+ * so matrix kernels read each weight once per layer, while the recurrent and
+ * causal parts still step token by token in order.
+ */
+#ifndef REMORA_LAYERS_H
+#define REMORA_LAYERS_H
+#include <math.h>
+#include "format/config.h"
+#include "format/weights.h"
+
+typedef struct kda_weights {
+    wmat q, k, v;               /* [P, D] */
+    wmat f_a, f_b;              /* forget gate, low rank: [hd, D], [P, hd] */
+    wmat b;                     /* beta [H, D] */
+    wmat g, g_a, g_b;           /* output gate: full rank [P, D] or low rank */
+    wmat o;                     /* [D, P] */
+    float *conv[3];             /* q, k, v depthwise taps [P, W] */
+    float *A_log;               /* [H] */
+    float *dt_bias;             /* [P] */
+    float *o_norm;              /* [hd] */
+} kda_weights;
+
+typedef struct mla_weights {
+    wmat q;                     /* direct q [nh*dqk, D] when q_lora_rank == 0 */
+    wmat q_a, q_b;              /* [q_lora, D], [nh*dqk, q_lora] */
+    float *q_a_norm;            /* [q_lora] */
+    wmat kv_a;                  /* [kv_lora + rope, D] */
+    float *kv_a_norm;           /* [kv_lora] */
+    wmat kv_b;                  /* [nh*(nope+v), kv_lora] */
+    wmat g;                     /* output gate [nh*v, D] (K3) */
+    wmat o;                     /* [D, nh*v] */
+} mla_weights;
+
+typedef struct moe_weights {
+    wmat router;                /* [E, D] */
+    float *bias;                /* e_score_correction_bias [E] */
+    wmat lat_down, lat_up;      /* latent MoE: [Z, D], [D, Z] */
+    float *lat_norm;            /* [Z] or NULL */
+    mlp_weights shared;         /* fused width moe_inter * num_shared */
+    mlp_weights *experts;       /* [E]: w1 gate, w3 up, w2 down */
+} moe_weights;
+
+typedef struct layer_weights {
+    float *in_norm, *post_norm;
+    float *attn_res_w, *mlp_res_w;  /* AttnRes: norm weight ⊙ projection */
+    kda_weights kda;
+    mla_weights mla;
+    mlp_weights mlp;                /* dense layers */
+    moe_weights moe;
+} layer_weights;
+
+/* Per-layer sequence state. */
+typedef struct kda_state {
+    float *S;                   /* [H][hd][hd], row = key channel */
+    float *conv;                /* [3][W-1][P]: last W-1 pre-conv inputs, oldest first */
+    /* speculation: the state at a checkpoint and, for each position fed
+     * since, the inputs of the convolution and of the recurrence, so the
+     * state of any prefix can be rebuilt exactly (kda_rollback) */
+    float *S0, *conv0;
+    int recording;
+    float *rec;                 /* [rec_cap][KDA_REC(P, H)] */
+    int nrec, rec_cap;
+} kda_state;
+
+/* floats recorded per position: pre-conv q, k, v; alpha, k̂, v; beta */
+#define KDA_REC(P, H) (6 * (size_t)(P) + (size_t)(H))
+
+typedef struct mla_state {
+    float *latent;              /* [cap][kv_lora + rope]: normalised c, raw k_rot */
+} mla_state;
+
+/* Longest run of positions carried through the layers at once; longer
+ * prompts are fed in chunks (each chunk still reads each expert once). */
+#define PREFILL_CHUNK 256
+
+/* Pieces of the forward pass. X is the normalised input [T, D]; the output
+ * [T, D] is written to Y. pos0 is the sequence position of row 0. */
+int  kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, float *Y, int T, rm_err *err);
+/* Restores layer `layer` to its checkpoint, then replays the first `keep`
+ * recorded positions. */
+void kda_rollback(const rm_model *m, int layer, kda_state *st, int keep);
+int  mla_forward(const rm_model *m, int layer, mla_state *st, int pos0, const float *X, float *Y, int T, rm_err *err);
+int  mlp_forward(const rm_model *m, const mlp_weights *w, int inter, const float *X, float *Y, int T, rm_err *err);
+int  moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int T,
+                 rm_route_fn on_route, void *ud, rm_err *err);
+
+/* y = x * rsqrt(mean(x²) + eps) * w over n values */
+void rms_norm(const float *x, const float *w, float *y, int n, float eps);
+/* Attention-Residual mix of n sources (each [D]) with weight w = norm ⊙ proj. */
+void attn_res_mix(const float *const *src, int n, const float *w, float *out, int D, float eps);
+/* The GLU activation of the config, in place: g[i] = act(g[i]) * lin(u[i]). */
+void glu_act(const rm_config *c, float *g, const float *u, int n);
+static inline float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+#endif

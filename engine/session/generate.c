@@ -1,0 +1,265 @@
+/* generate.c — one turn of a session, and the two entry points that run one
+ * (rm_session_turn, rm_session_complete).
+ *
+ * A turn renders the whole conversation with the chat format (plus the
+ * generation prompt), compares it with the tokens the state has already
+ * consumed, and feeds only the new suffix; when the rendering no longer
+ * extends what was fed (an edited history, or generated text that
+ * re-tokenises differently), the state is reset and the conversation is
+ * prefilled again, so the result is always that of a fresh run. Generated
+ * ids go through the chat stream splitter, which hands reasoning and answer
+ * text to the caller; per-token figures go out as rm_token_stats (stats.c).
+ * With greedy decoding, n-gram drafts (spec.h) are verified several
+ * positions at a time and the state is rolled back past rejected ones.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "session/session.h"
+#include "session/sampler.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int seq_push(rm_session *s, int32_t id)
+{
+    if (s->nseq == s->seqcap) {
+        int cap = s->seqcap ? s->seqcap * 2 : 1024;
+        int32_t *ns = realloc(s->seq, (size_t)cap * sizeof *ns);
+        if (!ns) return -1;
+        s->seq = ns;
+        s->seqcap = cap;
+    }
+    s->seq[s->nseq++] = id;
+    return 0;
+}
+
+/* ---- the generation loop ------------------------------------------------ */
+
+typedef struct turn_ctx {
+    rm_session *s;
+    const rm_gen_events *ev;
+    char *text[2];              /* reasoning, answer */
+    size_t len[2], cap[2];
+} turn_ctx;
+
+static void on_text(void *ud, int channel, const char *text, size_t len)
+{
+    turn_ctx *t = ud;
+    int i = channel == RM_CHAN_REASONING ? 0 : 1;
+    if (t->len[i] + len + 1 > t->cap[i]) {
+        size_t cap = (t->len[i] + len + 1) * 2;
+        char *n = realloc(t->text[i], cap);
+        if (!n) return;
+        t->text[i] = n;
+        t->cap[i] = cap;
+    }
+    memcpy(t->text[i] + t->len[i], text, len);
+    t->len[i] += len;
+    t->text[i][t->len[i]] = 0;
+    if (t->ev && t->ev->on_text) t->ev->on_text(t->ev->ud, channel, text, len);
+}
+
+static void on_route(void *ud, int layer, int pos, const int *ids, const float *w, int k, float margin)
+{
+    rm_session *s = ud;
+    int li = s->moe_index[layer];
+    if (li < 0 || li >= RM_MAX_ROUTE_LAYERS) return;
+    route_hist_put(&s->routes, pos, li, ids, k);
+    for (int i = 0; i < k && i < RM_MAX_TOPK; i++) s->route_ids[li][i] = (int16_t)ids[i];
+    if (li + 1 > s->route_layers) s->route_layers = li + 1;
+    s->route_k = k < RM_MAX_TOPK ? k : RM_MAX_TOPK;
+}
+
+/* Feeds seq[nfed..nseq) to the state; last_logits gets the final row. */
+static int feed_pending(rm_session *s, float *last_logits, rm_err *err)
+{
+    int n = s->nseq - s->nfed;
+    if (n <= 0) return 0;
+    if (route_hist_reserve(&s->routes, s->nseq)) return rm_errf(err, "out of memory");
+    if (rm_forward(s->m, s->st, s->seq + s->nfed, n, NULL, last_logits, on_route, s, err)) return -1;
+    s->nfed = s->nseq;
+    return 0;
+}
+
+/* Where generated ids go: the chat stream splitter, or (raw completion) the
+ * token bytes as answer text, ending at end-of-message or [EOS]. */
+typedef struct out_sink {
+    rm_chat_stream *chat;
+    turn_ctx *tc;
+    rm_utf8_stream u8;
+    int eos, eos2;
+} out_sink;
+
+static int sink_feed(rm_session *s, out_sink *o, int32_t id)
+{
+    if (o->chat) return rm_chat_stream_feed(o->chat, id);
+    if (id == o->eos || id == o->eos2) return 1;
+    size_t n;
+    const char *b = rm_tokenizer_token_bytes(s->tok, id, &n);
+    char buf[256];
+    for (size_t i = 0; b && i < n; i += 64) {
+        size_t part = n - i < 64 ? n - i : 64;
+        size_t w = rm_utf8_stream_feed(&o->u8, b + i, part, buf, sizeof buf, 0);
+        if (w) on_text(o->tc, RM_CHAN_ANSWER, buf, w);
+    }
+    return 0;
+}
+
+static void sink_finish(out_sink *o)
+{
+    if (o->chat) { rm_chat_stream_finish(o->chat); return; }
+    char buf[64];
+    size_t w = rm_utf8_stream_feed(&o->u8, NULL, 0, buf, sizeof buf, 1);
+    if (w) on_text(o->tc, RM_CHAN_ANSWER, buf, w);
+}
+
+/* Generates after the prompt ids: shared by chat turns and raw completion. */
+static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_opts *o,
+                    out_sink *cs, const rm_gen_events *ev, volatile int *stop, int *interrupted,
+                    rm_err *err)
+{
+    const int V = s->m->cfg.vocab_size;
+    float *logits = malloc((size_t)V * sizeof *logits);
+    float *vlog = malloc((size_t)(SPEC_KMAX + 1) * V * sizeof *vlog);
+    sampler smp;
+    if (!logits || !vlog || sampler_init(&smp, V, o ? o->temperature : 0, o && o->top_p > 0 ? o->top_p : 1,
+                                o ? o->seed : 0)) {
+        free(logits);
+        free(vlog);
+        return rm_errf(err, "out of memory");
+    }
+    int rc = 0;
+    /* reuse the state when the prompt extends what it has consumed */
+    int lcp = 0;
+    while (lcp < s->nseq && lcp < np && s->seq[lcp] == prompt[lcp]) lcp++;
+    if (lcp < s->nfed || lcp == np) {
+        rm_state_reset(s->st);
+        s->nfed = 0;
+        lcp = 0;
+    }
+    s->nseq = lcp;
+    for (int i = lcp; i < np; i++)
+        if (seq_push(s, prompt[i])) { rc = rm_errf(err, "out of memory"); goto out; }
+    memset(&s->stats, 0, sizeof s->stats);
+    s->stats.prefill = 1;
+    s->stats.prompt_tokens = np;
+    double t0 = now();
+    int prefilled = s->nseq - s->nfed;
+    if ((rc = feed_pending(s, logits, err))) goto out;
+    s->stats.seconds = now() - t0;
+    s->stats.token_index = (uint64_t)prefilled;   /* tokens actually prefilled */
+    session_emit_stats(s, ev);
+    int max_new = o && o->max_new > 0 ? o->max_new : 1 << 30;
+    const int greedy = !o || o->temperature <= 0;
+    /* speculation is lossless only for greedy decoding */
+    s->spec.mode = greedy ? (o ? o->spec : RM_SPEC_AUTO) : RM_SPEC_OFF;
+    spec_reset(&s->spec);
+    if (spec_push(&s->spec, s->seq, s->nseq)) { rc = rm_errf(err, "out of memory"); goto out; }
+    s->spec_d0 = s->spec.drafted;
+    s->spec_a0 = s->spec.accepted;
+    *interrupted = 0;
+    int n = 0;
+    while (n < max_new) {
+        if (stop && *stop) { *interrupted = 1; break; }
+        double t1 = now();
+        int32_t id = (int32_t)sampler_pick(&smp, logits);
+        if (seq_push(s, id) || spec_push(&s->spec, &id, 1)) { rc = rm_errf(err, "out of memory"); break; }
+        int done = sink_feed(s, cs, id);
+        n++;
+        int32_t draft[SPEC_KMAX + 1];
+        int k = done || n >= max_new ? 0 : spec_draft(&s->spec, draft + 1, max_new - n < SPEC_KMAX ? max_new - n : SPEC_KMAX);
+        if (k == 0) {
+            /* a plain step; the closing token is fed at the next turn, only if needed */
+            if (!done && n < max_new && (rc = feed_pending(s, logits, err))) break;
+            session_begin_stats(s, n - 1, id, np, now() - t1);
+            session_emit_stats(s, ev);
+            if (done) break;
+            spec_plain(&s->spec, s->stats.seconds, (double)s->stats.bytes_expert_read, s->stats.read_gbps);
+            continue;
+        }
+        /* verify: id and k drafts in one pass over k+1 positions */
+        draft[0] = id;
+        if ((rc = rm_state_checkpoint(s->st, err))) break;
+        if (route_hist_reserve(&s->routes, s->nseq + k)) { rc = rm_errf(err, "out of memory"); break; }
+        if ((rc = rm_forward(s->m, s->st, draft, k + 1, vlog, NULL, on_route, s, err))) break;
+        int acc = 0;
+        while (acc < k && sampler_argmax(vlog + (size_t)acc * V, V) == draft[acc + 1]) acc++;
+        double tv = now() - t1;
+        s->nfed = s->nseq;     /* id is in the state */
+        /* emit the accepted drafts; stop early at the end of the message */
+        int kept = 0;
+        const int emitted_total = 1 + acc;
+        session_begin_stats(s, n - 1, id, np, tv / emitted_total);
+        session_collect_stats(s);
+        spec_verified(&s->spec, k, acc, tv, (double)s->stats.bytes_expert_read, s->stats.read_gbps);
+        session_spec_totals(s);   /* this pass counted */
+        session_publish_stats(s, ev);
+        for (int j = 1; j <= acc && !done && n < max_new; j++) {
+            if (seq_push(s, draft[j]) || spec_push(&s->spec, &draft[j], 1)) { rc = rm_errf(err, "out of memory"); break; }
+            s->nfed++;
+            kept++;
+            done = sink_feed(s, cs, draft[j]);
+            n++;
+            session_begin_stats(s, n - 1, draft[j], np, tv / emitted_total);
+            session_emit_stats(s, ev);
+        }
+        if (rc) break;
+        rm_state_rollback(s->st, 1 + kept);
+        memcpy(logits, vlog + (size_t)kept * V, (size_t)V * sizeof *logits);
+        if (done) break;
+    }
+    sink_finish(cs);
+out:
+    sampler_free(&smp);
+    free(logits);
+    free(vlog);
+    return rc;
+}
+
+int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, const rm_gen_events *ev,
+                    volatile int *stop, rm_err *err)
+{
+    if (session_push_msg(s, "user", user_text, NULL)) return rm_errf(err, "out of memory");
+    int n;
+    if (session_build_view(s, &n)) return rm_errf(err, "out of memory");
+    rm_chat_opts co = { o ? o->think : 1, o ? o->thinking_effort : NULL, 1, NULL };
+    int32_t *ids = NULL;
+    int np = rm_chat_render(s->tok, s->fmt, s->view, n, &co, &ids, err);
+    if (np < 0) { s->nmsgs--; free(s->msgs[s->nmsgs].role); free(s->msgs[s->nmsgs].content); return -1; }
+    turn_ctx tc = { s, ev, { NULL, NULL }, { 0, 0 }, { 0, 0 } };
+    out_sink sink = { rm_chat_stream_new(s->tok, s->fmt, co.thinking, on_text, &tc), &tc, { {0}, 0 }, -1, -1 };
+    int interrupted = 0, rc;
+    if (!sink.chat) rc = rm_errf(err, "out of memory");
+    else rc = generate(s, ids, np, o, &sink, ev, stop, &interrupted, err);
+    rm_chat_stream_free(sink.chat);
+    free(ids);
+    if (!rc) {
+        if (session_push_msg(s, "assistant", tc.text[1] ? tc.text[1] : "", tc.text[0])) rc = rm_errf(err, "out of memory");
+        else s->msgs[s->nmsgs - 1].interrupted = interrupted;
+    }
+    free(tc.text[0]);
+    free(tc.text[1]);
+    return rc;
+}
+
+int rm_session_complete(rm_session *s, const char *text, const rm_gen_opts *o, const rm_gen_events *ev,
+                        volatile int *stop, rm_err *err)
+{
+    int32_t *ids = NULL;
+    int np = rm_tokenizer_encode(s->tok, text, strlen(text), 0, &ids, err);
+    if (np < 0) return -1;
+    if (np == 0) { free(ids); return rm_errf(err, "empty prompt"); }
+    turn_ctx tc = { s, ev, { NULL, NULL }, { 0, 0 }, { 0, 0 } };
+    out_sink sink = { NULL, &tc, { {0}, 0 }, s->m->cfg.eos_id, rm_tokenizer_special_id(s->tok, "[EOS]") };
+    int interrupted = 0;
+    int rc = generate(s, ids, np, o, &sink, ev, stop, &interrupted, err);
+    free(ids);
+    free(tc.text[0]);
+    free(tc.text[1]);
+    return rc;
+}

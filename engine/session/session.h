@@ -1,0 +1,69 @@
+/* session.h — the inside of an rm_session, shared by the files that make
+ * up a session (engine-internal):
+ *
+ *   session.c     opening, the conversation list and its rm_chat_msg view
+ *   generate.c    one turn: prefill, decode, speculative verify, the sinks
+ *                 that collect streamed text; rm_session_turn/complete
+ *   stats.c       the per-token rm_token_stats records
+ *   trace.c       the JSONL trace line of each record
+ *   transcript.c  saving and loading a conversation
+ */
+#ifndef REMORA_SESSION_H
+#define REMORA_SESSION_H
+#include <stdio.h>
+#include "model/model.h"
+#include "session/spec.h"
+#include "session/route_hist.h"
+
+typedef struct session_msg {
+    char *role, *content, *reasoning;
+    int interrupted;
+} session_msg;
+
+struct rm_session {
+    rm_model *m;
+    rm_tokenizer *tok;
+    rm_chat_format fmt;
+    rm_state *st;
+    char *system;
+    session_msg *msgs;
+    int nmsgs, cap;
+    rm_chat_msg *view;          /* rm_chat_msg array mirroring msgs */
+    int32_t *seq;               /* tokens of the conversation so far */
+    int nseq, seqcap;
+    int nfed;                   /* of seq, how many the state has consumed */
+    int *moe_index;             /* layer -> MoE layer ordinal, or -1 */
+    FILE *trace;                /* JSONL per token, or NULL */
+    spec spec;                  /* drafter and its cost estimates */
+    route_hist routes;          /* experts each fed position chose: draft costs */
+    uint64_t spec_d0, spec_a0;  /* its totals when the turn began */
+    /* router choices of the last position fed, copied into each record */
+    int16_t route_ids[RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
+    int route_layers, route_k;
+    double device_gbps;         /* rm_session_probe_device, 0 if not measured */
+    rm_token_stats stats;
+};
+
+/* session.c */
+/* Appends a message; strings are copied. */
+int  session_push_msg(rm_session *s, const char *role, const char *content, const char *reasoning);
+/* Rebuilds s->view: the system prompt first, then the messages; *n gets the count. */
+int  session_build_view(rm_session *s, int *n);
+
+/* stats.c */
+/* Starts the figures of one emitted token. */
+void session_begin_stats(rm_session *s, int index, int32_t id, int np, double seconds);
+/* Takes the model's figures since the last call into s->stats. */
+void session_collect_stats(rm_session *s);
+/* The speculation totals of this turn so far. */
+void session_spec_totals(rm_session *s);
+/* Hands s->stats to the trace and to the caller. */
+void session_publish_stats(rm_session *s, const rm_gen_events *ev);
+void session_emit_stats(rm_session *s, const rm_gen_events *ev);
+
+/* trace.c */
+/* One JSONL record per token: the figures of rm_token_stats and the router's
+ * choices per MoE layer for the token's (last) position. */
+void session_trace_token(rm_session *s);
+
+#endif

@@ -1,0 +1,41 @@
+/* trace.c — `--trace FILE`: one JSON line per rm_token_stats record, with
+ * the phase times by name and the router's choices per MoE layer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <jansson.h>
+#include "session/session.h"
+
+/* One JSONL record per token: the figures of rm_token_stats and the router's
+ * choices per MoE layer for the token's (last) position. */
+void session_trace_token(rm_session *s)
+{
+    const rm_token_stats *t = &s->stats;
+    static const char *ph[RM_PHASE_COUNT] = { "wait_io", "spine", "attention", "experts", "lm_head" };
+    json_t *phases = json_object(), *routes = json_object();
+    for (int i = 0; i < RM_PHASE_COUNT; i++) json_object_set_new(phases, ph[i], json_real(t->phase_seconds[i]));
+    for (int l = 0; l < s->m->cfg.num_layers; l++) {
+        int li = s->moe_index[l];
+        if (li < 0 || li >= t->route_layers) continue;
+        json_t *ids = json_array();
+        for (int i = 0; i < t->route_k; i++) json_array_append_new(ids, json_integer(t->route_ids[li][i]));
+        char key[16];
+        snprintf(key, sizeof key, "%d", l);
+        json_object_set_new(routes, key, ids);
+    }
+    json_t *j = json_pack("{s:b,s:I,s:i,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:f,s:i,s:f,s:o}", "prefill", t->prefill,
+                          "index", (json_int_t)t->token_index, "id", t->token_id, "seconds", t->seconds,
+                          "phases", phases, "bytes_spine", (json_int_t)t->bytes_spine_read,
+                          "bytes_experts", (json_int_t)t->bytes_expert_read,
+                          "bytes_experts_from_cache", (json_int_t)t->bytes_expert_from_cache,
+                          "expert_hits", (json_int_t)t->expert_hits, "expert_misses", (json_int_t)t->expert_misses,
+                          "read_gbps", t->read_gbps, "queue_depth", t->queue_depth,
+                          "retained_fraction", t->retained_fraction, "routes", routes);
+    json_object_set_new(j, "bytes_net", json_integer((json_int_t)t->bytes_net));
+    json_object_set_new(j, "net_gbps", json_real(t->net_gbps));
+    json_object_set_new(j, "spec_drafted", json_integer((json_int_t)t->spec_drafted));
+    json_object_set_new(j, "spec_accepted", json_integer((json_int_t)t->spec_accepted));
+    char *line = json_dumps(j, JSON_COMPACT);
+    if (line) { fprintf(s->trace, "%s\n", line); fflush(s->trace); }
+    free(line);
+    json_decref(j);
+}
