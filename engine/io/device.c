@@ -4,11 +4,10 @@
  * same reader pool the forward pass uses. */
 #include <stdlib.h>
 #include <string.h>
-#include "model/model.h"
+#include "io/experts.h"
 
-double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue_depth, rm_err *err)
+double device_bench(expert_cache *c, double seconds, int *block_bytes, int *queue_depth, rm_err *err)
 {
-    expert_cache *c = &m->experts;
     if (!c->E || !c->io) return rm_errf(err, "the model has no routed experts to read"), -1.0;
     const int qd = io_threads(c->io);
     int nkeys = 0;
@@ -24,7 +23,7 @@ double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue
     if (!ok) { rm_errf(err, nkeys ? "out of memory" : "no expert is stored in the shards as one span"); goto out; }
     uint64_t rng = 88172645463325252ull, bytes = 0;
     io_take_counters(c->io);
-    double t0 = model_now(), end = t0 + seconds;
+    double t0 = rm_now(), end = t0 + seconds;
     for (int i = 0; i < qd; i++) {
         rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
         const expert_loc *l = &c->loc[keys[rng % (uint64_t)nkeys]];
@@ -37,7 +36,7 @@ double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue
         if (!r) break;
         inflight--;
         bytes += r->got;
-        if (model_now() < end) {
+        if (rm_now() < end) {
             rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
             const expert_loc *l = &c->loc[keys[rng % (uint64_t)nkeys]];
             *r = (io_req){ c->st->fds[l->shard], l->off[0], l->len[0], r->dst, NULL, IO_OTHER, NULL, NULL, 0, 0, NULL };
@@ -45,7 +44,7 @@ double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue
             inflight++;
         }
     }
-    gbps = (double)bytes / (model_now() - t0) / 1e9;
+    gbps = (double)bytes / (rm_now() - t0) / 1e9;
     io_take_counters(c->io);
     if (block_bytes) *block_bytes = (int)c->slot_size;
     if (queue_depth) *queue_depth = qd;

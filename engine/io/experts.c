@@ -24,7 +24,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "io/experts.h"
-#include "model/model.h"
 
 static uint64_t align_down(uint64_t x) { return x & ~(uint64_t)(STORE_ALIGN - 1); }
 static uint64_t align_up(uint64_t x) { return (x + STORE_ALIGN - 1) & ~(uint64_t)(STORE_ALIGN - 1); }
@@ -87,25 +86,27 @@ static void locate(expert_loc *loc, const mlp_weights *x)
     }
 }
 
-int experts_init(expert_cache *c, store *st, const rm_model *m, int io_threads, rm_err *err)
+int experts_init(expert_cache *c, store *st, int layers, int experts, const mlp_weights *const *table,
+                 int io_threads, rm_err *err)
 {
     memset(c, 0, sizeof *c);
     c->st = st;
-    c->m = m;
-    c->L = m->cfg.num_layers;
-    c->E = m->cfg.num_experts;
+    c->L = layers;
+    c->E = experts;
     c->decay = 0.97;
     if (!c->E) return 0;
     size_t n = (size_t)c->L * c->E;
     c->loc = calloc(n, sizeof *c->loc);
     c->where = malloc(n * sizeof *c->where);
-    if (!c->loc || !c->where) return rm_errf(err, "out of memory for the expert index");
+    c->table = malloc((size_t)c->L * sizeof *c->table);
+    if (!c->loc || !c->where || !c->table) return rm_errf(err, "out of memory for the expert index");
     for (size_t i = 0; i < n; i++) c->where[i] = -1;
     for (int l = 0; l < c->L; l++) {
-        if (!m->cfg.is_moe[l]) continue;
+        c->table[l] = table[l];
+        if (!table[l]) continue;
         for (int e = 0; e < c->E; e++) {
             expert_loc *loc = &c->loc[(size_t)l * c->E + e];
-            locate(loc, &m->layers[l].moe.experts[e]);
+            locate(loc, &table[l][e]);
             if (loc->bytes > c->slot_size) c->slot_size = loc->bytes;
         }
     }
@@ -128,6 +129,7 @@ void experts_free(expert_cache *c)
     free(c->slots);
     free(c->loc);
     free(c->where);
+    free(c->table);
     memset(c, 0, sizeof *c);
 }
 
@@ -154,7 +156,7 @@ int experts_alloc(expert_cache *c, uint64_t bytes, rm_err *err)
     if (!c->E) return 0;
     uint64_t n = c->slot_size ? bytes / c->slot_size : 0;
     uint64_t all = 0;
-    for (int l = 0; l < c->L; l++) all += c->m->cfg.is_moe[l] ? (uint64_t)c->E : 0;
+    for (int l = 0; l < c->L; l++) all += c->table[l] ? (uint64_t)c->E : 0;
     if (n > all) n = all;
     if (n < 1) n = 1;
     c->slots = calloc((size_t)n, sizeof *c->slots);
@@ -305,7 +307,7 @@ int experts_begin(expert_cache *c, int layer, const int *ids, int n, rm_err *err
 static void bind(expert_cache *c, int key, const expert_slot *s, mlp_weights *w)
 {
     const expert_loc *loc = &c->loc[key];
-    *w = c->m->layers[key / c->E].moe.experts[key % c->E];
+    *w = c->table[key / c->E][key % c->E];
     wmat *m3[3] = { &w->gate, &w->up, &w->down };
     for (int i = 0; i < 3; i++) {
         m3[i]->w = s->buf + loc->rel_w[i];
@@ -387,4 +389,9 @@ void experts_tick(expert_cache *c)
 {
     c->tick++;
     if (c->io) drain(c);
+}
+
+uint64_t experts_missing_bytes(const expert_cache *c, int key)
+{
+    return c->where && c->where[key] >= 0 ? 0 : c->loc[key].bytes;
 }

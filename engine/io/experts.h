@@ -14,7 +14,6 @@
 #include <stdatomic.h>
 #include "io/store.h"
 
-struct rm_model;
 
 typedef struct expert_loc {
     int shard;
@@ -62,7 +61,7 @@ typedef struct expert_remote {
 
 typedef struct expert_cache {
     store *st;
-    const struct rm_model *m;
+    const mlp_weights **table;  /* [L]: the E experts of layer l, NULL if not MoE */
     io_pool *io;
     int L, E;
     expert_loc *loc;            /* [L*E]; nparts 0 for non-MoE layers */
@@ -88,7 +87,11 @@ typedef struct expert_cache {
     expert_remote remote;       /* stream mode; all NULL for a local model */
 } expert_cache;
 
-int  experts_init(expert_cache *c, store *st, const struct rm_model *m, int io_threads, rm_err *err);
+/* Indexes the experts of `table` ([layers]: the `experts` weights of each MoE
+ * layer, NULL for the others; the cache keeps a copy of the pointers) and
+ * starts the expert reader pool. */
+int  experts_init(expert_cache *c, store *st, int layers, int experts, const mlp_weights *const *table,
+                  int io_threads, rm_err *err);
 void experts_free(expert_cache *c);
 /* Bytes one slot needs; the minimum cache is topk slots. */
 size_t experts_slot_bytes(const expert_cache *c);
@@ -104,5 +107,12 @@ void experts_done(expert_cache *c, int idx);
  * only into free slots or slots colder than the expert). */
 void experts_prefetch(expert_cache *c, int layer, const int *ids, int n);
 void experts_tick(expert_cache *c);
+/* What reading expert `key` (layer * E + expert) would cost now: 0 when it
+ * is resident or already being read, else its bytes. */
+uint64_t experts_missing_bytes(const expert_cache *c, int key);
+/* The device's random-read bandwidth in GB/s at the cache's block size (one
+ * expert) and queue depth (its reader threads), measured for about `seconds`
+ * by reading random experts stored in the shards as one span (device.c). */
+double device_bench(expert_cache *c, double seconds, int *block_bytes, int *queue_depth, rm_err *err);
 
 #endif

@@ -1,11 +1,14 @@
-/* counters.c — the figures a forward pass leaves behind for each token
+/* counters.c — what an open model reports about itself. Per token
  * (rm_model_take_stats): bytes read for the spine and the experts (from the
  * reader pools' own counts, so they agree with what the device delivered),
  * cache hits, phase times, and in stream mode the network bytes, of which
- * the bytes a download put straight into a slot are not storage reads. */
+ * the bytes a download put straight into a slot are not storage reads. On
+ * request: the storage ceiling (rm_bench_device, io/device.c) and how much
+ * of the expert pool is local (rm_model_pool_status, remote/pool.c). */
 #include <string.h>
 #include "model/model.h"
 #include "remote/source.h"
+#include "base/file.h"
 
 void model_take_stats(rm_model *m, rm_token_stats *st)
 {
@@ -42,3 +45,22 @@ void model_take_stats(rm_model *m, rm_token_stats *st)
 }
 
 void rm_model_take_stats(rm_model *m, rm_token_stats *st) { model_take_stats(m, st); }
+
+double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue_depth, rm_err *err)
+{
+    return device_bench(&m->experts, seconds, block_bytes, queue_depth, err);
+}
+
+/* The pool status of an open model: stream mode asks its source (remote/pool.c);
+ * a local model has every expert in its shards. */
+int rm_model_pool_status(const rm_model *m, rm_pool_status *st, rm_err *err)
+{
+    (void)err;
+    if (m->remote) { remote_pool_status(m->remote, -1, -1, st); return 0; }
+    memset(st, 0, sizeof *st);
+    st->experts_total = st->experts_local = m->info.total_experts;
+    st->bytes_total = st->bytes_local = m->info.expert_bytes;
+    st->disk_free = disk_free(m->st->dir);
+    return 0;
+}
+

@@ -90,8 +90,8 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
         }
         t1 = model_now();
         m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
-        rc = c->is_kda[l] ? kda_forward(m, l, &s->kda[l], xn, y, T, err)
-                          : mla_forward(m, l, &s->mla[l], s->pos, xn, y, T, err);
+        rc = c->is_kda[l] ? kda_forward(c, &w->kda, &s->kda[l], l, xn, y, T, err)
+                          : mla_forward(c, &w->mla, &s->mla[l], l, s->pos, xn, y, T, err);
         if (rc) goto out;
         t0 = model_now();
         m->ctr.phase[RM_PHASE_ATTN] += t0 - t1;
@@ -110,9 +110,10 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
         m->ctr.phase[RM_PHASE_WAIT_IO] += t0 - t1;
         t1 = t0;
         if (c->is_moe[l]) {     /* books its own phases: router, waits, experts */
-            rc = moe_forward(m, l, s->pos, xn, y, T, on_route, ud, err);
+            rc = moe_forward(c, &w->moe, &m->experts, m->ctr.phase, m->prev_route + (size_t)l * c->topk, l, s->pos,
+                             xn, y, T, on_route, ud, err);
         } else {
-            rc = mlp_forward(m, &w->mlp, c->intermediate_size, xn, y, T, err);
+            rc = mlp_forward(c, &w->mlp, c->intermediate_size, xn, y, T, err);
             m->ctr.phase[RM_PHASE_SPINE] += model_now() - t1;
         }
         if (rc) goto out;

@@ -18,7 +18,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include "model/model.h"
+#include "model/layers.h"
 #include "kernels/kernels.h"
 #include "base/threadpool.h"
 
@@ -132,10 +132,9 @@ static void kda_heads(void *ud, int h0, int h1)
     free(tmp);
 }
 
-int kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, float *Y, int T, rm_err *err)
+int kda_forward(const rm_config *c, const kda_weights *w, kda_state *st, int layer, const float *X, float *Y, int T,
+                rm_err *err)
 {
-    const rm_config *c = &m->cfg;
-    const kda_weights *w = &m->layers[layer].kda;
     const int H = c->kda_heads, hd = c->kda_head_dim, P = H * hd, W = c->conv_size;
     const size_t TP = (size_t)T * P;
     float *q = malloc(TP * sizeof *q), *k = malloc(TP * sizeof *k), *v = malloc(TP * sizeof *v);
@@ -193,9 +192,8 @@ int kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, flo
     return 0;
 }
 
-void kda_rollback(const rm_model *m, int layer, kda_state *st, int keep)
+void kda_rollback(const rm_config *c, kda_state *st, int keep)
 {
-    const rm_config *c = &m->cfg;
     const int H = c->kda_heads, hd = c->kda_head_dim, P = H * hd, W = c->conv_size;
     const size_t RS = KDA_REC(P, H), hist = (size_t)(W > 1 ? W - 1 : 1) * P;
     memcpy(st->S, st->S0, (size_t)H * hd * hd * sizeof *st->S);

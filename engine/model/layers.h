@@ -12,6 +12,7 @@
 #include <math.h>
 #include "format/config.h"
 #include "format/weights.h"
+#include "io/experts.h"
 
 typedef struct kda_weights {
     wmat q, k, v;               /* [P, D] */
@@ -78,16 +79,23 @@ typedef struct mla_state {
  * prompts are fed in chunks (each chunk still reads each expert once). */
 #define PREFILL_CHUNK 256
 
-/* Pieces of the forward pass. X is the normalised input [T, D]; the output
- * [T, D] is written to Y. pos0 is the sequence position of row 0. */
-int  kda_forward(const rm_model *m, int layer, kda_state *st, const float *X, float *Y, int T, rm_err *err);
-/* Restores layer `layer` to its checkpoint, then replays the first `keep`
+/* Pieces of the forward pass. Each takes the config, its own weights and
+ * its state (`layer` only names the layer in error messages). X is the
+ * normalised input [T, D]; the output [T, D] is written to Y. pos0 is the
+ * sequence position of row 0. */
+int  kda_forward(const rm_config *c, const kda_weights *w, kda_state *st, int layer, const float *X, float *Y, int T,
+                 rm_err *err);
+/* Restores the layer's state to its checkpoint, then replays the first `keep`
  * recorded positions. */
-void kda_rollback(const rm_model *m, int layer, kda_state *st, int keep);
-int  mla_forward(const rm_model *m, int layer, mla_state *st, int pos0, const float *X, float *Y, int T, rm_err *err);
-int  mlp_forward(const rm_model *m, const mlp_weights *w, int inter, const float *X, float *Y, int T, rm_err *err);
-int  moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int T,
-                 rm_route_fn on_route, void *ud, rm_err *err);
+void kda_rollback(const rm_config *c, kda_state *st, int keep);
+int  mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int layer, int pos0, const float *X, float *Y,
+                 int T, rm_err *err);
+int  mlp_forward(const rm_config *c, const mlp_weights *w, int inter, const float *X, float *Y, int T, rm_err *err);
+/* The MoE block: routes each position (reported through on_route), reads the
+ * chosen experts through the expert cache and books its time into phase[]
+ * (RM_PHASE_*). last_route receives the topk experts of the last position. */
+int  moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, double *phase, int *last_route, int layer,
+                 int pos0, const float *X, float *Y, int T, rm_route_fn on_route, void *ud, rm_err *err);
 
 /* y = x * rsqrt(mean(x²) + eps) * w over n values */
 void rms_norm(const float *x, const float *w, float *y, int n, float eps);

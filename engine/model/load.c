@@ -17,7 +17,6 @@
 #include "remote/source.h"
 #include "kernels/kernels.h"
 #include "base/threadpool.h"
-#include "base/file.h"
 
 typedef struct loader {
     const st_set *st;
@@ -213,6 +212,18 @@ static int register_spine(rm_model *m, rm_err *err)
     return 0;
 }
 
+/* The expert cache over every MoE layer's routed experts. */
+static int init_experts(rm_model *m, int io_threads, rm_err *err)
+{
+    const rm_config *c = &m->cfg;
+    const mlp_weights **table = calloc((size_t)c->num_layers, sizeof *table);
+    if (!table) return rm_errf(err, "out of memory");
+    for (int l = 0; l < c->num_layers; l++) table[l] = c->is_moe[l] ? m->layers[l].moe.experts : NULL;
+    int rc = experts_init(&m->experts, &m->store, c->num_layers, c->num_experts, table, io_threads, err);
+    free(table);
+    return rc;
+}
+
 /* A safe share of physical memory for weights: 60% of the RAM that is
  * available now, leaving room for the page cache, activations and the rest
  * of the system. */
@@ -257,7 +268,7 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     pool_init(opts->threads);   /* idempotent: one compute pool per process */
     if (config_load(dir, &m->cfg, err) || st_open(dir, &m->st, err) ||
         store_init(&m->store, m->st, opts->io_threads, err) || load_weights(m, err) || register_spine(m, err) ||
-        experts_init(&m->experts, &m->store, m, opts->io_threads, err) ||
+        init_experts(m, opts->io_threads, err) ||
         remote_open(dir, m->st, &m->cfg, opts->io_threads, &m->remote, err)) {
         rm_model_free(m);
         return -1;
@@ -331,17 +342,3 @@ void rm_model_free(rm_model *m)
 }
 
 const rm_model_info *rm_model_get_info(const rm_model *m) { return &m->info; }
-
-/* The pool status of an open model: stream mode asks its source (remote/pool.c);
- * a local model has every expert in its shards. */
-int rm_model_pool_status(const rm_model *m, rm_pool_status *st, rm_err *err)
-{
-    (void)err;
-    if (m->remote) { remote_pool_status(m->remote, -1, -1, st); return 0; }
-    memset(st, 0, sizeof *st);
-    st->experts_total = st->experts_local = m->info.total_experts;
-    st->bytes_total = st->bytes_local = m->info.expert_bytes;
-    st->disk_free = disk_free(m->st->dir);
-    return 0;
-}
-

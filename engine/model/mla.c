@@ -17,7 +17,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include "model/model.h"
+#include "model/layers.h"
 #include "kernels/kernels.h"
 #include "base/threadpool.h"
 
@@ -94,10 +94,9 @@ static void mla_heads(void *ud, int h0, int h1)
     free(uk); free(qabs); free(cavg); free(p);
 }
 
-int mla_forward(const rm_model *m, int layer, mla_state *st, int pos0, const float *X, float *Y, int T, rm_err *err)
+int mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int layer, int pos0, const float *X, float *Y,
+                int T, rm_err *err)
 {
-    const rm_config *c = &m->cfg;
-    const mla_weights *w = &m->layers[layer].mla;
     const int nh = c->mla_heads, nope = c->qk_nope, rope = c->qk_rope, dv = c->v_head_dim;
     const int dqk = nope + rope, kvl = c->kv_lora_rank, lat = kvl + rope;
     float *q = malloc((size_t)T * nh * dqk * sizeof *q);

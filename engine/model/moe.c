@@ -19,15 +19,15 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "model/model.h"
+#include "model/layers.h"
 
-int mlp_forward(const rm_model *m, const mlp_weights *w, int inter, const float *X, float *Y, int T, rm_err *err)
+int mlp_forward(const rm_config *c, const mlp_weights *w, int inter, const float *X, float *Y, int T, rm_err *err)
 {
     float *g = malloc((size_t)T * inter * sizeof *g), *u = malloc((size_t)T * inter * sizeof *u);
     if (!g || !u) { free(g); free(u); return rm_errf(err, "out of memory in MLP"); }
     wmat_gemm(&w->gate, X, g, T);
     wmat_gemm(&w->up, X, u, T);
-    glu_act(&m->cfg, g, u, T * inter);
+    glu_act(c, g, u, T * inter);
     wmat_gemm(&w->down, g, Y, T);
     free(g);
     free(u);
@@ -79,11 +79,9 @@ static float route_one(const rm_config *c, const float *logits, const float *bia
     return INFINITY;   /* k == E: no k+1-th expert */
 }
 
-int moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int T,
-                rm_route_fn on_route, void *ud, rm_err *err)
+int moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, double *phase, int *last_route, int layer,
+                int pos0, const float *X, float *Y, int T, rm_route_fn on_route, void *ud, rm_err *err)
 {
-    const rm_config *c = &m->cfg;
-    const moe_weights *w = &m->layers[layer].moe;
     const int D = c->hidden_size, E = c->num_experts, k = c->topk, I = c->moe_inter;
     const int Z = c->latent ? c->latent : D;
     float *logits = malloc((size_t)T * E * sizeof *logits);
@@ -95,7 +93,7 @@ int moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int 
     float *ylat = malloc((size_t)T * Z * sizeof *ylat);
     int *rows = malloc((size_t)T * sizeof *rows), *slots = malloc((size_t)T * sizeof *slots);
     int *uniq = malloc((size_t)E * sizeof *uniq);
-    const double tstart = model_now();
+    const double tstart = rm_now();
     float *gin = malloc((size_t)T * Z * sizeof *gin), *eg = malloc((size_t)T * I * sizeof *eg);
     float *eu = malloc((size_t)T * I * sizeof *eu), *eo = malloc((size_t)T * Z * sizeof *eo);
     float *shared = c->num_shared ? malloc((size_t)T * D * sizeof *shared) : NULL;
@@ -128,21 +126,21 @@ int moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int 
     for (int e = 0; e < E; e++)
         for (size_t j = 0; j < (size_t)T * k; j++)
             if (ids[j] == e) { uniq[n++] = e; break; }
-    memcpy(m->prev_route + (size_t)layer * k, ids + (size_t)(T - 1) * k, (size_t)k * sizeof *ids);
-    double t0 = model_now(), t1;
-    m->ctr.phase[RM_PHASE_SPINE] += t0 - tstart;
-    if ((rc = experts_begin(&m->experts, layer, uniq, n, err))) goto out;
+    memcpy(last_route, ids + (size_t)(T - 1) * k, (size_t)k * sizeof *ids);
+    double t0 = rm_now(), t1;
+    phase[RM_PHASE_SPINE] += t0 - tstart;
+    if ((rc = experts_begin(cache, layer, uniq, n, err))) goto out;
     /* the shared experts need no routed bytes: compute them while the
      * reads are in flight */
-    if (c->num_shared && (rc = mlp_forward(m, &w->shared, I * c->num_shared, X, shared, T, err))) goto out;
-    t1 = model_now();
-    m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+    if (c->num_shared && (rc = mlp_forward(c, &w->shared, I * c->num_shared, X, shared, T, err))) goto out;
+    t1 = rm_now();
+    phase[RM_PHASE_SPINE] += t1 - t0;
     t0 = t1;
     for (;;) {
         mlp_weights ex;
-        int idx = experts_next(&m->experts, &ex, err);
-        t1 = model_now();
-        m->ctr.phase[RM_PHASE_WAIT_IO] += t1 - t0;
+        int idx = experts_next(cache, &ex, err);
+        t1 = rm_now();
+        phase[RM_PHASE_WAIT_IO] += t1 - t0;
         if (idx == -2) { rc = -1; goto out; }
         if (idx < 0) break;
         const int e = uniq[idx];
@@ -157,9 +155,9 @@ int moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int 
         wmat_gemm(&ex.down, eg, eo, nr);
         for (int r = 0; r < nr; r++)
             memcpy(slot + ((size_t)rows[r] * k + slots[r]) * Z, eo + (size_t)r * Z, (size_t)Z * sizeof *eo);
-        experts_done(&m->experts, idx);
-        t0 = model_now();
-        m->ctr.phase[RM_PHASE_EXPERTS] += t0 - t1;
+        experts_done(cache, idx);
+        t0 = rm_now();
+        phase[RM_PHASE_EXPERTS] += t0 - t1;
     }
     for (int t = 0; t < T; t++) {
         float *yl = ylat + (size_t)t * Z;
@@ -170,12 +168,12 @@ int moe_forward(rm_model *m, int layer, int pos0, const float *X, float *Y, int 
         }
         if (c->latent && w->lat_norm) rms_norm(yl, w->lat_norm, yl, Z, (float)c->rms_eps);
     }
-    t0 = model_now();
+    t0 = rm_now();
     if (c->latent) wmat_gemm(&w->lat_up, ylat, Y, T);
     else memcpy(Y, ylat, (size_t)T * D * sizeof *Y);
     if (c->num_shared)
         for (size_t i = 0; i < (size_t)T * D; i++) Y[i] += shared[i];
-    m->ctr.phase[RM_PHASE_SPINE] += model_now() - t0;
+    phase[RM_PHASE_SPINE] += rm_now() - t0;
 out:
     free(logits); free(scratch); free(ids); free(wts); free(z); free(slot); free(ylat);
     free(rows); free(slots); free(gin); free(eg); free(eu); free(eo); free(uniq); free(shared);

@@ -10,7 +10,7 @@
  * these steps in at least fp32 on fp64 data, and the extra width only brings
  * us closer to it.
  */
-#include "model/model.h"
+#include "model/layers.h"
 
 void rms_norm(const float *x, const float *w, float *y, int n, float eps)
 {

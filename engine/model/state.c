@@ -88,7 +88,7 @@ void rm_state_rollback(rm_state *s, int keep)
     const rm_config *c = &s->m->cfg;
     if (s->ckpt_pos < 0 || keep >= s->pos - s->ckpt_pos) { rm_state_commit(s); return; }
     for (int l = 0; l < c->num_layers; l++)
-        if (c->is_kda[l]) kda_rollback(s->m, l, &s->kda[l], keep);
+        if (c->is_kda[l]) kda_rollback(c, &s->kda[l], keep);
     s->pos = s->ckpt_pos + keep;     /* the MLA cache past pos is simply overwritten later */
     rm_state_commit(s);
 }

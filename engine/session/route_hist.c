@@ -10,6 +10,7 @@ int route_hist_init(route_hist *h, const unsigned char *is_moe, int layers, int 
 {
     memset(h, 0, sizeof *h);
     h->topk = topk;
+    h->E = experts;
     h->nkeys = layers * experts;
     if (!(h->moe_layer = malloc((size_t)(layers ? layers : 1) * sizeof *h->moe_layer)) ||
         !(h->mark = calloc((size_t)(h->nkeys ? h->nkeys : 1), sizeof *h->mark))) {
@@ -68,12 +69,11 @@ void route_hist_predict(route_hist *h, const expert_cache *c, int src, int k, in
         for (int li = 0; li < h->nmoe; li++) {
             const int16_t *r = h->ids + ((size_t)p * h->nmoe + li) * h->topk;
             for (int i = 0; i < h->topk; i++) {
-                if (r[i] < 0 || r[i] >= c->E) continue;
-                int key = h->moe_layer[li] * c->E + r[i];
+                if (r[i] < 0 || r[i] >= h->E) continue;
+                int key = h->moe_layer[li] * h->E + r[i];
                 if (key >= h->nkeys || h->mark[key] == h->gen) continue;
                 h->mark[key] = h->gen;
-                if (c->where && c->where[key] >= 0) continue;   /* resident or being read */
-                bytes += (double)c->loc[key].bytes;
+                bytes += (double)experts_missing_bytes(c, key);     /* 0: resident or being read */
             }
         }
         cum[j] = bytes;

@@ -13,6 +13,7 @@
 
 typedef struct route_hist {
     int nmoe, topk;             /* MoE layers; experts per position and layer */
+    int E;                      /* experts per MoE layer */
     int *moe_layer;             /* [nmoe] layer number of each MoE layer */
     int16_t *ids;               /* [cap][nmoe][topk] */
     int cap;
