@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "engine.h"
 #include "io/io_pool.h"
 
 struct io_pool {
@@ -30,13 +31,6 @@ struct io_pool {
     atomic_int outstanding;         /* submitted and not yet read */
     io_pool *yield_to;              /* wait while that pool has reads to do */
 };
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void do_read(io_req *r)
 {
@@ -74,12 +68,12 @@ static void *reader(void *arg)
         io_req *r = p->q_head;
         p->q_head = r->next;
         if (!p->q_head) p->q_tail = NULL;
-        if (p->inflight++ == 0) p->busy_since = mono();
+        if (p->inflight++ == 0) p->busy_since = rm_now();
         if (p->inflight > p->c.max_depth) p->c.max_depth = p->inflight;
         pthread_mutex_unlock(&p->mu);
         do_read(r);
         pthread_mutex_lock(&p->mu);
-        if (--p->inflight == 0) p->c.busy_seconds += mono() - p->busy_since;
+        if (--p->inflight == 0) p->c.busy_seconds += rm_now() - p->busy_since;
         p->c.bytes[r->kind < IO_KINDS ? r->kind : 0] += r->got;
         p->c.reads++;
         atomic_fetch_sub(&p->outstanding, 1);
@@ -196,7 +190,7 @@ io_counters io_take_counters(io_pool *p)
     pthread_mutex_lock(&p->mu);
     io_counters c = p->c;
     if (p->inflight) {  /* split the ongoing busy interval at now */
-        double t = mono();
+        double t = rm_now();
         c.busy_seconds += t - p->busy_since;
         p->busy_since = t;
     }

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "model/model.h"
 #include "kernels/kernels.h"
 #include "base/threadpool.h"
@@ -24,13 +23,6 @@ static int embed_rows(rm_model *m, const int32_t *ids, int T, float *H, rm_err *
     for (int t = 0; t < T; t++)
         if (store_embed_row(&m->store, &m->embed, ids[t], H + (size_t)t * D, err)) return -1;
     return 0;
-}
-
-double model_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* The per-row mix of AttnRes over blocks[0..nb) and P. */
@@ -64,18 +56,17 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
     int nb = 0, rc = 0;
     if (!P || !xin || !xn || !y || !blocks) { rc = rm_errf(err, "out of memory in forward pass"); goto out; }
     if ((rc = state_reserve(s, s->pos + T, err))) goto out;
-    double t0 = model_now(), t1;
+    phase_timer pt;
+    phase_start(&pt, m->ctr.phase);
     if ((rc = embed_rows(m, ids, T, P, err))) goto out;
     for (int l = 0; l < L; l++) {
         const layer_weights *w = &m->layers[l];
         int fresh = 0;   /* P restarts from the mixer output after a snapshot */
-        t1 = model_now();
-        m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+        phase_mark(&pt, RM_PHASE_SPINE);
         if ((rc = store_unit_begin(&m->store, 2 * l, err))) goto out;
         if (c->is_moe[l] && T == 1 && m->prev_route[(size_t)l * c->topk] >= 0)
             experts_prefetch(&m->experts, l, m->prev_route + (size_t)l * c->topk, c->topk);
-        t0 = model_now();
-        m->ctr.phase[RM_PHASE_WAIT_IO] += t0 - t1;
+        phase_mark(&pt, RM_PHASE_WAIT_IO);
         if (B) {
             if (nb) mix_rows(blocks, nb, P, w->attn_res_w, xin, T, D, eps);
             else memcpy(xin, P, TD * sizeof *xin);
@@ -88,13 +79,11 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
         } else {
             norm_rows(P, w->in_norm, xn, T, D, eps);
         }
-        t1 = model_now();
-        m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+        phase_mark(&pt, RM_PHASE_SPINE);
         rc = c->is_kda[l] ? kda_forward(c, &w->kda, &s->kda[l], l, xn, y, T, err)
                           : mla_forward(c, &w->mla, &s->mla[l], l, s->pos, xn, y, T, err);
         if (rc) goto out;
-        t0 = model_now();
-        m->ctr.phase[RM_PHASE_ATTN] += t0 - t1;
+        phase_mark(&pt, RM_PHASE_ATTN);
         if (fresh) memcpy(P, y, TD * sizeof *P);
         else for (size_t i = 0; i < TD; i++) P[i] += y[i];
         if (B) {
@@ -103,21 +92,17 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
         } else {
             norm_rows(P, w->post_norm, xn, T, D, eps);
         }
-        t1 = model_now();
-        m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+        phase_mark(&pt, RM_PHASE_SPINE);
         if ((rc = store_unit_begin(&m->store, 2 * l + 1, err))) goto out;
-        t0 = model_now();
-        m->ctr.phase[RM_PHASE_WAIT_IO] += t0 - t1;
-        t1 = t0;
-        if (c->is_moe[l]) {     /* books its own phases: router, waits, experts */
-            rc = moe_forward(c, &w->moe, &m->experts, m->ctr.phase, m->prev_route + (size_t)l * c->topk, l, s->pos,
+        phase_mark(&pt, RM_PHASE_WAIT_IO);
+        if (c->is_moe[l]) {     /* marks its own phases: router, waits, experts */
+            rc = moe_forward(c, &w->moe, &m->experts, &pt, m->prev_route + (size_t)l * c->topk, l, s->pos,
                              xn, y, T, on_route, ud, err);
         } else {
             rc = mlp_forward(c, &w->mlp, c->intermediate_size, xn, y, T, err);
-            m->ctr.phase[RM_PHASE_SPINE] += model_now() - t1;
+            phase_mark(&pt, RM_PHASE_SPINE);
         }
         if (rc) goto out;
-        t0 = model_now();
         for (size_t i = 0; i < TD; i++) P[i] += y[i];
         if (dbg)
             memcpy(dbg + ((size_t)l * dbg_T + dbg_t0) * D, P, TD * sizeof *P);
@@ -126,14 +111,12 @@ static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, fl
     else memcpy(xin, P, TD * sizeof *xin);
     norm_rows(xin, m->final_norm, xn, T, D, eps);
     if (dbg) memcpy(dbg + ((size_t)L * dbg_T + dbg_t0) * D, xn, TD * sizeof *xn);
-    t1 = model_now();
-    m->ctr.phase[RM_PHASE_SPINE] += t1 - t0;
+    phase_mark(&pt, RM_PHASE_SPINE);
     if ((rc = store_unit_begin(&m->store, 2 * L, err))) goto out;
-    t0 = model_now();
-    m->ctr.phase[RM_PHASE_WAIT_IO] += t0 - t1;
+    phase_mark(&pt, RM_PHASE_WAIT_IO);
     if (logits) wmat_gemm(&m->lm_head, xn, logits, T);
     if (last_logits) wmat_gemv(&m->lm_head, xn + (size_t)(T - 1) * D, last_logits);
-    m->ctr.phase[RM_PHASE_LM_HEAD] += model_now() - t0;
+    phase_mark(&pt, RM_PHASE_LM_HEAD);
     m->ctr.tokens += (uint64_t)T;
     s->pos += T;
 out:

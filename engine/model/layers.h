@@ -13,6 +13,7 @@
 #include "format/config.h"
 #include "format/weights.h"
 #include "io/experts.h"
+#include "model/phase.h"
 
 typedef struct kda_weights {
     wmat q, k, v;               /* [P, D] */
@@ -92,10 +93,11 @@ int  mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int la
                  int T, rm_err *err);
 int  mlp_forward(const rm_config *c, const mlp_weights *w, int inter, const float *X, float *Y, int T, rm_err *err);
 /* The MoE block: routes each position (reported through on_route), reads the
- * chosen experts through the expert cache and books its time into phase[]
- * (RM_PHASE_*). last_route receives the topk experts of the last position. */
-int  moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, double *phase, int *last_route, int layer,
-                 int pos0, const float *X, float *Y, int T, rm_route_fn on_route, void *ud, rm_err *err);
+ * chosen experts through the expert cache and marks its phases on pt (from
+ * the caller's last mark on). last_route receives the topk experts of the
+ * last position. */
+int  moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, phase_timer *pt, int *last_route,
+                 int layer, int pos0, const float *X, float *Y, int T, rm_route_fn on_route, void *ud, rm_err *err);
 
 /* y = x * rsqrt(mean(x²) + eps) * w over n values */
 void rms_norm(const float *x, const float *w, float *y, int n, float eps);

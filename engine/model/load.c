@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "model/model.h"
 #include "remote/source.h"
 #include "kernels/kernels.h"

@@ -50,6 +50,5 @@ int  state_reserve(rm_state *s, int n, rm_err *err);
 /* Fills the storage, cache and phase figures of st from the counters
  * accumulated since the last call, and resets them. */
 void model_take_stats(rm_model *m, rm_token_stats *st);
-double model_now(void);
 
 #endif

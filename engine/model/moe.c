@@ -79,36 +79,56 @@ static float route_one(const rm_config *c, const float *logits, const float *bia
     return INFINITY;   /* k == E: no k+1-th expert */
 }
 
-int moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, double *phase, int *last_route, int layer,
-                int pos0, const float *X, float *Y, int T, rm_route_fn on_route, void *ud, rm_err *err)
+/* Working memory of one moe_forward call. */
+typedef struct moe_buf {
+    float *logits;              /* [T, E] router logits */
+    float *scratch;             /* [4E]: selection scores, scores, taken flags */
+    int *ids;                   /* [T, k] chosen experts, by descending score */
+    float *wts;                 /* [T, k] their routing weights */
+    float *z;                   /* [T, Z] latent input (latent MoE only) */
+    float *slot;                /* [T, k, Z] expert outputs per (t, i) */
+    float *ylat;                /* [T, Z] weighted sum */
+    int *rows, *slots;          /* [T] the rows that chose one expert, and where */
+    int *uniq;                  /* [E] the distinct experts, in expert order */
+    float *gin, *eg, *eu, *eo;  /* one expert's input rows and GLU */
+    float *shared;              /* [T, D] shared experts' output */
+} moe_buf;
+
+static void moe_buf_free(moe_buf *b)
+{
+    free(b->logits); free(b->scratch); free(b->ids); free(b->wts); free(b->z); free(b->slot); free(b->ylat);
+    free(b->rows); free(b->slots); free(b->gin); free(b->eg); free(b->eu); free(b->eo); free(b->uniq); free(b->shared);
+}
+
+static int moe_buf_alloc(moe_buf *b, const rm_config *c, int T)
 {
     const int D = c->hidden_size, E = c->num_experts, k = c->topk, I = c->moe_inter;
     const int Z = c->latent ? c->latent : D;
-    float *logits = malloc((size_t)T * E * sizeof *logits);
-    float *scratch = malloc((size_t)4 * E * sizeof *scratch);
-    int *ids = malloc((size_t)T * k * sizeof *ids);
-    float *wts = malloc((size_t)T * k * sizeof *wts);
-    float *z = c->latent ? malloc((size_t)T * Z * sizeof *z) : NULL;
-    float *slot = malloc((size_t)T * k * Z * sizeof *slot);      /* expert outputs per (t, i) */
-    float *ylat = malloc((size_t)T * Z * sizeof *ylat);
-    int *rows = malloc((size_t)T * sizeof *rows), *slots = malloc((size_t)T * sizeof *slots);
-    int *uniq = malloc((size_t)E * sizeof *uniq);
-    const double tstart = rm_now();
-    float *gin = malloc((size_t)T * Z * sizeof *gin), *eg = malloc((size_t)T * I * sizeof *eg);
-    float *eu = malloc((size_t)T * I * sizeof *eu), *eo = malloc((size_t)T * Z * sizeof *eo);
-    float *shared = c->num_shared ? malloc((size_t)T * D * sizeof *shared) : NULL;
-    int rc = 0;
-    if (!logits || !scratch || !ids || !wts || (c->latent && !z) || !slot || !ylat || !rows ||
-        !slots || !gin || !eg || !eu || !eo || !uniq || (c->num_shared && !shared)) {
-        rc = rm_errf(err, "out of memory in MoE layer %d", layer);
-        goto out;
-    }
-    wmat_gemm(&w->router, X, logits, T);
+    *b = (moe_buf){
+        malloc((size_t)T * E * sizeof(float)), malloc((size_t)4 * E * sizeof(float)),
+        malloc((size_t)T * k * sizeof(int)), malloc((size_t)T * k * sizeof(float)),
+        c->latent ? malloc((size_t)T * Z * sizeof(float)) : NULL, malloc((size_t)T * k * Z * sizeof(float)),
+        malloc((size_t)T * Z * sizeof(float)), malloc((size_t)T * sizeof(int)), malloc((size_t)T * sizeof(int)),
+        malloc((size_t)E * sizeof(int)), malloc((size_t)T * Z * sizeof(float)), malloc((size_t)T * I * sizeof(float)),
+        malloc((size_t)T * I * sizeof(float)), malloc((size_t)T * Z * sizeof(float)),
+        c->num_shared ? malloc((size_t)T * D * sizeof(float)) : NULL,
+    };
+    return b->logits && b->scratch && b->ids && b->wts && (!c->latent || b->z) && b->slot && b->ylat && b->rows &&
+           b->slots && b->uniq && b->gin && b->eg && b->eu && b->eo && (!c->num_shared || b->shared) ? 0 : -1;
+}
+
+/* Routes every position: ids and weights per row (KimiMoEGate.forward), each
+ * reported through on_route. */
+static void route_rows(const rm_config *c, const moe_weights *w, moe_buf *b, int layer, int pos0, const float *X,
+                       int T, rm_route_fn on_route, void *ud)
+{
+    const int E = c->num_experts, k = c->topk;
+    wmat_gemm(&w->router, X, b->logits, T);
     for (int t = 0; t < T; t++) {
-        int *id = ids + (size_t)t * k;
-        float *wt = wts + (size_t)t * k;
-        float *s = scratch + E, *sel = scratch;  /* s spans 2E floats: scores + taken flags */
-        float margin = route_one(c, logits + (size_t)t * E, w->bias, id, wt, sel, s);
+        int *id = b->ids + (size_t)t * k;
+        float *wt = b->wts + (size_t)t * k;
+        float *s = b->scratch + E, *sel = b->scratch;  /* s spans 2E floats: scores + taken flags */
+        float margin = route_one(c, b->logits + (size_t)t * E, w->bias, id, wt, sel, s);
         double sum = 0;
         for (int i = 0; i < k; i++) sum += s[id[i]];
         for (int i = 0; i < k; i++) {
@@ -118,64 +138,91 @@ int moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, d
         }
         if (on_route) on_route(ud, layer, pos0 + t, id, wt, k, margin);
     }
-    const float *zin = X;
-    if (c->latent) { wmat_gemm(&w->lat_down, X, z, T); zin = z; }
-    /* the distinct experts of these positions, each computed once on the
-     * rows that chose it, in the order their bytes arrive */
+}
+
+/* The distinct experts of these positions into b->uniq, in expert order;
+ * returns their count. */
+static int distinct_experts(const rm_config *c, moe_buf *b, int T)
+{
     int n = 0;
-    for (int e = 0; e < E; e++)
-        for (size_t j = 0; j < (size_t)T * k; j++)
-            if (ids[j] == e) { uniq[n++] = e; break; }
-    memcpy(last_route, ids + (size_t)(T - 1) * k, (size_t)k * sizeof *ids);
-    double t0 = rm_now(), t1;
-    phase[RM_PHASE_SPINE] += t0 - tstart;
-    if ((rc = experts_begin(cache, layer, uniq, n, err))) goto out;
-    /* the shared experts need no routed bytes: compute them while the
-     * reads are in flight */
-    if (c->num_shared && (rc = mlp_forward(c, &w->shared, I * c->num_shared, X, shared, T, err))) goto out;
-    t1 = rm_now();
-    phase[RM_PHASE_SPINE] += t1 - t0;
-    t0 = t1;
-    for (;;) {
-        mlp_weights ex;
-        int idx = experts_next(cache, &ex, err);
-        t1 = rm_now();
-        phase[RM_PHASE_WAIT_IO] += t1 - t0;
-        if (idx == -2) { rc = -1; goto out; }
-        if (idx < 0) break;
-        const int e = uniq[idx];
-        int nr = 0;
-        for (int t = 0; t < T; t++)
-            for (int i = 0; i < k; i++)
-                if (ids[(size_t)t * k + i] == e) { rows[nr] = t; slots[nr] = i; nr++; }
-        for (int r = 0; r < nr; r++) memcpy(gin + (size_t)r * Z, zin + (size_t)rows[r] * Z, (size_t)Z * sizeof *gin);
-        wmat_gemm(&ex.gate, gin, eg, nr);
-        wmat_gemm(&ex.up, gin, eu, nr);
-        glu_act(c, eg, eu, nr * I);
-        wmat_gemm(&ex.down, eg, eo, nr);
-        for (int r = 0; r < nr; r++)
-            memcpy(slot + ((size_t)rows[r] * k + slots[r]) * Z, eo + (size_t)r * Z, (size_t)Z * sizeof *eo);
-        experts_done(cache, idx);
-        t0 = rm_now();
-        phase[RM_PHASE_EXPERTS] += t0 - t1;
-    }
+    for (int e = 0; e < c->num_experts; e++)
+        for (size_t j = 0; j < (size_t)T * c->topk; j++)
+            if (b->ids[j] == e) { b->uniq[n++] = e; break; }
+    return n;
+}
+
+/* Expert e (weights ex) on the rows of zin that chose it; each row's output
+ * goes to its (t, i) place in b->slot. */
+static void expert_rows(const rm_config *c, const mlp_weights *ex, int e, moe_buf *b, const float *zin, int T)
+{
+    const int k = c->topk, I = c->moe_inter, Z = c->latent ? c->latent : c->hidden_size;
+    int nr = 0;
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < k; i++)
+            if (b->ids[(size_t)t * k + i] == e) { b->rows[nr] = t; b->slots[nr] = i; nr++; }
+    for (int r = 0; r < nr; r++) memcpy(b->gin + (size_t)r * Z, zin + (size_t)b->rows[r] * Z, (size_t)Z * sizeof *b->gin);
+    wmat_gemm(&ex->gate, b->gin, b->eg, nr);
+    wmat_gemm(&ex->up, b->gin, b->eu, nr);
+    glu_act(c, b->eg, b->eu, nr * I);
+    wmat_gemm(&ex->down, b->eg, b->eo, nr);
+    for (int r = 0; r < nr; r++)
+        memcpy(b->slot + ((size_t)b->rows[r] * k + b->slots[r]) * Z, b->eo + (size_t)r * Z, (size_t)Z * sizeof *b->eo);
+}
+
+/* Y = up(norm(Σ_i w_i · E_i)) + shared, each row's experts added in its own
+ * selection order (KimiSparseMoeBlock.moe_infer, then the latent
+ * projection). */
+static void combine(const rm_config *c, const moe_weights *w, const moe_buf *b, float *Y, int T)
+{
+    const int D = c->hidden_size, k = c->topk, Z = c->latent ? c->latent : D;
     for (int t = 0; t < T; t++) {
-        float *yl = ylat + (size_t)t * Z;
+        float *yl = b->ylat + (size_t)t * Z;
         for (int d = 0; d < Z; d++) {
             float acc = 0;
-            for (int i = 0; i < k; i++) acc += wts[(size_t)t * k + i] * slot[((size_t)t * k + i) * Z + d];
+            for (int i = 0; i < k; i++) acc += b->wts[(size_t)t * k + i] * b->slot[((size_t)t * k + i) * Z + d];
             yl[d] = acc;
         }
         if (c->latent && w->lat_norm) rms_norm(yl, w->lat_norm, yl, Z, (float)c->rms_eps);
     }
-    t0 = rm_now();
-    if (c->latent) wmat_gemm(&w->lat_up, ylat, Y, T);
-    else memcpy(Y, ylat, (size_t)T * D * sizeof *Y);
+    if (c->latent) wmat_gemm(&w->lat_up, b->ylat, Y, T);
+    else memcpy(Y, b->ylat, (size_t)T * D * sizeof *Y);
     if (c->num_shared)
-        for (size_t i = 0; i < (size_t)T * D; i++) Y[i] += shared[i];
-    phase[RM_PHASE_SPINE] += rm_now() - t0;
+        for (size_t i = 0; i < (size_t)T * D; i++) Y[i] += b->shared[i];
+}
+
+int moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, phase_timer *pt, int *last_route,
+                int layer, int pos0, const float *X, float *Y, int T, rm_route_fn on_route, void *ud, rm_err *err)
+{
+    const int k = c->topk;
+    moe_buf b;
+    int rc = 0;
+    if (moe_buf_alloc(&b, c, T)) { rc = rm_errf(err, "out of memory in MoE layer %d", layer); goto out; }
+    route_rows(c, w, &b, layer, pos0, X, T, on_route, ud);
+    const float *zin = X;
+    if (c->latent) { wmat_gemm(&w->lat_down, X, b.z, T); zin = b.z; }
+    /* the distinct experts of these positions, each computed once on the
+     * rows that chose it, in the order their bytes arrive */
+    int n = distinct_experts(c, &b, T);
+    memcpy(last_route, b.ids + (size_t)(T - 1) * k, (size_t)k * sizeof *b.ids);
+    phase_mark(pt, RM_PHASE_SPINE);
+    if ((rc = experts_begin(cache, layer, b.uniq, n, err))) goto out;
+    /* the shared experts need no routed bytes: compute them while the
+     * reads are in flight */
+    if (c->num_shared && (rc = mlp_forward(c, &w->shared, c->moe_inter * c->num_shared, X, b.shared, T, err))) goto out;
+    phase_mark(pt, RM_PHASE_SPINE);
+    for (;;) {
+        mlp_weights ex;
+        int idx = experts_next(cache, &ex, err);
+        phase_mark(pt, RM_PHASE_WAIT_IO);
+        if (idx == -2) { rc = -1; goto out; }
+        if (idx < 0) break;
+        expert_rows(c, &ex, b.uniq[idx], &b, zin, T);
+        experts_done(cache, idx);
+        phase_mark(pt, RM_PHASE_EXPERTS);
+    }
+    combine(c, w, &b, Y, T);
+    phase_mark(pt, RM_PHASE_SPINE);
 out:
-    free(logits); free(scratch); free(ids); free(wts); free(z); free(slot); free(ylat);
-    free(rows); free(slots); free(gin); free(eg); free(eu); free(eo); free(uniq); free(shared);
+    moe_buf_free(&b);
     return rc;
 }

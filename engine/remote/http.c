@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 #include <curl/curl.h>
 #include "remote/http.h"
@@ -77,13 +76,6 @@ struct fetch_client {
     fetch_counters ctr;         /* under mu, except bytes */
     uint64_t bytes;             /* atomic: added to by the body callback */
 };
-
-static double mono(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int fetch_parse_content_range(const char *v, uint64_t *a, uint64_t *b, uint64_t *total)
 {
@@ -320,7 +312,7 @@ static void finish(fetch_client *c, fetch_job *j, int verdict)
         double wait = BACKOFF_BASE_S * (double)(1u << (j->tries - 1 < 5 ? j->tries - 1 : 5));
         if (wait > BACKOFF_MAX_S) wait = BACKOFF_MAX_S;
         if (j->retry_after > wait) wait = j->retry_after;
-        j->at = mono() + wait;
+        j->at = rm_now() + wait;
         j->next = c->delayed;
         c->delayed = j;
         c->ctr.retries++;
@@ -341,7 +333,7 @@ static void *client_main(void *arg)
     fetch_client *c = arg;
     pthread_mutex_lock(&c->mu);
     while (!c->quit) {
-        double now = mono(), next = now + 1.0;
+        double now = rm_now(), next = now + 1.0;
         for (fetch_job **pp = &c->delayed; *pp;) {      /* backoffs that are over */
             fetch_job *j = *pp;
             if (j->at <= now) {
@@ -365,7 +357,7 @@ static void *client_main(void *arg)
                 continue;
             }
             c->ctr.requests++;
-            if (c->active++ == 0) c->busy_since = mono();
+            if (c->active++ == 0) c->busy_since = rm_now();
         }
         pthread_mutex_unlock(&c->mu);
         int running = 0;
@@ -380,14 +372,14 @@ static void *client_main(void *arg)
             curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&bc);
             pthread_mutex_lock(&c->mu);
             int verdict = judge(c, bc->j, h, res);
-            if (--c->active == 0) c->ctr.busy_s += mono() - c->busy_since;
+            if (--c->active == 0) c->ctr.busy_s += rm_now() - c->busy_since;
             finish(c, bc->j, verdict);
             pthread_mutex_unlock(&c->mu);
             curl_multi_remove_handle(c->multi, h);
             curl_easy_cleanup(h);
             free(bc);
         }
-        int ms = (int)((next - mono()) * 1000);
+        int ms = (int)((next - rm_now()) * 1000);
         curl_multi_poll(c->multi, NULL, 0, ms < 1 ? 1 : ms > 1000 ? 1000 : ms, NULL);
         pthread_mutex_lock(&c->mu);
     }
@@ -512,7 +504,7 @@ fetch_counters fetch_take_counters(fetch_client *c)
     fetch_counters r = c->ctr;
     r.bytes = __atomic_exchange_n(&c->bytes, 0, __ATOMIC_RELAXED);
     if (c->active) {
-        double t = mono();
+        double t = rm_now();
         r.busy_s += t - c->busy_since;
         c->busy_since = t;
     }

@@ -14,16 +14,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "session/session.h"
 #include "session/sampler.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int seq_push(rm_session *s, int32_t id)
 {
@@ -148,10 +140,10 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
     memset(&s->stats, 0, sizeof s->stats);
     s->stats.prefill = 1;
     s->stats.prompt_tokens = np;
-    double t0 = now();
+    double t0 = rm_now();
     int prefilled = s->nseq - s->nfed;
     if ((rc = feed_pending(s, logits, err))) goto out;
-    s->stats.seconds = now() - t0;
+    s->stats.seconds = rm_now() - t0;
     s->stats.token_index = (uint64_t)prefilled;   /* tokens actually prefilled */
     session_emit_stats(s, ev);
     int max_new = o && o->max_new > 0 ? o->max_new : 1 << 30;
@@ -166,7 +158,7 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
     int n = 0;
     while (n < max_new) {
         if (stop && *stop) { *interrupted = 1; break; }
-        double t1 = now();
+        double t1 = rm_now();
         int32_t id = (int32_t)sampler_pick(&smp, logits);
         if (seq_push(s, id) || spec_push(&s->spec, &id, 1)) { rc = rm_errf(err, "out of memory"); break; }
         int done = sink_feed(s, cs, id);
@@ -176,7 +168,7 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
         if (k == 0) {
             /* a plain step; the closing token is fed at the next turn, only if needed */
             if (!done && n < max_new && (rc = feed_pending(s, logits, err))) break;
-            session_begin_stats(s, n - 1, id, np, now() - t1);
+            session_begin_stats(s, n - 1, id, np, rm_now() - t1);
             session_emit_stats(s, ev);
             if (done) break;
             spec_plain(&s->spec, s->stats.seconds, (double)s->stats.bytes_expert_read, s->stats.read_gbps);
@@ -189,7 +181,7 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
         if ((rc = rm_forward(s->m, s->st, draft, k + 1, vlog, NULL, on_route, s, err))) break;
         int acc = 0;
         while (acc < k && sampler_argmax(vlog + (size_t)acc * V, V) == draft[acc + 1]) acc++;
-        double tv = now() - t1;
+        double tv = rm_now() - t1;
         s->nfed = s->nseq;     /* id is in the state */
         /* emit the accepted drafts; stop early at the end of the message */
         int kept = 0;

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "engine.h"
 #include "kernels/kernels.h"
 #include "base/threadpool.h"
@@ -27,13 +26,6 @@ const char *rm_kernels_level(void)
     return kern_level();
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* ---- timing ------------------------------------------------------------ */
 
 /* Runs step(ctx, 0), step(ctx, 1), ... (each returns the bytes it read) for
@@ -42,15 +34,15 @@ static double now_s(void)
  * disturbed by it, and the bandwidth and the kernels are measured alike. */
 static double best_rate(size_t (*step)(void *ctx, int i), void *ctx, double seconds)
 {
-    double best = 0, end = now_s() + seconds;
+    double best = 0, end = rm_now() + seconds;
     int i = 0;
     do {
-        double t0 = now_s(), t;
+        double t0 = rm_now(), t;
         size_t bytes = 0;
         do bytes += step(ctx, i++);
-        while ((t = now_s() - t0) < seconds / 10);
+        while ((t = rm_now() - t0) < seconds / 10);
         if (bytes / t / 1e9 > best) best = bytes / t / 1e9;
-    } while (now_s() < end);
+    } while (rm_now() < end);
     return best;
 }
 
