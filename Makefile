@@ -86,7 +86,7 @@ FUZZ_CC    ?= clang
 FUZZ_FLAGS  = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_SRC    = engine/text/tokenizer.c engine/text/pretok.c engine/text/utf8.c engine/text/pyjson.c \
               engine/text/template.c engine/text/chat_stream.c \
-              engine/base/err.c
+              engine/base/err.c engine/base/buf.c engine/base/file.c
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 fuzz: $(FUZZ_BIN)
 build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_SRC) $(wildcard engine/*.h engine/*/*.h) $(GEN)/han_ranges.h

@@ -120,10 +120,10 @@ void      rm_state_reset(rm_state *s);
 int       rm_state_pos(const rm_state *s);
 /* Speculation: remember the state now; what is fed next can be undone.
  * rollback(keep) makes the state exactly (bit for bit) that of having fed
- * only the first `keep` tokens since the checkpoint; commit forgets it. */
+ * only the first `keep` tokens since the checkpoint, and forgets the
+ * checkpoint (keep >= the tokens fed since: nothing is undone). */
 int       rm_state_checkpoint(rm_state *s, rm_err *err);
 void      rm_state_rollback(rm_state *s, int keep);
-void      rm_state_commit(rm_state *s);
 
 /* Router choices reported during a forward pass, one call per MoE layer and
  * position (pos counts from the start of the sequence). ids are ordered by
@@ -403,8 +403,6 @@ int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, r
 
 /* ---- kernels (benchmarks and self-checks) ------------------------------ */
 
-/* Name of the SIMD level chosen at run time: "avx512", "avx2" or "scalar". */
-const char *rm_kernels_level(void);
 /* Runs the kernel benchmark of `remora bench-kernels`, printing to stdout. */
 int rm_bench_kernels(int argc, char **argv);
 

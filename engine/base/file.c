@@ -1,4 +1,5 @@
-/* diskio.c — file-system helpers of stream mode (diskio.h).
+/* file.c — file-system helpers (file.h) and the atomic replacement of a
+ * file (rm_write_atomic, rm_atomic_tmp_name/commit/abort in engine.h).
  *
  * Temporary names carry the writer's pid and thread id ("NAME.tmp.PID.TID"),
  * so concurrent writers (a `remora fetch` next to a `remora run`) never share
@@ -18,7 +19,7 @@
 #include <unistd.h>
 #include "base/file.h"
 
-int disk_mkdirs(const char *path, rm_err *err)
+int file_mkdirs(const char *path, rm_err *err)
 {
     char p[4096];
     if (snprintf(p, sizeof p, "%s", path) >= (int)sizeof p) return rm_errf(err, "%s: path too long", path);
@@ -35,12 +36,12 @@ int disk_mkdirs(const char *path, rm_err *err)
     return 0;
 }
 
-void disk_tmp_name(char *buf, size_t cap, const char *path)
+void file_tmp_name(char *buf, size_t cap, const char *path)
 {
     snprintf(buf, cap, "%s.tmp.%ld.%ld", path, (long)getpid(), (long)syscall(SYS_gettid));
 }
 
-int disk_tmp_stale(const char *name)
+int file_tmp_stale(const char *name)
 {
     const char *t = strstr(name, ".tmp.");
     if (!t) return 0;
@@ -62,7 +63,7 @@ static int sync_dir(const char *path)
     return rc;
 }
 
-void rm_atomic_tmp_name(const char *path, char *tmp, size_t cap) { disk_tmp_name(tmp, cap, path); }
+void rm_atomic_tmp_name(const char *path, char *tmp, size_t cap) { file_tmp_name(tmp, cap, path); }
 
 void rm_atomic_abort(const char *tmp) { unlink(tmp); }
 
@@ -91,18 +92,11 @@ int rm_write_atomic(const char *path, const void *data, size_t len, int mode, rm
     struct stat st;
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return rm_errf(err, "%s: is a directory", path);
     char tmp[4200];
-    disk_tmp_name(tmp, sizeof tmp, path);
+    file_tmp_name(tmp, sizeof tmp, path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode ? mode : 0644);
     if (fd < 0) return rm_errf(err, "%s: cannot write: %s", path, strerror(errno));
-    size_t w = 0;
-    int e = 0;
-    while (w < len) {
-        ssize_t n = write(fd, (const char *)data + w, len - w);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) { e = n < 0 ? errno : ENOSPC; break; }
-        w += (size_t)n;
-    }
-    int bad = w != len;
+    int e = 0, bad = file_write_all(fd, data, len) != 0;
+    if (bad) e = errno;
     if (!bad && (fsync(fd) != 0 || fstat(fd, &st) != 0)) { bad = 1; e = errno; }
     if (!bad && (uint64_t)st.st_size != len) { bad = 1; e = EIO; }
     if (close(fd) && !bad) { bad = 1; e = errno; }
@@ -115,31 +109,72 @@ int rm_write_atomic(const char *path, const void *data, size_t len, int mode, rm
     return 0;
 }
 
-uint64_t disk_free(const char *path)
+uint64_t file_free_space(const char *path)
 {
     struct statvfs v;
     if (statvfs(path, &v)) return 0;
     return (uint64_t)v.f_bavail * v.f_frsize;
 }
 
-char *disk_read_file(const char *path, size_t max, size_t *len)
+/* Writes are cut into pieces of at most 1 GiB: Linux moves at most about
+ * 2 GiB per call anyway. */
+int file_write_all(int fd, const void *p, size_t n)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return NULL;
-    struct stat st;
-    if (fstat(fd, &st)) { close(fd); return NULL; }
-    if ((uint64_t)st.st_size > max) { close(fd); errno = EFBIG; return NULL; }
-    size_t n = (size_t)st.st_size, got = 0;
-    char *b = malloc(n + 1);
-    while (b && got < n) {
-        ssize_t r = read(fd, b + got, n - got);
+    size_t w = 0;
+    while (w < n) {
+        ssize_t r = write(fd, (const char *)p + w, n - w > (1u << 30) ? (1u << 30) : n - w);
         if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) { free(b); b = NULL; errno = EIO; break; }
+        if (r <= 0) { if (!r) errno = ENOSPC; return -1; }
+        w += (size_t)r;
+    }
+    return 0;
+}
+
+int file_pwrite_all(int fd, const void *p, size_t n, uint64_t off)
+{
+    size_t w = 0;
+    while (w < n) {
+        ssize_t r = pwrite(fd, (const char *)p + w, n - w > (1u << 30) ? (1u << 30) : n - w, (off_t)(off + w));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) { if (!r) errno = ENOSPC; return -1; }
+        w += (size_t)r;
+    }
+    return 0;
+}
+
+int file_pread_all(int fd, void *dst, size_t n, uint64_t off)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pread(fd, (char *)dst + got, n - got, (off_t)(off + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return -1;
+        if (r == 0) { errno = 0; return 1; }
         got += (size_t)r;
     }
+    return 0;
+}
+
+char *file_read(const char *path, size_t max, size_t *len, rm_err *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) { rm_errf(err, "%s: cannot open: %s", path, strerror(errno)); return NULL; }
+    struct stat st;
+    char *b = NULL;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) rm_errf(err, "%s: not a regular file", path);
+    else if ((uint64_t)st.st_size > max) rm_errf(err, "%s: larger than %.0f MB", path, max / 1048576.0);
+    else if (!(b = malloc((size_t)st.st_size + 1))) rm_errf(err, "%s: out of memory", path);
+    else {
+        int r = file_pread_all(fd, b, (size_t)st.st_size, 0);
+        if (r) {
+            rm_errf(err, "%s: %s", path, r < 0 ? strerror(errno) : "file shrank while reading");
+            free(b);
+            b = NULL;
+        } else {
+            b[st.st_size] = 0;
+            if (len) *len = (size_t)st.st_size;
+        }
+    }
     close(fd);
-    if (!b) return NULL;
-    b[n] = 0;
-    if (len) *len = n;
     return b;
 }

@@ -1,23 +1,31 @@
-/* diskio.h — small file-system helpers: directories, files written
- * atomically (rm_write_atomic in engine.h), free space, and whole small files read back. */
-#ifndef REMORA_DISKIO_H
-#define REMORA_DISKIO_H
+/* file.h — file-system helpers: directories, whole files, loops that read
+ * or write until a span is complete, temporary names, free space. Files a
+ * user cares about are replaced with rm_write_atomic or the two-step
+ * rm_atomic_tmp_name / rm_atomic_commit (engine.h), implemented here. */
+#ifndef REMORA_FILE_H
+#define REMORA_FILE_H
 #include <stddef.h>
 #include <stdint.h>
 #include "engine.h"
 
 /* mkdir -p. */
-int disk_mkdirs(const char *path, rm_err *err);
-/* Atomic replacement of a file is rm_write_atomic (engine.h). */
+int file_mkdirs(const char *path, rm_err *err);
+/* A whole regular file of at most max bytes (malloc'd, NUL-terminated, its
+ * length in *len), or NULL with err naming the path and the reason. */
+char *file_read(const char *path, size_t max, size_t *len, rm_err *err);
+/* Write or pwrite all n bytes, retrying short writes and EINTR: 0, or -1
+ * with errno set (ENOSPC when the device accepts no more). */
+int file_write_all(int fd, const void *p, size_t n);
+int file_pwrite_all(int fd, const void *p, size_t n, uint64_t off);
+/* pread n bytes at off: 0; 1 when the file ends first (errno 0); -1 on an
+ * error (errno set). */
+int file_pread_all(int fd, void *dst, size_t n, uint64_t off);
 /* Bytes an unprivileged writer may still use on path's file system; 0 if unknown. */
-uint64_t disk_free(const char *path);
-/* A whole file of at most max bytes (malloc'd, NUL-terminated), or NULL with
- * errno set (ENOENT when missing, EFBIG when larger). */
-char *disk_read_file(const char *path, size_t max, size_t *len);
+uint64_t file_free_space(const char *path);
 /* A temporary name next to path, unique to this process and thread; the
- * leftovers of dead processes are found by disk_tmp_stale(). */
-void disk_tmp_name(char *buf, size_t cap, const char *path);
-/* Whether a file name made by disk_tmp_name belongs to a process that is gone. */
-int disk_tmp_stale(const char *name);
+ * leftovers of dead processes are found by file_tmp_stale(). */
+void file_tmp_name(char *buf, size_t cap, const char *path);
+/* Whether a file name made by file_tmp_name belongs to a process that is gone. */
+int file_tmp_stale(const char *name);
 
 #endif

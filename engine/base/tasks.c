@@ -1,4 +1,4 @@
-/* par.c — a bounded pool of threads over an index range (par.h). Threads
+/* tasks.c — a bounded pool of threads over an index range (tasks.h). Threads
  * take the next index from a shared counter, so slow items do not hold up
  * the others; the pool lives for one call. */
 #include <pthread.h>
@@ -6,20 +6,20 @@
 #include <string.h>
 #include "base/tasks.h"
 
-typedef struct par_ctx {
+typedef struct tasks_ctx {
     int (*fn)(void *, int, int, rm_err *);
     void *ud;
     int n, next, failed;
     pthread_mutex_t mu;
     rm_err err;
-} par_ctx;
+} tasks_ctx;
 
-typedef struct par_arg { par_ctx *p; int worker; } par_arg;
+typedef struct tasks_arg { tasks_ctx *p; int worker; } tasks_arg;
 
-static void *par_worker(void *arg)
+static void *tasks_worker(void *arg)
 {
-    par_arg *a = arg;
-    par_ctx *p = a->p;
+    tasks_arg *a = arg;
+    tasks_ctx *p = a->p;
     for (;;) {
         pthread_mutex_lock(&p->mu);
         int i = p->failed || p->next >= p->n ? -1 : p->next++;
@@ -36,21 +36,21 @@ static void *par_worker(void *arg)
     return NULL;
 }
 
-int par_for(int n, int threads, int (*fn)(void *ud, int i, int worker, rm_err *err), void *ud, rm_err *err)
+int tasks_for(int n, int threads, int (*fn)(void *ud, int i, int worker, rm_err *err), void *ud, rm_err *err)
 {
     if (threads < 1) threads = 1;
     if (threads > n) threads = n > 0 ? n : 1;
-    par_ctx p = { fn, ud, n, 0, 0, PTHREAD_MUTEX_INITIALIZER, { "" } };
+    tasks_ctx p = { fn, ud, n, 0, 0, PTHREAD_MUTEX_INITIALIZER, { "" } };
     pthread_t *th = calloc((size_t)threads, sizeof *th);
-    par_arg *args = calloc((size_t)threads, sizeof *args);
+    tasks_arg *args = calloc((size_t)threads, sizeof *args);
     if (!th || !args) { free(th); free(args); return rm_errf(err, "out of memory"); }
     int started = 0;
     for (int t = 0; t < threads; t++) {
-        args[t] = (par_arg){ &p, t };
-        if (pthread_create(&th[t], NULL, par_worker, &args[t])) break;
+        args[t] = (tasks_arg){ &p, t };
+        if (pthread_create(&th[t], NULL, tasks_worker, &args[t])) break;
         started++;
     }
-    if (!started) { args[0] = (par_arg){ &p, 0 }; par_worker(&args[0]); }
+    if (!started) { args[0] = (tasks_arg){ &p, 0 }; tasks_worker(&args[0]); }
     for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
     free(th);
     free(args);

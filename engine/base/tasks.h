@@ -1,12 +1,12 @@
-/* par.h — run fn(i) for i in [0, n) on a few threads, stopping at the first
+/* tasks.h — run fn(i) for i in [0, n) on a few threads, stopping at the first
  * failure. Stream mode uses it to keep several downloads in flight (shard
  * headers, spine chunks, experts) with blocking calls. */
-#ifndef REMORA_PAR_H
-#define REMORA_PAR_H
+#ifndef REMORA_TASKS_H
+#define REMORA_TASKS_H
 #include "engine.h"
 
 /* fn returns 0 or -1 (filling its err); `worker` is in [0, threads). The
  * first failure's message lands in err; items not yet started are skipped. */
-int par_for(int n, int threads, int (*fn)(void *ud, int i, int worker, rm_err *err), void *ud, rm_err *err);
+int tasks_for(int n, int threads, int (*fn)(void *ud, int i, int worker, rm_err *err), void *ud, rm_err *err);
 
 #endif

@@ -9,9 +9,11 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
 #include "format/config.h"
+#include "base/file.h"
 
 typedef struct {
     const char *file;
@@ -245,23 +247,9 @@ int config_load(const char *dir, rm_config *c, rm_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/config.json", dir);
-    FILE *f = fopen(path, "rb");
-    if (!f) return rm_errf(err, "%s: cannot open", path);
-    char *buf = NULL;
-    size_t len = 0, cap = 0;
-    for (;;) {
-        if (len == cap) {
-            if (cap > (16u << 20)) { fclose(f); free(buf); return rm_errf(err, "%s: larger than 16 MB", path); }
-            cap = cap ? cap * 2 : 65536;
-            char *nb = realloc(buf, cap);
-            if (!nb) { fclose(f); free(buf); return rm_errf(err, "%s: out of memory", path); }
-            buf = nb;
-        }
-        size_t n = fread(buf + len, 1, cap - len, f);
-        if (!n) break;
-        len += n;
-    }
-    fclose(f);
+    size_t len = 0;
+    char *buf = file_read(path, 16u << 20, &len, err);
+    if (!buf) return -1;
     int rc = config_parse(buf, len, path, c, err);
     free(buf);
     return rc;

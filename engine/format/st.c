@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "format/st.h"
+#include "base/file.h"
 
 /* The reference writer refuses headers over 100 MB; so do we. */
 #define ST_MAX_HEADER (100u << 20)
@@ -33,7 +34,6 @@ static const struct { const char *name; int bits; } dtypes[ST_NDTYPES] = {
 };
 
 const char *st_dtype_name(st_dtype d) { return d < ST_NDTYPES ? dtypes[d].name : "?"; }
-int st_dtype_bits(st_dtype d) { return d < ST_NDTYPES ? dtypes[d].bits : 0; }
 
 int64_t st_numel(const st_tensor *t)
 {
@@ -62,15 +62,10 @@ const st_tensor *st_find(const st_set *s, const char *name)
 int st_pread(const st_set *s, const st_tensor *t, void *dst, size_t len, rm_err *err)
 {
     const st_shard *sh = &s->shards[t->shard];
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = pread(sh->fd, (char *)dst + got, len - got, (off_t)(t->offset + got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0)
-            return rm_errf(err, "%s: cannot read tensor '%s': %s", sh->path, t->name,
-                           n < 0 ? strerror(errno) : "unexpected end of file");
-        got += (size_t)n;
-    }
+    int r = file_pread_all(sh->fd, dst, len, t->offset);
+    if (r)
+        return rm_errf(err, "%s: cannot read tensor '%s': %s", sh->path, t->name,
+                       r < 0 ? strerror(errno) : "unexpected end of file");
     return 0;
 }
 

@@ -66,7 +66,5 @@ const st_tensor *st_find(const st_set *s, const char *name);
 int         st_pread(const st_set *s, const st_tensor *t, void *dst, size_t len, rm_err *err);
 int64_t     st_numel(const st_tensor *t);
 const char *st_dtype_name(st_dtype d);
-/* Size in bits of one element (4 for ST_F4). */
-int         st_dtype_bits(st_dtype d);
 
 #endif

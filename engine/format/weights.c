@@ -88,13 +88,14 @@ wmat wmat_rows(const wmat *m, int r0, int n)
     return v;
 }
 
-uint64_t wmat_bytes(const wmat *m)
+uint64_t wmat_bytes(const wmat *m, uint64_t *scale_bytes)
 {
     uint64_t n = (uint64_t)m->rows * (uint64_t)m->cols;
+    if (scale_bytes) *scale_bytes = m->kind == WM_MXFP4 ? n / 32 : 0;
     switch (m->kind) {
     case WM_F32: return n * 4;
     case WM_BF16: return n * 2;
-    case WM_MXFP4: return n / 2 + n / 32;
+    case WM_MXFP4: return n / 2;
     default: return 0;
     }
 }

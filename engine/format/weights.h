@@ -34,8 +34,10 @@ typedef struct mlp_weights {
 
 /* A view of rows [r0, r0+n) of m. */
 wmat wmat_rows(const wmat *m, int r0, int n);
-/* Bytes of the encoded matrix. */
-uint64_t wmat_bytes(const wmat *m);
+/* Bytes of the encoded matrix at m->off: the F32 or BF16 values, or the
+ * packed MXFP4 codes; *scale_bytes (may be NULL) gets those of its E8M0
+ * scales at m->scale_off (MXFP4; 0 for the others). */
+uint64_t wmat_bytes(const wmat *m, uint64_t *scale_bytes);
 
 /* name: an F32/BF16 tensor of n elements (any shape), widened to a new
  * fp32 array. With `take` > 0, only the first `take` of n are kept (K3's

@@ -18,7 +18,7 @@ double device_bench(expert_cache *c, double seconds, int *block_bytes, int *queu
     for (int k = 0; k < c->L * c->E; k++)   /* stream mode: only experts in the shards (not holes) */
         if (c->loc[k].nparts == 1 && (!c->remote.is_local || c->remote.is_local(c->remote.ctx, k))) keys[nkeys++] = k;
     int ok = nkeys > 0;
-    for (int i = 0; i < qd && ok; i++) ok = !posix_memalign((void **)&bufs[i], STORE_ALIGN, c->slot_size);
+    for (int i = 0; i < qd && ok; i++) ok = !posix_memalign((void **)&bufs[i], RM_ALIGN, c->slot_size);
     double gbps = -1;
     if (!ok) { rm_errf(err, nkeys ? "out of memory" : "no expert is stored in the shards as one span"); goto out; }
     uint64_t rng = 88172645463325252ull, bytes = 0;

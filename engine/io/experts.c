@@ -25,15 +25,6 @@
 #include <unistd.h>
 #include "io/experts.h"
 
-static uint64_t align_down(uint64_t x) { return x & ~(uint64_t)(STORE_ALIGN - 1); }
-static uint64_t align_up(uint64_t x) { return (x + STORE_ALIGN - 1) & ~(uint64_t)(STORE_ALIGN - 1); }
-
-static uint64_t mat_bytes(const wmat *w)
-{
-    uint64_t n = (uint64_t)w->rows * w->cols;
-    return w->kind == WM_F32 ? n * 4 : w->kind == WM_BF16 ? n * 2 : n / 2;
-}
-
 /* Fills loc from the expert's matrices (gate, up, down). */
 static void locate(expert_loc *loc, const mlp_weights *x)
 {
@@ -42,11 +33,12 @@ static void locate(expert_loc *loc, const mlp_weights *x)
     int n = 0;
     uint64_t raw = 0;
     for (int i = 0; i < 3; i++) {
+        uint64_t scale_bytes;
         beg[n] = m3[i]->off;
-        end[n++] = m3[i]->off + mat_bytes(m3[i]);
+        end[n++] = m3[i]->off + wmat_bytes(m3[i], &scale_bytes);
         if (m3[i]->kind == WM_MXFP4) {
             beg[n] = m3[i]->scale_off;
-            end[n++] = m3[i]->scale_off + (uint64_t)m3[i]->rows * m3[i]->cols / 32;
+            end[n++] = m3[i]->scale_off + scale_bytes;
         }
     }
     uint64_t lo = beg[0], hi = end[0];
@@ -60,15 +52,15 @@ static void locate(expert_loc *loc, const mlp_weights *x)
     int same_shard = x->up.shard == loc->shard && x->down.shard == loc->shard;
     if (same_shard && hi - lo == raw) {          /* contiguous: one read */
         loc->nparts = 1;
-        loc->off[0] = align_down(lo);
-        loc->len[0] = align_up(hi) - loc->off[0];
+        loc->off[0] = rm_align_down(lo);
+        loc->len[0] = rm_align_up(hi) - loc->off[0];
         loc->buf_off[0] = 0;
     } else {
         loc->nparts = n;
         size_t pos = 0;
         for (int i = 0; i < n; i++) {
-            loc->off[i] = align_down(beg[i]);
-            loc->len[i] = align_up(end[i]) - loc->off[i];
+            loc->off[i] = rm_align_down(beg[i]);
+            loc->len[i] = rm_align_up(end[i]) - loc->off[i];
             loc->buf_off[i] = pos;
             pos += loc->len[i];
         }

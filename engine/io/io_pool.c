@@ -168,14 +168,6 @@ void io_wait(io_pool *p, io_req *r)
     pthread_mutex_unlock(&p->mu);
 }
 
-int io_pending(io_pool *p)
-{
-    pthread_mutex_lock(&p->mu);
-    int n = p->pending;
-    pthread_mutex_unlock(&p->mu);
-    return n;
-}
-
 int io_threads(io_pool *p) { return p->nthreads; }
 
 void io_pool_yield_to(io_pool *p, io_pool *other)

@@ -40,7 +40,6 @@ io_req  *io_try_any(io_pool *p);
 /* Waits until the given request has completed (it is then not returned by
  * io_wait_any). */
 void     io_wait(io_pool *p, io_req *r);
-int      io_pending(io_pool *p);
 int      io_threads(io_pool *p);
 /* Makes p's readers hold back while `other` has reads submitted and not
  * done: expert reads are waited for now, spine read-ahead only later. */

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include "io/store.h"
+#include "kernels/kernels.h"
 
 #define MERGE_GAP (64u << 10)
 /* Runs are cut into reads of at most this size, so a large unit is read by
@@ -36,19 +37,19 @@
  * (median 105%), for the same total throughput. */
 #define READ_CHUNK (2u << 20)
 
-static uint64_t align_down(uint64_t x) { return x & ~(uint64_t)(STORE_ALIGN - 1); }
-static uint64_t align_up(uint64_t x) { return (x + STORE_ALIGN - 1) & ~(uint64_t)(STORE_ALIGN - 1); }
-
-void *store_buf_alloc(size_t bytes)
+/* Weight buffers: page-aligned anonymous memory, populated up front. Reads
+ * into pages never touched before are several times slower (each page is
+ * faulted in while the device waits), so budget memory is taken at once. */
+static void *buf_alloc(size_t bytes)
 {
-    void *p = mmap(NULL, bytes ? bytes : STORE_ALIGN, PROT_READ | PROT_WRITE,
+    void *p = mmap(NULL, bytes ? bytes : RM_ALIGN, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     return p == MAP_FAILED ? NULL : p;
 }
 
-void store_buf_free(void *p, size_t bytes)
+static void buf_free(void *p, size_t bytes)
 {
-    if (p) munmap(p, bytes ? bytes : STORE_ALIGN);
+    if (p) munmap(p, bytes ? bytes : RM_ALIGN);
 }
 
 int store_init(store *s, st_set *st, int io_threads, rm_err *err)
@@ -88,10 +89,10 @@ void store_free(store *s)
         free(s->units[u].runs);
         free(s->units[u].binds);
         free(s->units[u].reqs);
-        store_buf_free(s->units[u].buf, s->units[u].bytes);
+        buf_free(s->units[u].buf, s->units[u].bytes);
     }
     free(s->units);
-    store_buf_free(s->ring, s->ring_size);
+    buf_free(s->ring, s->ring_size);
     free(s->rq);
     if (s->fds) for (int i = 0; i < s->st->nshards; i++) close(s->fds[i]);
     free(s->fds);
@@ -116,7 +117,7 @@ static int add_span(spine_unit *un, int shard, uint64_t off, uint64_t len)
     spine_run *r = realloc(un->runs, (size_t)(un->nruns + 1) * sizeof *r);
     if (!r) return -1;
     un->runs = r;
-    r[un->nruns++] = (spine_run){ shard, align_down(off), align_up(off + len) - align_down(off), 0 };
+    r[un->nruns++] = (spine_run){ shard, rm_align_down(off), rm_align_up(off + len) - rm_align_down(off), 0 };
     return 0;
 }
 
@@ -128,10 +129,9 @@ int store_add_mat(store *s, int u, wmat *m, rm_err *err)
     if (!b) return rm_errf(err, "out of memory");
     un->binds = b;
     b[un->nbinds++] = (spine_bind){ m, 0, 0 };
-    uint64_t n = (uint64_t)m->rows * m->cols;
-    uint64_t bytes = m->kind == WM_F32 ? n * 4 : m->kind == WM_BF16 ? n * 2 : n / 2;
+    uint64_t scale_bytes, bytes = wmat_bytes(m, &scale_bytes);
     if (add_span(un, m->shard, m->off, bytes)) return rm_errf(err, "out of memory");
-    if (m->kind == WM_MXFP4 && add_span(un, m->shard, m->scale_off, n / 32)) return rm_errf(err, "out of memory");
+    if (m->kind == WM_MXFP4 && add_span(un, m->shard, m->scale_off, scale_bytes)) return rm_errf(err, "out of memory");
     return 0;
 }
 
@@ -253,7 +253,7 @@ int store_plan(store *s, uint64_t budget, uint64_t min_cache, uint64_t *cache_by
         spine_unit *un = &s->units[u];
         if (!un->nruns) continue;
         if (resident + un->bytes + reserve > budget) { s->streamed++; continue; }
-        if (!(un->buf = store_buf_alloc(un->bytes)))
+        if (!(un->buf = buf_alloc(un->bytes)))
             return rm_errf(err, "out of memory for %llu bytes of resident weights", (unsigned long long)un->bytes);
         resident += un->bytes;
     }
@@ -279,7 +279,7 @@ int store_plan(store *s, uint64_t budget, uint64_t min_cache, uint64_t *cache_by
     if (rc) return rc;
     if (s->streamed) {
         s->ring_size = 2 * mx;
-        if (!(s->ring = store_buf_alloc(s->ring_size)) || !(s->rq = calloc((size_t)s->nunits, sizeof *s->rq)))
+        if (!(s->ring = buf_alloc(s->ring_size)) || !(s->rq = calloc((size_t)s->nunits, sizeof *s->rq)))
             return rm_errf(err, "out of memory for the spine stream ring");
         for (int u = 0; u < s->nunits; u++) {
             spine_unit *un = &s->units[u];
@@ -369,12 +369,13 @@ int store_unit_begin(store *s, int u, rm_err *err)
     return 0;
 }
 
-int store_read_small(store *s, int shard, uint64_t off, size_t len, void *dst, rm_err *err)
+/* Reads `len` bytes of shard at off (any alignment) into dst. */
+static int read_small(store *s, int shard, uint64_t off, size_t len, void *dst, rm_err *err)
 {
     /* O_DIRECT wants aligned spans: read the covering blocks into a bounce buffer */
-    uint64_t a = align_down(off), e = align_up(off + len);
+    uint64_t a = rm_align_down(off), e = rm_align_up(off + len);
     uint8_t *bounce;
-    if (posix_memalign((void **)&bounce, STORE_ALIGN, e - a)) return rm_errf(err, "out of memory");
+    if (posix_memalign((void **)&bounce, RM_ALIGN, e - a)) return rm_errf(err, "out of memory");
     io_req r = { s->fds[shard], a, e - a, bounce, NULL, IO_OTHER, NULL, NULL, 0, 0, NULL };
     io_submit(s->io, &r);
     io_wait(s->io, &r);
@@ -393,11 +394,11 @@ int store_embed_row(store *s, const wmat *embed, int row, float *dst, rm_err *er
     uint8_t buf[16384];
     uint8_t *p = n * esz <= sizeof buf ? buf : malloc(n * esz);
     if (!p) return rm_errf(err, "out of memory");
-    int rc = store_read_small(s, embed->shard, embed->off + (uint64_t)row * n * esz, n * esz, p, err);
+    int rc = read_small(s, embed->shard, embed->off + (uint64_t)row * n * esz, n * esz, p, err);
     if (!rc) {
         for (size_t i = 0; i < n; i++) {
             if (esz == 4) memcpy(&dst[i], p + 4 * i, 4);
-            else { uint16_t h; memcpy(&h, p + 2 * i, 2); union { uint32_t u; float f; } v = { .u = (uint32_t)h << 16 }; dst[i] = v.f; }
+            else { uint16_t h; memcpy(&h, p + 2 * i, 2); dst[i] = bf16_to_f32(h); }
         }
     }
     if (p != buf) free(p);

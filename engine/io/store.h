@@ -15,10 +15,9 @@
 #define REMORA_STORE_H
 #include "format/weights.h"
 #include "io/io_pool.h"
+#include "base/align.h"
 
 enum { IO_SPINE = 0, IO_EXPERT = 1, IO_PREFETCH = 2, IO_OTHER = 3 };
-
-#define STORE_ALIGN 4096u
 
 typedef struct spine_run {          /* one read: an aligned span of one shard */
     int shard;
@@ -64,12 +63,6 @@ typedef struct store {
     uint64_t bytes_other;           /* embedding rows and similar small reads */
 } store;
 
-/* Weight buffers: page-aligned anonymous memory, populated up front. Reads
- * into pages never touched before are several times slower (each page is
- * faulted in while the device waits), so budget memory is taken at once. */
-void *store_buf_alloc(size_t bytes);
-void  store_buf_free(void *p, size_t bytes);
-
 /* Opens the fds and the reader pool; units are described by store_add_mat
  * while the model binds its weights, then store_plan + store_load_resident. */
 int  store_init(store *s, st_set *st, int io_threads, rm_err *err);
@@ -85,8 +78,6 @@ int  store_plan(store *s, uint64_t budget, uint64_t min_cache, uint64_t *cache_b
 int  store_unit_begin(store *s, int u, rm_err *err);
 /* Reads one embedding row into dst (fp32). */
 int  store_embed_row(store *s, const wmat *embed, int row, float *dst, rm_err *err);
-/* Reads `len` bytes of a tensor (small vectors at load time). */
-int  store_read_small(store *s, int shard, uint64_t off, size_t len, void *dst, rm_err *err);
 /* The smallest budget store_plan accepts for this model with `min_cache`. */
 uint64_t store_min_budget(const store *s, uint64_t min_cache);
 

@@ -60,7 +60,7 @@ int rm_model_pool_status(const rm_model *m, rm_pool_status *st, rm_err *err)
     memset(st, 0, sizeof *st);
     st->experts_total = st->experts_local = m->info.total_experts;
     st->bytes_total = st->bytes_local = m->info.expert_bytes;
-    st->disk_free = disk_free(m->st->dir);
+    st->disk_free = file_free_space(m->st->dir);
     return 0;
 }
 

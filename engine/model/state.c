@@ -8,6 +8,14 @@
 #include "model/model.h"
 
 
+/* Forgets the checkpoint: what was fed since stays. */
+static void commit(rm_state *s)
+{
+    const rm_config *c = &s->m->cfg;
+    for (int l = 0; l < c->num_layers; l++) { s->kda[l].recording = 0; s->kda[l].nrec = 0; }
+    s->ckpt_pos = -1;
+}
+
 rm_state *rm_state_new(rm_model *m, rm_err *err)
 {
     const rm_config *c = &m->cfg;
@@ -58,7 +66,7 @@ void rm_state_reset(rm_state *s)
         memset(s->kda[l].conv, 0, 3 * (size_t)(c->conv_size > 1 ? c->conv_size - 1 : 1) * P * sizeof(float));
     }
     s->pos = 0;
-    rm_state_commit(s);
+    commit(s);
 }
 
 int rm_state_pos(const rm_state *s) { return s->pos; }
@@ -86,18 +94,11 @@ int rm_state_checkpoint(rm_state *s, rm_err *err)
 void rm_state_rollback(rm_state *s, int keep)
 {
     const rm_config *c = &s->m->cfg;
-    if (s->ckpt_pos < 0 || keep >= s->pos - s->ckpt_pos) { rm_state_commit(s); return; }
+    if (s->ckpt_pos < 0 || keep >= s->pos - s->ckpt_pos) { commit(s); return; }
     for (int l = 0; l < c->num_layers; l++)
         if (c->is_kda[l]) kda_rollback(c, &s->kda[l], keep);
     s->pos = s->ckpt_pos + keep;     /* the MLA cache past pos is simply overwritten later */
-    rm_state_commit(s);
-}
-
-void rm_state_commit(rm_state *s)
-{
-    const rm_config *c = &s->m->cfg;
-    for (int l = 0; l < c->num_layers; l++) { s->kda[l].recording = 0; s->kda[l].nrec = 0; }
-    s->ckpt_pos = -1;
+    commit(s);
 }
 
 /* Grows every MLA cache to hold at least n tokens. */

@@ -31,6 +31,7 @@
 #include <unistd.h>
 #include <curl/curl.h>
 #include "remote/http.h"
+#include "base/file.h"
 
 #define BACKOFF_BASE_S 0.25
 #define BACKOFF_MAX_S  8.0
@@ -189,17 +190,9 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
             return 0;
         }
         if (j->buf) memcpy(j->buf + j->got, p, k);
-        else {
-            size_t w = 0;
-            while (w < k) {
-                ssize_t r = pwrite(j->fd, p + w, k - w, (off_t)(j->fd_off + j->got + w));
-                if (r < 0 && errno == EINTR) continue;
-                if (r <= 0) {
-                    job_fail(j, "%s: cannot write the downloaded bytes: %s", j->url, r < 0 ? strerror(errno) : "no space");
-                    return 0;
-                }
-                w += (size_t)r;
-            }
+        else if (file_pwrite_all(j->fd, p, k, j->fd_off + j->got)) {
+            job_fail(j, "%s: cannot write the downloaded bytes: %s", j->url, strerror(errno));
+            return 0;
         }
     } else {
         if (j->got + k > j->max) {

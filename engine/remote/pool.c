@@ -10,9 +10,9 @@
 #include "remote/source_int.h"
 #include "remote/xcache.h"
 #include "base/file.h"
+#include "base/align.h"
 #include "base/tasks.h"
 
-#define RX_ALIGN 4096u
 
 static int key_local(const remote *x, int key)
 {
@@ -40,7 +40,7 @@ void remote_pool_status(const remote *x, int first, int last, rm_pool_status *st
         st->bytes_total += x->keys[key].raw;
         if (key_local(x, key)) { st->experts_local++; st->bytes_local += x->keys[key].raw; }
     }
-    st->disk_free = disk_free(x->dir);
+    st->disk_free = file_free_space(x->dir);
 }
 
 typedef struct pool_job {
@@ -98,10 +98,10 @@ int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, r
         if (x->keys[key].raw > maxraw) maxraw = x->keys[key].raw;
     }
     for (int w = 0; w < conns; w++)
-        if (posix_memalign((void **)&p.bufs[w], RX_ALIGN, (maxraw + RX_ALIGN - 1) & ~(uint64_t)(RX_ALIGN - 1)))
+        if (posix_memalign((void **)&p.bufs[w], RM_ALIGN, rm_align_up(maxraw)))
             { p.bufs[w] = NULL; rc = rm_errf(err, "out of memory for %d download buffers", conns); goto out; }
     if (fn) fn(ud, "experts", 0, p.total);
-    rc = par_for(n, conns, fetch_one, &p, err);
+    rc = tasks_for(n, conns, fetch_one, &p, err);
 out:
     if (p.bufs) for (int w = 0; w < conns; w++) free(p.bufs[w]);
     free(p.bufs);

@@ -183,7 +183,7 @@ static int open_shard(su *s, su_shard *h, rm_err *err)
     }
     uint64_t hb = 8 + h->hlen;
     if (manifest_covers(&s->mf, h->mi, 0, hb)) return 0;
-    if (pwrite(h->fd, h->head, hb, 0) != (ssize_t)hb || fdatasync(h->fd))
+    if (file_pwrite_all(h->fd, h->head, hb, 0) || fdatasync(h->fd))
         return rm_errf(err, "%s: cannot write the header: %s", path, strerror(errno));
     return manifest_add(&s->mf, h->mi, 0, hb, err);
 }
@@ -277,7 +277,7 @@ static int download(su *s, const char *phase, int conns, rm_err *err)
     s->total = 0;
     for (int i = 0; i < s->nch; i++) s->total += s->ch[i].hi - s->ch[i].lo;
     if (s->fn) s->fn(s->ud, phase, 0, s->total);
-    int rc = par_for(s->nch, conns, get_chunk, s, err);
+    int rc = tasks_for(s->nch, conns, get_chunk, s, err);
     s->nch = 0;
     return rc;
 }
@@ -312,7 +312,7 @@ int rm_setup(const char *dir, const rm_setup_opts *o, rm_progress_fn fn, void *u
     size_t cfg_len = 0, idx_len = 0;
     int rc = -1;
     snprintf(meta, sizeof meta, "%s/.remora", dir);
-    if (disk_mkdirs(dir, err) || choose_source(dir, o->source, url, sizeof url, err)) return -1;
+    if (file_mkdirs(dir, err) || choose_source(dir, o->source, url, sizeof url, err)) return -1;
     snprintf(res->source, sizeof res->source, "%s", url);
     fetch_opts fo = { url, getenv("HF_TOKEN"), conns, 0, 0 };
     if (fetch_new(&fo, &s.net, err)) return -1;
@@ -331,14 +331,14 @@ int rm_setup(const char *dir, const rm_setup_opts *o, rm_progress_fn fn, void *u
     snprintf(name, sizeof name, "%s/model.safetensors.index.json", url);
     char mpath[4200];
     snprintf(mpath, sizeof mpath, "%s/manifest.json", meta);
-    if (index_shards(&s, idx_text, idx_len, name, err) || disk_mkdirs(meta, err) ||
+    if (index_shards(&s, idx_text, idx_len, name, err) || file_mkdirs(meta, err) ||
         manifest_load(&s.mf, mpath, err))
         goto out;
     if (remote_read_source(dir, name, sizeof name, NULL, err) > 0 && remote_write_source(dir, url, 0, err)) goto out;
     /* headers */
     s.phase = "headers";
     s.total = 0;
-    if (par_for(s.nsh, conns, get_header, &s, err)) goto out;
+    if (tasks_for(s.nsh, conns, get_header, &s, err)) goto out;
     for (int i = 0; i < s.nsh; i++) {
         res->model_bytes += s.sh[i].size;
         if (open_shard(&s, &s.sh[i], err)) goto out;
@@ -349,7 +349,7 @@ int rm_setup(const char *dir, const rm_setup_opts *o, rm_progress_fn fn, void *u
     for (int i = 0; i < s.nsh; i++) have += manifest_bytes(&s.mf, s.sh[i].mi);
     if (plan_spine(&s, &res->spine_bytes, err)) goto out;
     res->full_needs = res->model_bytes - have;
-    res->disk_free = disk_free(dir);
+    res->disk_free = file_free_space(dir);
     uint64_t spine_needs = 0;
     for (int i = 0; i < s.nch; i++) spine_needs += s.ch[i].hi - s.ch[i].lo;
     int full = o->mode == RM_SETUP_FULL ||

@@ -30,8 +30,8 @@
 #include "remote/manifest.h"
 #include "remote/xcache.h"
 #include "base/file.h"
+#include "base/align.h"
 
-#define RX_ALIGN 4096u
 
 int remote_expert_tensor(const char *name, int *layer, int *expert)
 {
@@ -103,7 +103,7 @@ static void clean_stale(const char *dir)
         if (!s) continue;
         struct dirent *fe;
         while ((fe = readdir(s))) {
-            if (!strstr(fe->d_name, ".tmp.") || !disk_tmp_stale(fe->d_name)) continue;
+            if (!strstr(fe->d_name, ".tmp.") || !file_tmp_stale(fe->d_name)) continue;
             char f[4700];
             snprintf(f, sizeof f, "%s/%s", sub, fe->d_name);
             unlink(f);
@@ -309,7 +309,7 @@ int remote_obtain(remote *x, int key, uint8_t *img, int must_cache, int *from_ne
         }
         if (!rc) {
             *from_net = 1;
-            uint64_t avail = disk_free(x->dir);
+            uint64_t avail = file_free_space(x->dir);
             if (avail < k->raw + DISK_RESERVE) {
                 if (must_cache)
                     rc = rm_errf(err, "%s: the disk is full (%.2f GB free; the cache leaves %.1f GB)", x->dir,
@@ -367,7 +367,7 @@ static void rx_read(io_req *r, void *ctx)
     /* one span inside the request: download or read it into the slot itself */
     const int inplace = k->nseg == 1 && sg->off >= r->off && sg->off + sg->len <= r->off + r->len;
     uint8_t *img = inplace ? dst : NULL;
-    if (!inplace && posix_memalign((void **)&img, RX_ALIGN, (k->raw + RX_ALIGN - 1) & ~(uint64_t)(RX_ALIGN - 1)))
+    if (!inplace && posix_memalign((void **)&img, RM_ALIGN, rm_align_up(k->raw)))
         img = NULL;
     rm_err err = { "" };
     int from_net = 0;

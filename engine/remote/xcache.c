@@ -16,8 +16,8 @@
 #include <zlib.h>
 #include "remote/xcache.h"
 #include "base/file.h"
+#include "base/align.h"
 
-#define XC_ALIGN 4096u
 static const char xc_magic[4] = { 'R', 'M', 'X', '1' };
 
 static uint32_t le32(const uint8_t *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
@@ -55,31 +55,19 @@ static void put_trailer(uint8_t t[XC_TRAILER], uint32_t crc, uint64_t n)
     for (int i = 0; i < 8; i++) t[8 + i] = (uint8_t)(n >> (8 * i));
 }
 
-static int write_all(int fd, const void *p, uint64_t n)
-{
-    uint64_t w = 0;
-    while (w < n) {
-        ssize_t r = write(fd, (const char *)p + w, n - w > (1u << 30) ? (1u << 30) : n - w);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) { if (!r) errno = ENOSPC; return -1; }
-        w += (uint64_t)r;
-    }
-    return 0;
-}
-
 int xc_store(const char *path, const void *raw, uint64_t n, rm_err *err)
 {
     char dir[4096], tmp[4200];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
-    if (slash) { *slash = 0; if (disk_mkdirs(dir, err)) return -1; }
-    disk_tmp_name(tmp, sizeof tmp, path);
+    if (slash) { *slash = 0; if (file_mkdirs(dir, err)) return -1; }
+    file_tmp_name(tmp, sizeof tmp, path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return rm_errf(err, "%s: cannot create: %s", tmp, strerror(errno));
     uint8_t t[XC_TRAILER];
     put_trailer(t, xc_crc32(0, raw, (size_t)n), n);
     struct stat st;
-    int bad = write_all(fd, raw, n) || write_all(fd, t, XC_TRAILER) || fdatasync(fd) || fstat(fd, &st);
+    int bad = file_write_all(fd, raw, (size_t)n) || file_write_all(fd, t, XC_TRAILER) || fdatasync(fd) || fstat(fd, &st);
     int e = errno;
     if (!bad && (uint64_t)st.st_size != n + XC_TRAILER) { bad = 1; e = EIO; }
     if (!bad) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
@@ -88,19 +76,6 @@ int xc_store(const char *path, const void *raw, uint64_t n, rm_err *err)
         if (!bad) e = errno;
         unlink(tmp);
         return rm_errf(err, "%s: cannot write the cached expert: %s", path, strerror(e));
-    }
-    return 0;
-}
-
-static int pread_all(int fd, void *dst, uint64_t n, uint64_t off)
-{
-    uint64_t got = 0;
-    while (got < n) {
-        ssize_t r = pread(fd, (char *)dst + got, n - got, (off_t)(off + got));
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return -1;
-        if (r == 0) { errno = 0; return 1; }      /* shorter than its size said: changed under us */
-        got += (uint64_t)r;
     }
     return 0;
 }
@@ -123,22 +98,22 @@ int xc_load(const char *path, void *dst, uint64_t n, int verify, int *damaged, r
     struct stat st;
     if (fstat(fd, &st)) { int e = errno; close(fd); return rm_errf(err, "%s: cannot stat: %s", path, strerror(e)); }
     if ((uint64_t)st.st_size != n + XC_TRAILER) { close(fd); return damaged_file(path, damaged); }
-    uint64_t bulk = ((uintptr_t)dst % XC_ALIGN) ? 0 : n & ~(uint64_t)(XC_ALIGN - 1);
+    uint64_t bulk = ((uintptr_t)dst % RM_ALIGN) ? 0 : rm_align_down(n);
     int rc = 0;
     if (bulk) {
         int dfd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-        rc = pread_all(dfd >= 0 ? dfd : fd, dst, bulk, 0);
+        rc = file_pread_all(dfd >= 0 ? dfd : fd, dst, bulk, 0);
         if (dfd >= 0) close(dfd);
     }
-    uint8_t tail[XC_ALIGN + XC_TRAILER];
+    uint8_t tail[RM_ALIGN + XC_TRAILER];
     if (!rc) {  /* the unaligned rest, a block at a time through a small buffer */
         for (uint64_t pos = bulk; pos < n && !rc;) {
-            uint64_t k = n - pos > XC_ALIGN ? XC_ALIGN : n - pos;
-            rc = pread_all(fd, tail, k, pos);
+            uint64_t k = n - pos > RM_ALIGN ? RM_ALIGN : n - pos;
+            rc = file_pread_all(fd, tail, k, pos);
             if (!rc) memcpy((char *)dst + pos, tail, k);
             pos += k;
         }
-        if (!rc) rc = pread_all(fd, tail, XC_TRAILER, n);
+        if (!rc) rc = file_pread_all(fd, tail, XC_TRAILER, n);
     }
     int e = errno;
     close(fd);

@@ -33,6 +33,7 @@
 #include "engine.h"
 #include "text/pretok.h"
 #include "text/tokenizer_int.h"
+#include "base/file.h"
 
 #define N_RESERVED 256          /* special ids in the vocabulary */
 #define N_SPECIAL_NAMES 258     /* names built, as tokenization_kimi.py does */
@@ -337,35 +338,6 @@ int rm_tokenizer_load(const char *model_name, const char *model, size_t model_le
     return 0;
 }
 
-static char *read_whole(const char *path, size_t *len, rm_err *err)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) { rm_errf(err, "%s: %s", path, strerror(errno)); return NULL; }
-    struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        rm_errf(err, "%s: not a regular file", path);
-        close(fd);
-        return NULL;
-    }
-    char *buf = malloc((size_t)st.st_size + 1);
-    if (!buf) rm_errf(err, "%s: out of memory", path);
-    size_t got = 0;
-    while (buf && got < (size_t)st.st_size) {
-        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            rm_errf(err, "%s: %s", path, r < 0 ? strerror(errno) : "file shrank while reading");
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        got += (size_t)r;
-    }
-    close(fd);
-    if (buf) { buf[got] = 0; *len = got; }
-    return buf;
-}
-
 int rm_tokenizer_open(const char *dir, rm_tokenizer **out, rm_err *err)
 {
     char mpath[4096], cpath[4096];
@@ -373,9 +345,9 @@ int rm_tokenizer_open(const char *dir, rm_tokenizer **out, rm_err *err)
     snprintf(cpath, sizeof cpath, "%s/tokenizer_config.json", dir);
     size_t mlen = 0, clen = 0;
     *out = NULL;
-    char *m = read_whole(mpath, &mlen, err);
+    char *m = file_read(mpath, SIZE_MAX, &mlen, err);
     if (!m) return -1;
-    char *c = read_whole(cpath, &clen, err);
+    char *c = file_read(cpath, SIZE_MAX, &clen, err);
     if (!c) { free(m); return -1; }
     int rc = rm_tokenizer_load(mpath, m, mlen, cpath, c, clen, out, err);
     free(m);

@@ -16,15 +16,11 @@
 #include <string.h>
 #include "engine.h"
 #include "kernels/kernels.h"
+#include "format/weights.h"
 #include "base/threadpool.h"
 
 #define BW_BYTES   ((size_t)1 << 30)   /* bandwidth probe buffer */
 #define ARENA_BYTES ((size_t)512 << 20) /* weights cycled through by a case */
-
-const char *rm_kernels_level(void)
-{
-    return kern_level();
-}
 
 /* ---- timing ------------------------------------------------------------ */
 
@@ -87,10 +83,13 @@ typedef struct {
     int rows, cols;
 } shape;
 
+/* Bytes of one matrix of the shape (codes and scales for MXFP4), as the
+ * checkpoint encodes it. */
 static size_t matrix_bytes(const shape *s)
 {
-    size_t n = (size_t)s->rows * s->cols;
-    return strcmp(s->enc, "MXFP4") ? n * 2 : n / 2 + n / 32;
+    wmat m = { strcmp(s->enc, "MXFP4") ? WM_BF16 : WM_MXFP4, NULL, NULL, s->rows, s->cols, 0, 0, 0 };
+    uint64_t scale_bytes, bytes = wmat_bytes(&m, &scale_bytes);
+    return (size_t)(bytes + scale_bytes);
 }
 
 typedef struct {

@@ -274,19 +274,6 @@ static void fill(const sy_tensor *t, uint8_t *buf, uint64_t first, uint64_t n, u
     }
 }
 
-static int write_all(int fd, const void *p, size_t n)
-{
-    const char *c = p;
-    while (n) {
-        ssize_t w = write(fd, c, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        c += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
 /* Atomically writes a file: temp name, fsync, rename. */
 static int commit_file(const char *tmp, const char *path, int fd, rm_err *err)
 {
@@ -321,8 +308,8 @@ static int write_shard(const char *dir, const char *fname, sy_list *ls, uint64_t
     if (fd < 0) { free(hs); return rm_errf(err, "%s: cannot create: %s", tmp, strerror(errno)); }
     uint8_t len8[8];
     for (int i = 0; i < 8; i++) len8[i] = (uint8_t)((uint64_t)padded >> (8 * i));
-    int bad = write_all(fd, len8, 8) || write_all(fd, hs, hl);
-    for (size_t i = hl; i < padded && !bad; i++) bad = write_all(fd, " ", 1);
+    int bad = file_write_all(fd, len8, 8) || file_write_all(fd, hs, hl);
+    for (size_t i = hl; i < padded && !bad; i++) bad = file_write_all(fd, " ", 1);
     free(hs);
     const size_t CH = 8u << 20;
     uint8_t *buf = malloc(CH);
@@ -333,7 +320,7 @@ static int write_shard(const char *dir, const char *fname, sy_list *ls, uint64_t
         for (uint64_t first = 0; first < n && !bad; first += step) {
             uint64_t k = n - first < step ? n - first : step;
             fill(t, buf, first, k, rng);
-            bad = write_all(fd, buf, k * es);
+            bad = file_write_all(fd, buf, k * es);
         }
     }
     if (!buf) bad = 1;

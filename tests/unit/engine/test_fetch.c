@@ -193,11 +193,11 @@ TEST(fetch_expert_names_and_source)
 TEST(fetch_tmp_names)
 {
     char name[512];
-    disk_tmp_name(name, sizeof name, "/x/E1.bin");
+    file_tmp_name(name, sizeof name, "/x/E1.bin");
     CHECK(!strncmp(name, "/x/E1.bin.tmp.", 14));
-    CHECK(!disk_tmp_stale(name));                         /* ours: alive */
-    CHECK(disk_tmp_stale("E1.bin.tmp.2147483646.5"));     /* no such process */
-    CHECK(!disk_tmp_stale("E1.bin"));
+    CHECK(!file_tmp_stale(name));                         /* ours: alive */
+    CHECK(file_tmp_stale("E1.bin.tmp.2147483646.5"));     /* no such process */
+    CHECK(!file_tmp_stale("E1.bin"));
 }
 
 TEST(fetch_bad_urls)
