@@ -38,6 +38,8 @@ ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
 UI_OBJ     := $(UI_SRC:%.c=$(B)/%.o)
 APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
+# the unit tests see the engine's test hooks (declared under REMORA_TEST)
+$(TEST_OBJ): CFLAGS_ALL += -DREMORA_TEST
 
 .PHONY: all run test deps test-deps clean install unit bench fuzz
 # The package check runs first, in its own make: pkg-config is read when a

@@ -1,4 +1,4 @@
-/* bench_device.c — the storage ceiling the engine is judged against: random
+/* device.c — the storage ceiling the engine is judged against: random
  * reads of whole experts (the engine's block size) kept `queue depth` deep
  * (the expert reader threads), through the same O_DIRECT descriptors and the
  * same reader pool the forward pass uses. */

@@ -32,13 +32,13 @@ static void mix_rows(float *const *blocks, int nb, const float *P, const float *
     for (int t = 0; t < T; t++) {
         for (int j = 0; j < nb; j++) src[j] = blocks[j] + (size_t)t * D;
         src[nb] = P + (size_t)t * D;
-        attn_res_mix(src, nb + 1, w, out + (size_t)t * D, D, eps);
+        norm_attn_res_mix(src, nb + 1, w, out + (size_t)t * D, D, eps);
     }
 }
 
 static void norm_rows(const float *X, const float *w, float *Y, int T, int D, float eps)
 {
-    for (int t = 0; t < T; t++) rms_norm(X + (size_t)t * D, w, Y + (size_t)t * D, D, eps);
+    for (int t = 0; t < T; t++) norm_rms(X + (size_t)t * D, w, Y + (size_t)t * D, D, eps);
 }
 
 static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, float *logits,
@@ -137,8 +137,10 @@ int rm_forward(rm_model *m, rm_state *s, const int32_t *ids, int n, float *logit
         int T = n - t0 < PREFILL_CHUNK ? n - t0 : PREFILL_CHUNK;
         int last = t0 + T == n;
         if (forward_chunk(m, s, ids + t0, T, logits ? logits + (size_t)t0 * V : NULL,
-                          last ? last_logits : NULL, on_route, route_ud, m->debug_hidden, n, t0, err))
+                          last ? last_logits : NULL, on_route, route_ud, m->test_hidden, n, t0, err))
             return -1;
     }
     return 0;
 }
+
+void model_test_hidden(rm_model *m, float *rows) { m->test_hidden = rows; }

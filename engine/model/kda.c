@@ -38,7 +38,7 @@ static void short_conv(float *X, float *hist, const float *w, int T, int P, int 
             for (int j = 0; j < W; j++) acc += w[(size_t)c * W + j] * win[j];
             for (int j = 0; j < W - 2; j++) hist[(size_t)j * P + c] = hist[(size_t)(j + 1) * P + c];
             if (W > 1) hist[(size_t)(W - 2) * P + c] = x[c];
-            x[c] = acc * sigmoidf_(acc);
+            x[c] = acc * norm_sigmoid(acc);
         }
     }
     free(win);
@@ -106,13 +106,13 @@ static void kda_heads(void *ud, int h0, int h1)
             const size_t off = (size_t)t * P + (size_t)h * hd;
             for (int d = 0; d < hd; d++) {
                 float z = j->g[off + d] + w->dt_bias[(size_t)h * hd + d];
-                float lg = c->kda_has_lower_bound ? (float)c->kda_lower_bound * sigmoidf_(A * z)
+                float lg = c->kda_has_lower_bound ? (float)c->kda_lower_bound * norm_sigmoid(A * z)
                                                   : -A * softplusf(z);
                 alpha[d] = expf(lg);
             }
             l2_normalise(j->q + off, qn, hd, qscale);
             l2_normalise(j->k + off, kn, hd, 1.0f);
-            float b = sigmoidf_(j->beta[(size_t)t * H + h]);
+            float b = norm_sigmoid(j->beta[(size_t)t * H + h]);
             float *oh = j->o + off;
             if (j->rec) {
                 float *r = j->rec + t * RS;
@@ -126,7 +126,7 @@ static void kda_heads(void *ud, int h0, int h1)
             double ss = 0;
             for (int d = 0; d < hd; d++) ss += (double)oh[d] * oh[d];
             float r = (float)(1.0 / sqrt(ss / hd + eps));
-            for (int d = 0; d < hd; d++) oh[d] = oh[d] * r * w->o_norm[d] * sigmoidf_(j->gate[off + d]);
+            for (int d = 0; d < hd; d++) oh[d] = oh[d] * r * w->o_norm[d] * norm_sigmoid(j->gate[off + d]);
         }
     }
     free(tmp);

@@ -100,11 +100,11 @@ int  moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, 
                  int layer, int pos0, const float *X, float *Y, int T, rm_route_fn on_route, void *ud, rm_err *err);
 
 /* y = x * rsqrt(mean(x²) + eps) * w over n values */
-void rms_norm(const float *x, const float *w, float *y, int n, float eps);
+void norm_rms(const float *x, const float *w, float *y, int n, float eps);
 /* Attention-Residual mix of n sources (each [D]) with weight w = norm ⊙ proj. */
-void attn_res_mix(const float *const *src, int n, const float *w, float *out, int D, float eps);
+void norm_attn_res_mix(const float *const *src, int n, const float *w, float *out, int D, float eps);
 /* The GLU activation of the config, in place: g[i] = act(g[i]) * lin(u[i]). */
-void glu_act(const rm_config *c, float *g, const float *u, int n);
-static inline float sigmoidf_(float x) { return 1.0f / (1.0f + expf(-x)); }
+void norm_glu(const rm_config *c, float *g, const float *u, int n);
+static inline float norm_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 #endif

@@ -1,4 +1,4 @@
-/* model_load.c — opening a model directory: config, checkpoint, weights.
+/* load.c — opening a model directory: config, checkpoint, weights.
  *
  * Loading reads config.json (config.c), indexes the checkpoint (st.c) and
  * binds every tensor the config implies, checking dtype and shape, so a

@@ -112,7 +112,7 @@ int mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int lay
     if (c->q_lora_rank) {
         wmat_gemm(&w->q_a, X, qa, T);
         for (int t = 0; t < T; t++)
-            rms_norm(qa + (size_t)t * c->q_lora_rank, w->q_a_norm, qa + (size_t)t * c->q_lora_rank,
+            norm_rms(qa + (size_t)t * c->q_lora_rank, w->q_a_norm, qa + (size_t)t * c->q_lora_rank,
                      c->q_lora_rank, 1e-6f);
         wmat_gemm(&w->q_b, qa, q, T);
     } else {
@@ -121,7 +121,7 @@ int mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int lay
     wmat_gemm(&w->kv_a, X, ckv, T);
     for (int t = 0; t < T; t++) {
         float *dst = st->latent + (size_t)(pos0 + t) * lat;
-        rms_norm(ckv + (size_t)t * lat, w->kv_a_norm, dst, kvl, 1e-6f);
+        norm_rms(ckv + (size_t)t * lat, w->kv_a_norm, dst, kvl, 1e-6f);
         memcpy(dst + kvl, ckv + (size_t)t * lat + kvl, (size_t)rope * sizeof *dst);
     }
     mla_heads_job job = { c, w, st, q, a, pos0, T, 0 };
@@ -129,7 +129,7 @@ int mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int lay
     if (atomic_load(&job.failed)) { rc = rm_errf(err, "out of memory in MLA layer %d", layer); goto out; }
     if (gate) {
         wmat_gemm(&w->g, X, gate, T);
-        for (size_t i = 0; i < (size_t)T * nh * dv; i++) a[i] *= sigmoidf_(gate[i]);
+        for (size_t i = 0; i < (size_t)T * nh * dv; i++) a[i] *= norm_sigmoid(gate[i]);
     }
     wmat_gemm(&w->o, a, Y, T);
 out:

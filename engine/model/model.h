@@ -24,13 +24,13 @@ struct rm_model {
     float *final_norm;
     float *out_res_w;           /* output AttnRes weight, K3 */
     layer_weights *layers;
-    /* debugging hook for tests: when set, rows [L+1][T][D] of the hidden
-     * states of the last forward call are written here */
-    float *debug_hidden;
+    /* test hook (model_test_hidden): when set, rows [L+1][T][D] of the
+     * hidden states of the last forward call are written here */
+    float *test_hidden;
     /* where the weights are: spine units and the expert cache */
     store store;
     expert_cache experts;
-    struct remote *remote;      /* stream mode (remote.h), or NULL */
+    struct remote *remote;      /* stream mode (remote/source.h), or NULL */
     int *prev_route;            /* [L][topk] experts of the last position */
     model_counters ctr;         /* since the last model_take_stats */
 };
@@ -50,5 +50,13 @@ int  state_reserve(rm_state *s, int n, rm_err *err);
 /* Fills the storage, cache and phase figures of st from the counters
  * accumulated since the last call, and resets them. */
 void model_take_stats(rm_model *m, rm_token_stats *st);
+
+#ifdef REMORA_TEST
+/* Test hooks, declared only for the unit tests (which are compiled with
+ * -DREMORA_TEST): the library always carries them, production code cannot
+ * name them. rows [L+1][n][D] (or NULL) receives, for the next rm_forward
+ * of n tokens, the hidden state after each layer and after the final norm. */
+void model_test_hidden(rm_model *m, float *rows);
+#endif
 
 #endif

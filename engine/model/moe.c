@@ -27,7 +27,7 @@ int mlp_forward(const rm_config *c, const mlp_weights *w, int inter, const float
     if (!g || !u) { free(g); free(u); return rm_errf(err, "out of memory in MLP"); }
     wmat_gemm(&w->gate, X, g, T);
     wmat_gemm(&w->up, X, u, T);
-    glu_act(c, g, u, T * inter);
+    norm_glu(c, g, u, T * inter);
     wmat_gemm(&w->down, g, Y, T);
     free(g);
     free(u);
@@ -40,7 +40,7 @@ static float route_one(const rm_config *c, const float *logits, const float *bia
 {
     const int E = c->num_experts, k = c->topk;
     for (int e = 0; e < E; e++) {
-        s[e] = sigmoidf_(logits[e]);
+        s[e] = norm_sigmoid(logits[e]);
         sel[e] = s[e] + (bias ? bias[e] : 0.0f);
     }
     if (c->n_group > 1) {
@@ -163,7 +163,7 @@ static void expert_rows(const rm_config *c, const mlp_weights *ex, int e, moe_bu
     for (int r = 0; r < nr; r++) memcpy(b->gin + (size_t)r * Z, zin + (size_t)b->rows[r] * Z, (size_t)Z * sizeof *b->gin);
     wmat_gemm(&ex->gate, b->gin, b->eg, nr);
     wmat_gemm(&ex->up, b->gin, b->eu, nr);
-    glu_act(c, b->eg, b->eu, nr * I);
+    norm_glu(c, b->eg, b->eu, nr * I);
     wmat_gemm(&ex->down, b->eg, b->eo, nr);
     for (int r = 0; r < nr; r++)
         memcpy(b->slot + ((size_t)b->rows[r] * k + b->slots[r]) * Z, b->eo + (size_t)r * Z, (size_t)Z * sizeof *b->eo);
@@ -182,7 +182,7 @@ static void combine(const rm_config *c, const moe_weights *w, const moe_buf *b, 
             for (int i = 0; i < k; i++) acc += b->wts[(size_t)t * k + i] * b->slot[((size_t)t * k + i) * Z + d];
             yl[d] = acc;
         }
-        if (c->latent && w->lat_norm) rms_norm(yl, w->lat_norm, yl, Z, (float)c->rms_eps);
+        if (c->latent && w->lat_norm) norm_rms(yl, w->lat_norm, yl, Z, (float)c->rms_eps);
     }
     if (c->latent) wmat_gemm(&w->lat_up, b->ylat, Y, T);
     else memcpy(Y, b->ylat, (size_t)T * D * sizeof *Y);

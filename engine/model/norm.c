@@ -12,7 +12,7 @@
  */
 #include "model/layers.h"
 
-void rms_norm(const float *x, const float *w, float *y, int n, float eps)
+void norm_rms(const float *x, const float *w, float *y, int n, float eps)
 {
     double ss = 0;
     for (int i = 0; i < n; i++) ss += (double)x[i] * x[i];
@@ -20,7 +20,7 @@ void rms_norm(const float *x, const float *w, float *y, int n, float eps)
     for (int i = 0; i < n; i++) y[i] = x[i] * r * w[i];
 }
 
-void attn_res_mix(const float *const *src, int n, const float *w, float *out, int D, float eps)
+void norm_attn_res_mix(const float *const *src, int n, const float *w, float *out, int D, float eps)
 {
     double s[64], mx = -INFINITY;
     for (int j = 0; j < n; j++) {
@@ -41,15 +41,15 @@ void attn_res_mix(const float *const *src, int n, const float *w, float *out, in
     }
 }
 
-void glu_act(const rm_config *c, float *g, const float *u, int n)
+void norm_glu(const rm_config *c, float *g, const float *u, int n)
 {
     if (c->act == ACT_SILU) {
-        for (int i = 0; i < n; i++) g[i] = g[i] * sigmoidf_(g[i]) * u[i];
+        for (int i = 0; i < n; i++) g[i] = g[i] * norm_sigmoid(g[i]) * u[i];
         return;
     }
     const float b = (float)c->situ_beta, bl = (float)c->situ_linear_beta;
     for (int i = 0; i < n; i++) {
-        float a = b * tanhf(g[i] / b) * sigmoidf_(g[i]);
+        float a = b * tanhf(g[i] / b) * norm_sigmoid(g[i]);
         float lin = bl > 0 ? bl * tanhf(u[i] / bl) : u[i];
         g[i] = a * lin;
     }

@@ -1,4 +1,4 @@
-/* fetch.c — the HTTP(S) client of stream mode (fetch.h).
+/* http.c — the HTTP(S) client of stream mode (http.h).
  *
  * Threads. Callers put a job (what to fetch, where the bytes go) on a queue
  * and sleep on the client's condition variable; one thread owns the curl
@@ -37,7 +37,7 @@
 #define BACKOFF_MAX_S  8.0
 #define RETRY_AFTER_MAX_S 30.0
 
-typedef struct fetch_job {
+typedef struct http_job {
     char *url;
     int ranged;                 /* 1: bytes [off, off+len) */
     uint64_t off, len;
@@ -58,10 +58,10 @@ typedef struct fetch_job {
     /* outcome */
     int done, rc, missing;
     char msg[768];
-    struct fetch_job *next;
-} fetch_job;
+    struct http_job *next;
+} http_job;
 
-struct fetch_client {
+struct http_client {
     pthread_mutex_t mu;
     pthread_cond_t cv;          /* a job finished */
     pthread_t th;
@@ -70,15 +70,15 @@ struct fetch_client {
     char *base, *token;
     int https, maxconn, tries;
     double stall;
-    fetch_job *queue, *queue_tail;  /* ready to start */
-    fetch_job *delayed;             /* waiting out a backoff */
+    http_job *queue, *queue_tail;  /* ready to start */
+    http_job *delayed;             /* waiting out a backoff */
     int active;
     double busy_since;
-    fetch_counters ctr;         /* under mu, except bytes */
+    http_counters ctr;         /* under mu, except bytes */
     uint64_t bytes;             /* atomic: added to by the body callback */
 };
 
-int fetch_parse_content_range(const char *v, uint64_t *a, uint64_t *b, uint64_t *total)
+int http_parse_content_range(const char *v, uint64_t *a, uint64_t *b, uint64_t *total)
 {
     while (*v == ' ' || *v == '\t') v++;
     if (strncasecmp(v, "bytes", 5)) return -1;
@@ -105,8 +105,8 @@ int fetch_parse_content_range(const char *v, uint64_t *a, uint64_t *b, uint64_t 
     return 0;
 }
 
-static void job_fail(fetch_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void job_fail(fetch_job *j, const char *fmt, ...)
+static void job_fail(http_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void job_fail(http_job *j, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -118,7 +118,7 @@ static void job_fail(fetch_job *j, const char *fmt, ...)
 
 static size_t on_header(char *p, size_t sz, size_t n, void *ud)
 {
-    fetch_job *j = ud;
+    http_job *j = ud;
     size_t k = sz * n;
     if (k >= 5 && !strncmp(p, "HTTP/", 5)) {          /* a new answer (redirects give several) */
         j->crange[0] = 0;
@@ -141,7 +141,7 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
 }
 
 /* Judges the answer before its first body byte is kept; 0 to go on. */
-static int check_answer(CURL *h, fetch_job *j)
+static int check_answer(CURL *h, http_job *j)
 {
     long code = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
@@ -158,7 +158,7 @@ static int check_answer(CURL *h, fetch_job *j)
     }
     if (code != 206) { j->discard = 1; return 0; }
     uint64_t a, b, t;
-    if (fetch_parse_content_range(j->crange, &a, &b, &t) || a != j->att_start || b != j->off + j->len - 1) {
+    if (http_parse_content_range(j->crange, &a, &b, &t) || a != j->att_start || b != j->off + j->len - 1) {
         job_fail(j, "%s: asked for bytes %llu-%llu, the server answered Content-Range '%s'", j->url,
                  (unsigned long long)j->att_start, (unsigned long long)(j->off + j->len - 1),
                  j->crange[0] ? j->crange : "(none)");
@@ -175,12 +175,12 @@ static int check_answer(CURL *h, fetch_job *j)
     return 0;
 }
 
-typedef struct body_ctx { fetch_client *c; fetch_job *j; CURL *h; } body_ctx;
+typedef struct body_ctx { http_client *c; http_job *j; CURL *h; } body_ctx;
 
 static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 {
     body_ctx *bc = ud;
-    fetch_job *j = bc->j;
+    http_job *j = bc->j;
     size_t k = sz * n;
     if (!j->checked && check_answer(bc->h, j)) return 0;
     if (j->discard) return k;
@@ -211,7 +211,7 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 
 /* ---- the client thread --------------------------------------------------- */
 
-static CURL *start(fetch_client *c, fetch_job *j)
+static CURL *start(http_client *c, http_job *j)
 {
     CURL *h = curl_easy_init();
     body_ctx *bc = calloc(1, sizeof *bc);
@@ -269,7 +269,7 @@ static int retryable_curl(CURLcode r)
 }
 
 /* Decides what a finished attempt means: 0 done, 1 retry, -1 failed (msg set). */
-static int judge(fetch_client *c, fetch_job *j, CURL *h, CURLcode res)
+static int judge(http_client *c, http_job *j, CURL *h, CURLcode res)
 {
     long code = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
@@ -299,7 +299,7 @@ static int judge(fetch_client *c, fetch_job *j, CURL *h, CURLcode res)
     return retryable_curl(res) ? 1 : -1;
 }
 
-static void finish(fetch_client *c, fetch_job *j, int verdict)
+static void finish(http_client *c, http_job *j, int verdict)
 {
     if (verdict == 1 && j->tries < c->tries) {
         double wait = BACKOFF_BASE_S * (double)(1u << (j->tries - 1 < 5 ? j->tries - 1 : 5));
@@ -323,12 +323,12 @@ static void finish(fetch_client *c, fetch_job *j, int verdict)
 
 static void *client_main(void *arg)
 {
-    fetch_client *c = arg;
+    http_client *c = arg;
     pthread_mutex_lock(&c->mu);
     while (!c->quit) {
         double now = rm_now(), next = now + 1.0;
-        for (fetch_job **pp = &c->delayed; *pp;) {      /* backoffs that are over */
-            fetch_job *j = *pp;
+        for (http_job **pp = &c->delayed; *pp;) {      /* backoffs that are over */
+            http_job *j = *pp;
             if (j->at <= now) {
                 *pp = j->next;
                 j->next = NULL;
@@ -340,7 +340,7 @@ static void *client_main(void *arg)
             }
         }
         while (c->active < c->maxconn && c->queue) {
-            fetch_job *j = c->queue;
+            http_job *j = c->queue;
             c->queue = j->next;
             if (!c->queue) c->queue_tail = NULL;
             j->tries++;
@@ -393,13 +393,13 @@ static double env_num(const char *name, double dflt)
     return v && e != v && !*e && x > 0 ? x : dflt;
 }
 
-int fetch_new(const fetch_opts *o, fetch_client **out, rm_err *err)
+int http_new(const http_opts *o, http_client **out, rm_err *err)
 {
     *out = NULL;
     pthread_once(&curl_once, curl_global);
     if (strncmp(o->base, "http://", 7) && strncmp(o->base, "https://", 8))
         return rm_errf(err, "%s: not an http:// or https:// URL", o->base);
-    fetch_client *c = calloc(1, sizeof *c);
+    http_client *c = calloc(1, sizeof *c);
     if (!c) return rm_errf(err, "out of memory");
     size_t n = strlen(o->base);
     while (n && o->base[n - 1] == '/') n--;
@@ -411,18 +411,18 @@ int fetch_new(const fetch_opts *o, fetch_client **out, rm_err *err)
     c->tries = o->tries > 0 ? o->tries : (int)env_num("REMORA_HTTP_TRIES", 6);
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
-    if (!c->base || !(c->multi = curl_multi_init())) { fetch_free(c); return rm_errf(err, "cannot start libcurl"); }
+    if (!c->base || !(c->multi = curl_multi_init())) { http_free(c); return rm_errf(err, "cannot start libcurl"); }
     curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->maxconn);
     curl_multi_setopt(c->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)c->maxconn);
     curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)c->maxconn);
     curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
-    if (pthread_create(&c->th, NULL, client_main, c)) { fetch_free(c); return rm_errf(err, "cannot start the HTTP thread"); }
+    if (pthread_create(&c->th, NULL, client_main, c)) { http_free(c); return rm_errf(err, "cannot start the HTTP thread"); }
     c->started = 1;
     *out = c;
     return 0;
 }
 
-void fetch_free(fetch_client *c)
+void http_free(http_client *c)
 {
     if (!c) return;
     if (c->started) {
@@ -441,7 +441,7 @@ void fetch_free(fetch_client *c)
 }
 
 /* Queues j, waits for its outcome and turns it into the return value. */
-static int run_job(fetch_client *c, fetch_job *j, const char *name, rm_err *err)
+static int run_job(http_client *c, http_job *j, const char *name, rm_err *err)
 {
     size_t ul = strlen(c->base) + strlen(name) + 2;
     if (!(j->url = malloc(ul))) return rm_errf(err, "out of memory");
@@ -460,26 +460,26 @@ static int run_job(fetch_client *c, fetch_job *j, const char *name, rm_err *err)
     return rc;
 }
 
-int fetch_range(fetch_client *c, const char *name, uint64_t off, uint64_t len, void *dst, uint64_t *total,
+int http_range(http_client *c, const char *name, uint64_t off, uint64_t len, void *dst, uint64_t *total,
                 rm_err *err)
 {
-    fetch_job j = { .ranged = 1, .off = off, .len = len, .buf = dst, .fd = -1 };
+    http_job j = { .ranged = 1, .off = off, .len = len, .buf = dst, .fd = -1 };
     int rc = run_job(c, &j, name, err);
     if (total) *total = j.total;
     return rc;
 }
 
-int fetch_range_fd(fetch_client *c, const char *name, uint64_t off, uint64_t len, int fd, uint64_t fd_off,
+int http_range_fd(http_client *c, const char *name, uint64_t off, uint64_t len, int fd, uint64_t fd_off,
                    rm_err *err)
 {
-    fetch_job j = { .ranged = 1, .off = off, .len = len, .fd = fd, .fd_off = fd_off };
+    http_job j = { .ranged = 1, .off = off, .len = len, .fd = fd, .fd_off = fd_off };
     return run_job(c, &j, name, err);
 }
 
-int fetch_file(fetch_client *c, const char *name, size_t max, char **out, size_t *len, rm_err *err)
+int http_file(http_client *c, const char *name, size_t max, char **out, size_t *len, rm_err *err)
 {
     *out = NULL;
-    fetch_job j = { .fd = -1, .max = max };
+    http_job j = { .fd = -1, .max = max };
     rm_err e2 = { "" };
     int rc = run_job(c, &j, name, &e2);
     if (rc && j.missing) { free(j.buf); return 1; }
@@ -491,10 +491,10 @@ int fetch_file(fetch_client *c, const char *name, size_t max, char **out, size_t
     return 0;
 }
 
-fetch_counters fetch_take_counters(fetch_client *c)
+http_counters http_take_counters(http_client *c)
 {
     pthread_mutex_lock(&c->mu);
-    fetch_counters r = c->ctr;
+    http_counters r = c->ctr;
     r.bytes = __atomic_exchange_n(&c->bytes, 0, __ATOMIC_RELAXED);
     if (c->active) {
         double t = rm_now();

@@ -66,7 +66,7 @@ typedef struct su_chunk { int shard; uint64_t lo, hi; } su_chunk;
 
 typedef struct su {
     const char *dir;
-    fetch_client *net;
+    http_client *net;
     su_shard *sh;
     int nsh;
     manifest mf;
@@ -92,7 +92,7 @@ static int get_small(su *s, const char *name, int required, char **text, size_t 
 {
     char *b = NULL;
     size_t n = 0;
-    int r = fetch_file(s->net, name, SMALL_MAX, &b, &n, err);
+    int r = http_file(s->net, name, SMALL_MAX, &b, &n, err);
     if (r < 0) return -1;
     if (r > 0) {
         if (required) return rm_errf(err, "%s: the source has no %s (HTTP 404)", s->dir, name);
@@ -148,7 +148,7 @@ static int get_header(void *ud, int i, int worker, rm_err *err)
     su_shard *h = &s->sh[i];
     uint8_t lenb[8];
     uint64_t total = 0;
-    if (fetch_range(s->net, h->name, 0, 8, lenb, &total, err)) return -1;
+    if (http_range(s->net, h->name, 0, 8, lenb, &total, err)) return -1;
     if (total < 8 || total == UINT64_MAX)
         return rm_errf(err, "%s: the server did not give the file size in Content-Range", h->name);
     h->size = total;
@@ -158,7 +158,7 @@ static int get_header(void *ud, int i, int worker, rm_err *err)
                        (unsigned long long)h->hlen, (unsigned long long)total);
     if (!(h->head = malloc(8 + h->hlen))) return rm_errf(err, "out of memory");
     memcpy(h->head, lenb, 8);
-    if (h->hlen && fetch_range(s->net, h->name, 8, h->hlen, h->head + 8, NULL, err)) return -1;
+    if (h->hlen && http_range(s->net, h->name, 8, h->hlen, h->head + 8, NULL, err)) return -1;
     if (st_parse_header(h->name, h->head + 8, h->hlen, h->size, &h->set, err)) return -1;
     pthread_mutex_lock(&s->mu);
     progress(s, 8 + h->hlen);
@@ -260,7 +260,7 @@ static int get_chunk(void *ud, int i, int worker, rm_err *err)
     su *s = ud;
     const su_chunk *c = &s->ch[i];
     su_shard *h = &s->sh[c->shard];
-    if (fetch_range_fd(s->net, h->name, c->lo, c->hi - c->lo, h->fd, c->lo, err)) return -1;
+    if (http_range_fd(s->net, h->name, c->lo, c->hi - c->lo, h->fd, c->lo, err)) return -1;
     if (fdatasync(h->fd)) return rm_errf(err, "%s/%s: cannot sync: %s", s->dir, h->name, strerror(errno));
     pthread_mutex_lock(&s->mu);
     int rc = manifest_add(&s->mf, h->mi, c->lo, c->hi, err);
@@ -314,8 +314,8 @@ int rm_setup(const char *dir, const rm_setup_opts *o, rm_progress_fn fn, void *u
     snprintf(meta, sizeof meta, "%s/.remora", dir);
     if (file_mkdirs(dir, err) || choose_source(dir, o->source, url, sizeof url, err)) return -1;
     snprintf(res->source, sizeof res->source, "%s", url);
-    fetch_opts fo = { url, getenv("HF_TOKEN"), conns, 0, 0 };
-    if (fetch_new(&fo, &s.net, err)) return -1;
+    http_opts fo = { url, getenv("HF_TOKEN"), conns, 0, 0 };
+    if (http_new(&fo, &s.net, err)) return -1;
     rm_config cfg;
     s.phase = "files";
     if (fn) fn(ud, "files", 0, 0);
@@ -377,7 +377,7 @@ int rm_setup(const char *dir, const rm_setup_opts *o, rm_progress_fn fn, void *u
     rc = 0;
 out:
     res->downloaded = s.downloaded;
-    fetch_free(s.net);
+    http_free(s.net);
     for (int i = 0; i < s.nsh; i++) {
         if (s.sh[i].fd >= 0) close(s.sh[i].fd);
         free(s.sh[i].name);

@@ -228,8 +228,8 @@ int remote_open(const char *dir, const st_set *st, const rm_config *cfg, int con
     x->in_shard = calloc(n ? n : 1, 1);
     x->verified = calloc(n ? n : 1, 1);
     if (!x->dir || !x->in_shard || !x->verified) { remote_free(x); return rm_errf(err, "out of memory"); }
-    fetch_opts fo = { url, getenv("HF_TOKEN"), connections, 0, 0 };
-    if (build_spans(x, err) || check_manifest(x, err) || fetch_new(&fo, &x->net, err)) {
+    http_opts fo = { url, getenv("HF_TOKEN"), connections, 0, 0 };
+    if (build_spans(x, err) || check_manifest(x, err) || http_new(&fo, &x->net, err)) {
         remote_free(x);
         return -1;
     }
@@ -241,7 +241,7 @@ int remote_open(const char *dir, const st_set *st, const rm_config *cfg, int con
 void remote_free(remote *x)
 {
     if (!x) return;
-    fetch_free(x->net);
+    http_free(x->net);
     pthread_mutex_destroy(&x->mu);
     pthread_cond_destroy(&x->cv);
     free(x->dir);
@@ -304,7 +304,7 @@ int remote_obtain(remote *x, int key, uint8_t *img, int must_cache, int *from_ne
         rc = 0;
         for (int s = 0; s < k->nseg && !rc; s++) {
             const rx_seg *sg = &x->segs[k->first + s];
-            rc = fetch_range(x->net, shard, sg->off, sg->len, img + pos, NULL, err);
+            rc = http_range(x->net, shard, sg->off, sg->len, img + pos, NULL, err);
             pos += sg->len;
         }
         if (!rc) {
@@ -400,7 +400,7 @@ expert_remote remote_hooks(remote *x) { return (expert_remote){ rx_read, rx_is_l
 
 void remote_take_counters(remote *x, uint64_t *net_bytes, uint64_t *served_net, double *busy_s)
 {
-    fetch_counters c = fetch_take_counters(x->net);
+    http_counters c = http_take_counters(x->net);
     *net_bytes = c.bytes;
     *busy_s = c.busy_s;
     *served_net = __atomic_exchange_n(&x->served, 0, __ATOMIC_RELAXED);

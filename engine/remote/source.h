@@ -1,6 +1,6 @@
-/* remote.h — stream mode for an open model: routed experts whose bytes are
+/* source.h — stream mode for an open model: routed experts whose bytes are
  * not in the local shards come from the disk cache (xcache.h) or, on a miss
- * there, from the model's source URL (fetch.h), and land in the disk cache
+ * there, from the model's source URL (http.h), and land in the disk cache
  * on the way to the expert slot.
  *
  * A model directory is in stream mode when DIR/.remora/source.json exists

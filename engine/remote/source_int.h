@@ -23,7 +23,7 @@ struct remote {
     rx_seg *segs;
     unsigned char *in_shard;    /* [L*E]: the manifest says the shard holds it */
     unsigned char *verified;    /* [L*E]: cache file checked (or written) by this process */
-    fetch_client *net;
+    http_client *net;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int *busy, nbusy, busy_cap; /* keys being fetched */

@@ -154,7 +154,7 @@ double rm_session_probe_device(rm_session *s, double seconds)
     return g;
 }
 
-void session_set_draft_oracle(rm_session *s, int (*fn)(void *, const int32_t *, int, int32_t *, int), void *ud)
+void session_test_draft_oracle(rm_session *s, int (*fn)(void *, const int32_t *, int, int32_t *, int), void *ud)
 {
     s->spec.oracle = fn;
     s->spec.oracle_ud = ud;

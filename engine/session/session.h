@@ -66,4 +66,12 @@ void session_emit_stats(rm_session *s, const rm_gen_events *ev);
  * choices per MoE layer for the token's (last) position. */
 void session_trace_token(rm_session *s);
 
+#ifdef REMORA_TEST
+/* Test hook, declared only for the unit tests (compiled with -DREMORA_TEST):
+ * fn (NULL: none) proposes the drafts instead of the n-gram lookup, so a
+ * test can make verify passes accept some tokens and reject others. */
+void session_test_draft_oracle(rm_session *s, int (*fn)(void *ud, const int32_t *ctx, int n, int32_t *out, int kmax),
+                               void *ud);
+#endif
+
 #endif

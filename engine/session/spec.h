@@ -47,7 +47,8 @@ typedef struct spec {
      * bytes_plain */
     void (*predict)(void *ud, int src, int k, double *cum);
     void *predict_ud;
-    /* tests only: a drafter that replaces the n-gram lookup */
+    /* test hook (session_test_draft_oracle): a drafter that replaces the
+     * n-gram lookup */
     int (*oracle)(void *ud, const int32_t *ctx, int n, int32_t *out, int kmax);
     void *oracle_ud;
     /* totals */

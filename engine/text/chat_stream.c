@@ -195,7 +195,7 @@ int rm_chat_stream_feed(rm_chat_stream *s, int32_t id)
     size_t n;
     const char *b = rm_tokenizer_token_bytes(s->t, id, &n);
     if (!b) return 0;
-    if (id >= rm_tokenizer_ranks(s->t)) {       /* a special: never shown */
+    if (id >= tokenizer_ranks(s->t)) {       /* a special: never shown */
         flush_hold(s);
         if (s->f == RM_CHAT_XTML) {
             if (id == s->open_id || id == s->close_id) {

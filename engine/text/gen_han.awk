@@ -1,6 +1,6 @@
 # gen_han.awk — turns Unicode's Scripts.txt into a C table of the code-point
 # ranges whose Script is Han (the \p{Han} of Kimi's pre-tokeniser). Adjacent
-# ranges are merged and the output is sorted, so engine/pretok.c can search it
+# ranges are merged and the output is sorted, so engine/text/pretok.c can search it
 # with a binary search. Run by the Makefile:
 #   awk -f engine/gen_han.awk /usr/share/unicode/Scripts.txt > build/gen/han_ranges.h
 function hex(s,   v, i) {

@@ -184,7 +184,7 @@ static size_t letters_upper(const unsigned char *s, size_t n, size_t st)
     return p + contraction(s, n, p);
 }
 
-size_t rm_pretok_piece(const char *text, size_t n, size_t pos)
+size_t pretok_piece(const char *text, size_t n, size_t pos)
 {
     pthread_once(&bmp_once, bmp_init);
     const unsigned char *s = (const unsigned char *)text;

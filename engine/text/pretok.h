@@ -13,6 +13,6 @@
 /* Byte length of the piece that starts at text[pos] (pos < len; the result
  * is at least 1). Pieces never look past len: call it on the text between
  * special tokens, as tiktoken runs its pattern on each such part. */
-size_t rm_pretok_piece(const char *text, size_t len, size_t pos);
+size_t pretok_piece(const char *text, size_t len, size_t pos);
 
 #endif

@@ -320,7 +320,7 @@ out:
     return rc;
 }
 
-int rm_tokenizer_load(const char *model_name, const char *model, size_t model_len,
+int tokenizer_load(const char *model_name, const char *model, size_t model_len,
                       const char *cfg_name, const char *cfg, size_t cfg_len,
                       rm_tokenizer **out, rm_err *err)
 {
@@ -349,7 +349,7 @@ int rm_tokenizer_open(const char *dir, rm_tokenizer **out, rm_err *err)
     if (!m) return -1;
     char *c = file_read(cpath, SIZE_MAX, &clen, err);
     if (!c) { free(m); return -1; }
-    int rc = rm_tokenizer_load(mpath, m, mlen, cpath, c, clen, out, err);
+    int rc = tokenizer_load(mpath, m, mlen, cpath, c, clen, out, err);
     free(m);
     free(c);
     return rc;
@@ -363,10 +363,10 @@ void rm_tokenizer_free(rm_tokenizer *t)
     free(t);
 }
 
-void rm_tokenizer_force_heap(rm_tokenizer *t, int on) { t->short_piece = on ? 0 : SHORT_PIECE; }
+void tokenizer_force_heap(rm_tokenizer *t, int on) { t->short_piece = on ? 0 : SHORT_PIECE; }
 
 int rm_tokenizer_vocab(const rm_tokenizer *t) { return t->n_ranks + N_RESERVED; }
-int rm_tokenizer_ranks(const rm_tokenizer *t) { return t->n_ranks; }
+int tokenizer_ranks(const rm_tokenizer *t) { return t->n_ranks; }
 
 int rm_tokenizer_special_id(const rm_tokenizer *t, const char *text)
 {
@@ -522,7 +522,7 @@ static int encode_ordinary(const rm_tokenizer *t, const char *s, size_t n, ivec 
 {
     size_t pos = 0;
     while (pos < n) {
-        size_t len = rm_pretok_piece(s, n, pos);
+        size_t len = pretok_piece(s, n, pos);
         const unsigned char *p = (const unsigned char *)s + pos;
         int32_t r = rank_of(t, p, len);
         int rc;

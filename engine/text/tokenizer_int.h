@@ -10,16 +10,16 @@
 /* Builds a tokenizer from the bytes of a tiktoken.model file and, if cfg is
  * non-NULL, of a tokenizer_config.json. The names are used in error messages
  * only. */
-int rm_tokenizer_load(const char *model_name, const char *model, size_t model_len,
+int tokenizer_load(const char *model_name, const char *model, size_t model_len,
                       const char *cfg_name, const char *cfg, size_t cfg_len,
                       rm_tokenizer **out, rm_err *err);
 
 /* Number of BPE ranks; ids at or above it are special tokens. */
-int rm_tokenizer_ranks(const rm_tokenizer *t);
+int tokenizer_ranks(const rm_tokenizer *t);
 
 /* Merges every piece with the heap used for long pieces (on = 1) instead of
  * only those past the linear scan's limit; tests use it to check that both
  * merge paths agree. */
-void rm_tokenizer_force_heap(rm_tokenizer *t, int on);
+void tokenizer_force_heap(rm_tokenizer *t, int on);
 
 #endif

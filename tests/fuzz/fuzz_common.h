@@ -42,7 +42,7 @@ static rm_tokenizer *fuzz_tokenizer(int im)
     char *m = fuzz_read(mpath, &mlen), *c = im ? NULL : fuzz_read(cpath, &clen);
     rm_tokenizer *t;
     rm_err err;
-    if (rm_tokenizer_load(mpath, m, mlen, cpath, im ? im_cfg : c, im ? strlen(im_cfg) : clen, &t, &err)) {
+    if (tokenizer_load(mpath, m, mlen, cpath, im ? im_cfg : c, im ? strlen(im_cfg) : clen, &t, &err)) {
         fprintf(stderr, "fuzz: %s\n", err.msg);
         abort();
     }

@@ -11,7 +11,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     tok = fuzz_tokenizer(0);
     tok_heap = fuzz_tokenizer(0);
-    rm_tokenizer_force_heap(tok_heap, 1);
+    tokenizer_force_heap(tok_heap, 1);
     tok_im = fuzz_tokenizer(1);
     return 0;
 }
@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     for (int i = 0; i < na; i++) {
         size_t l;
         const char *p = rm_tokenizer_token_bytes(tok, a[i], &l);
-        if (!p || a[i] >= rm_tokenizer_ranks(tok) || o + l > size || memcmp(p, s + o, l)) abort();
+        if (!p || a[i] >= tokenizer_ranks(tok) || o + l > size || memcmp(p, s + o, l)) abort();
         o += l;
     }
     if (o != size) abort();

@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     size_t mlen = nul ? (size_t)(nul - s) : size;
     rm_tokenizer *t;
     rm_err err = { "" };
-    if (rm_tokenizer_load("tiktoken.model", s, mlen, "tokenizer_config.json",
+    if (tokenizer_load("tiktoken.model", s, mlen, "tokenizer_config.json",
                           nul ? nul + 1 : NULL, nul ? size - mlen - 1 : 0, &t, &err)) {
         if (!err.msg[0]) abort();                 /* a failure always says why */
         return 0;

@@ -37,7 +37,7 @@ static rm_tokenizer *im_tok(void)
         "\"2839\": {\"content\": \"</think>\"}}}";
     rm_tokenizer *t = NULL;
     rm_err err;
-    if (rm_tokenizer_load("tiktoken.model", model, len, "im-config", cfg, strlen(cfg), &t, &err))
+    if (tokenizer_load("tiktoken.model", model, len, "im-config", cfg, strlen(cfg), &t, &err))
         fprintf(stderr, "    %s\n", err.msg);
     free(model);
     return t;

@@ -46,14 +46,14 @@ TEST(fetch_crc32_vectors)
 TEST(fetch_content_range)
 {
     uint64_t a, b, t;
-    CHECK(!fetch_parse_content_range(" bytes 0-7/1573016", &a, &b, &t) && a == 0 && b == 7 && t == 1573016);
-    CHECK(!fetch_parse_content_range("bytes 100-199/*\r\n", &a, &b, &t) && a == 100 && b == 199 && t == UINT64_MAX);
-    CHECK(fetch_parse_content_range("bytes 5-4/10", &a, &b, &t));      /* reversed */
-    CHECK(fetch_parse_content_range("bytes 0-10/10", &a, &b, &t));     /* past the end */
-    CHECK(fetch_parse_content_range("bytes */10", &a, &b, &t));        /* unsatisfied */
-    CHECK(fetch_parse_content_range("items 0-1/2", &a, &b, &t));
-    CHECK(fetch_parse_content_range("bytes 0-1/2 junk", &a, &b, &t));
-    CHECK(fetch_parse_content_range("", &a, &b, &t));
+    CHECK(!http_parse_content_range(" bytes 0-7/1573016", &a, &b, &t) && a == 0 && b == 7 && t == 1573016);
+    CHECK(!http_parse_content_range("bytes 100-199/*\r\n", &a, &b, &t) && a == 100 && b == 199 && t == UINT64_MAX);
+    CHECK(http_parse_content_range("bytes 5-4/10", &a, &b, &t));      /* reversed */
+    CHECK(http_parse_content_range("bytes 0-10/10", &a, &b, &t));     /* past the end */
+    CHECK(http_parse_content_range("bytes */10", &a, &b, &t));        /* unsatisfied */
+    CHECK(http_parse_content_range("items 0-1/2", &a, &b, &t));
+    CHECK(http_parse_content_range("bytes 0-1/2 junk", &a, &b, &t));
+    CHECK(http_parse_content_range("", &a, &b, &t));
 }
 
 TEST(fetch_manifest_spans)
@@ -202,8 +202,8 @@ TEST(fetch_tmp_names)
 
 TEST(fetch_bad_urls)
 {
-    fetch_client *c = NULL;
+    http_client *c = NULL;
     rm_err err = { "" };
-    fetch_opts o = { "ftp://example.org/x", NULL, 0, 0, 0 };
-    CHECK(fetch_new(&o, &c, &err) && strstr(err.msg, "ftp://example.org/x") && !c);
+    http_opts o = { "ftp://example.org/x", NULL, 0, 0, 0 };
+    CHECK(http_new(&o, &c, &err) && strstr(err.msg, "ftp://example.org/x") && !c);
 }

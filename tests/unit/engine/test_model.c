@@ -119,9 +119,9 @@ static void check_model(const char *name)
         rm_err err;
         rm_state *st = rm_state_new(m, &err);
         REQUIRE(ref && rc.routes && logits && hidden && st);
-        m->debug_hidden = hidden;
+        model_test_hidden(m, hidden);
         CHECK(rm_forward(m, st, ids, T, logits, NULL, check_route, &rc, &err) == 0);
-        m->debug_hidden = NULL;
+        model_test_hidden(m, NULL);
         double mx, r = rel_rms(logits, ref, (size_t)T * V, &mx);
         CHECKF(r <= 1e-4 && mx <= 2e-3, "%s %s: logits rel RMS %.3g max abs %.3g", name, pn, r, mx);
         json_t *margins = json_object_get(p, "top2_margin");

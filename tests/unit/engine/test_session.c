@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "../test.h"
+#include "session/session.h"
 #include "engine.h"
 
 typedef struct { int32_t ids[64]; int n; int stop_after; volatile int *stop; uint64_t drafted, accepted; } capture;
@@ -136,7 +137,6 @@ TEST(session_stop_keeps_partial_answer)
  * true continuation with every third draft token corrupted: verify passes
  * then accept some tokens and reject others, and the ids must equal plain
  * greedy decoding exactly (exercising rollback after rejected drafts). */
-void session_set_draft_oracle(rm_session *s, int (*fn)(void *, const int32_t *, int, int32_t *, int), void *ud);
 
 typedef struct { const int32_t *truth; int ntruth, base, calls; } oracle_ctx;
 
@@ -169,7 +169,7 @@ TEST(session_speculation_is_lossless)
         rm_gen_events ev = { &off, NULL, on_stats };
         CHECK(rm_session_complete(s, text, &o, &ev, &stop, &err) == 0);
         oracle_ctx oc = { off.ids, off.n, (int)json_array_size(json_object_get(pr, "prompt_ids")), 0 };
-        session_set_draft_oracle(s, oracle, &oc);
+        session_test_draft_oracle(s, oracle, &oc);
         o.spec = RM_SPEC_ON;
         ev.ud = &on;
         CHECK(rm_session_complete(s, text, &o, &ev, &stop, &err) == 0);
@@ -179,7 +179,7 @@ TEST(session_speculation_is_lossless)
                "%s: drafted %llu accepted %llu", models[mi], (unsigned long long)on.drafted,
                (unsigned long long)on.accepted);
         /* the n-gram drafter on a repetitive prompt, auto and on: same ids */
-        session_set_draft_oracle(s, NULL, NULL);
+        session_test_draft_oracle(s, NULL, NULL);
         const char *rep = "a b c d a b c d a b c d a b c d a b c";
         for (int mode = 0; mode < 3; mode++) {
             capture c1 = { .stop = &stop };

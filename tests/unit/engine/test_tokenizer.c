@@ -59,7 +59,7 @@ TEST(tokenizer_open_fixture)
     rm_tokenizer *t = open_fixture_tokenizer();
     REQUIRE(t);
     CHECK(rm_tokenizer_vocab(t) == 3072);
-    CHECK(rm_tokenizer_ranks(t) == 2816);
+    CHECK(tokenizer_ranks(t) == 2816);
     CHECK(rm_tokenizer_special_id(t, "[BOS]") == 2816);
     CHECK(rm_tokenizer_special_id(t, "<|end_of_msg|>") == 2818);
     CHECK(rm_tokenizer_special_id(t, "<|open|>") == 2819);
@@ -84,7 +84,7 @@ static void check_goldens(int force_heap)
     REQUIRE(t && g);
     json_t *cases = json_object_get(g, "cases");
     REQUIRE(json_array_size(cases) == 254);
-    rm_tokenizer_force_heap(t, force_heap);
+    tokenizer_force_heap(t, force_heap);
     size_t i;
     json_t *c;
     int bad = 0;
@@ -255,7 +255,7 @@ TEST(utf8_stream_replaces_invalid)
 static int load_err(const char *model, const char *cfg, rm_err *err)
 {
     rm_tokenizer *t = NULL;
-    int rc = rm_tokenizer_load("tiktoken.model", model, strlen(model), "tokenizer_config.json",
+    int rc = tokenizer_load("tiktoken.model", model, strlen(model), "tokenizer_config.json",
                                cfg, cfg ? strlen(cfg) : 0, &t, err);
     rm_tokenizer_free(t);
     return rc;
