@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,50 +64,59 @@ static int sync_dir(const char *path)
     return rc;
 }
 
+static atomic_ulong commits;   /* successful file_commit calls (a test hook counts them) */
+
+int file_commit(int fd, const char *tmp, const char *path, uint64_t size, rm_err *err)
+{
+    struct stat st;
+    int bad = 0, e = 0;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { bad = 1; e = EISDIR; }
+    if (!bad && (fsync(fd) != 0 || fstat(fd, &st) != 0)) { bad = 1; e = errno; }
+    if (!bad && size != UINT64_MAX && (uint64_t)st.st_size != size) { bad = 1; e = EIO; }
+    if (close(fd) && !bad) { bad = 1; e = errno; }
+    if (bad || rename(tmp, path)) {
+        if (!bad) e = errno;
+        unlink(tmp);
+        if (e == EISDIR) return rm_errf(err, "%s: is a directory", path);
+        return rm_errf(err, "%s: cannot write: %s", path, strerror(e));
+    }
+    if (sync_dir(path)) return rm_errf(err, "%s: written, but its folder could not be synced: %s", path, strerror(errno));
+    atomic_fetch_add(&commits, 1);
+    return 0;
+}
+
+unsigned long file_test_commits(void) { return atomic_load(&commits); }
+
 void rm_atomic_tmp_name(const char *path, char *tmp, size_t cap) { file_tmp_name(tmp, cap, path); }
 
 void rm_atomic_abort(const char *tmp) { unlink(tmp); }
 
 int rm_atomic_commit(const char *tmp, const char *path, rm_err *err)
 {
-    struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        unlink(tmp);
-        return rm_errf(err, "%s: is a directory", path);
-    }
     int fd = open(tmp, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return rm_errf(err, "%s: cannot write: %s", path, strerror(errno));
-    int bad = fsync(fd) != 0, e = errno;
-    close(fd);
-    if (bad || rename(tmp, path)) {
-        if (!bad) e = errno;
+    if (fd < 0) {
+        int e = errno;
         unlink(tmp);
         return rm_errf(err, "%s: cannot write: %s", path, strerror(e));
     }
-    if (sync_dir(path)) return rm_errf(err, "%s: written, but its folder could not be synced: %s", path, strerror(errno));
-    return 0;
+    return file_commit(fd, tmp, path, UINT64_MAX, err);
 }
 
 int rm_write_atomic(const char *path, const void *data, size_t len, int mode, rm_err *err)
 {
-    struct stat st;
+    struct stat st;     /* a folder in the way: fail before writing anything */
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return rm_errf(err, "%s: is a directory", path);
     char tmp[4200];
     file_tmp_name(tmp, sizeof tmp, path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode ? mode : 0644);
     if (fd < 0) return rm_errf(err, "%s: cannot write: %s", path, strerror(errno));
-    int e = 0, bad = file_write_all(fd, data, len) != 0;
-    if (bad) e = errno;
-    if (!bad && (fsync(fd) != 0 || fstat(fd, &st) != 0)) { bad = 1; e = errno; }
-    if (!bad && (uint64_t)st.st_size != len) { bad = 1; e = EIO; }
-    if (close(fd) && !bad) { bad = 1; e = errno; }
-    if (bad || rename(tmp, path)) {
-        if (!bad) e = errno;
+    if (file_write_all(fd, data, len)) {
+        int e = errno;
+        close(fd);
         unlink(tmp);
         return rm_errf(err, "%s: cannot write: %s", path, strerror(e));
     }
-    if (sync_dir(path)) return rm_errf(err, "%s: written, but its folder could not be synced: %s", path, strerror(errno));
-    return 0;
+    return file_commit(fd, tmp, path, len, err);
 }
 
 uint64_t file_free_space(const char *path)

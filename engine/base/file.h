@@ -27,5 +27,17 @@ uint64_t file_free_space(const char *path);
 void file_tmp_name(char *buf, size_t cap, const char *path);
 /* Whether a file name made by file_tmp_name belongs to a process that is gone. */
 int file_tmp_stale(const char *name);
+/* The end of every atomic replacement, for writers that write the
+ * temporary file (named by file_tmp_name) through an fd of their own: fd is
+ * fsync'ed, checked to hold `size` bytes (UINT64_MAX: any), closed, renamed
+ * over path, and path's folder is fsync'ed. On failure tmp is removed, path
+ * is untouched and the message names path. fd is closed in every case.
+ * rm_write_atomic and rm_atomic_commit end here too. */
+int file_commit(int fd, const char *tmp, const char *path, uint64_t size, rm_err *err);
+
+#ifdef REMORA_TEST
+/* Test hook: how many file_commit calls have succeeded in this process. */
+unsigned long file_test_commits(void);
+#endif
 
 #endif

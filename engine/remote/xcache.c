@@ -66,18 +66,16 @@ int xc_store(const char *path, const void *raw, uint64_t n, rm_err *err)
     if (fd < 0) return rm_errf(err, "%s: cannot create: %s", tmp, strerror(errno));
     uint8_t t[XC_TRAILER];
     put_trailer(t, xc_crc32(0, raw, (size_t)n), n);
-    struct stat st;
-    int bad = file_write_all(fd, raw, (size_t)n) || file_write_all(fd, t, XC_TRAILER) || fdatasync(fd) || fstat(fd, &st);
-    int e = errno;
-    if (!bad && (uint64_t)st.st_size != n + XC_TRAILER) { bad = 1; e = EIO; }
-    if (!bad) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    if (close(fd) && !bad) { bad = 1; e = errno; }
-    if (bad || rename(tmp, path)) {
-        if (!bad) e = errno;
+    if (file_write_all(fd, raw, (size_t)n) || file_write_all(fd, t, XC_TRAILER) || fdatasync(fd)) {
+        int e = errno;
+        close(fd);
         unlink(tmp);
         return rm_errf(err, "%s: cannot write the cached expert: %s", path, strerror(e));
     }
-    return 0;
+    /* written back: the pages can leave the page cache (a cached expert is
+     * read with O_DIRECT, into its slot) */
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    return file_commit(fd, tmp, path, n + XC_TRAILER, err);
 }
 
 /* A damaged file goes, so the next reader fetches the expert again. */

@@ -17,8 +17,8 @@
  * model repeats text it has seen and never repeats itself within 95
  * tokens. Random weights alone never repeat anything, which would leave
  * speculation nothing to accept; the reads and the arithmetic per token are
- * unchanged. Every file is written under a temporary name, fsynced and
- * renamed.
+ * unchanged. Every file is replaced atomically through base/file
+ * (temporary name, fsync, size check, rename, folder fsync).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -274,14 +274,6 @@ static void fill(const sy_tensor *t, uint8_t *buf, uint64_t first, uint64_t n, u
     }
 }
 
-/* Atomically writes a file: temp name, fsync, rename. */
-static int commit_file(const char *tmp, const char *path, int fd, rm_err *err)
-{
-    if (fsync(fd) || close(fd)) { int e = errno; unlink(tmp); return rm_errf(err, "%s: %s", path, strerror(e)); }
-    if (rename(tmp, path)) { int e = errno; unlink(tmp); return rm_errf(err, "%s: %s", path, strerror(e)); }
-    return 0;
-}
-
 static int write_shard(const char *dir, const char *fname, sy_list *ls, uint64_t *rng, rm_err *err)
 {
     qsort(ls->t, (size_t)ls->n, sizeof *ls->t, cmp_tensor);
@@ -303,7 +295,7 @@ static int write_shard(const char *dir, const char *fname, sy_list *ls, uint64_t
     size_t hl = strlen(hs), padded = (hl + 7) & ~(size_t)7;
     char path[4096], tmp[4200];
     snprintf(path, sizeof path, "%s/%s", dir, fname);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    file_tmp_name(tmp, sizeof tmp, path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) { free(hs); return rm_errf(err, "%s: cannot create: %s", tmp, strerror(errno)); }
     uint8_t len8[8];
@@ -331,7 +323,7 @@ static int write_shard(const char *dir, const char *fname, sy_list *ls, uint64_t
         unlink(tmp);
         return rm_errf(err, "%s: write failed: %s", path, e == ENOSPC ? "disk full" : strerror(e ? e : EIO));
     }
-    return commit_file(tmp, path, fd, err);
+    return file_commit(fd, tmp, path, 8 + padded + off, err);
 }
 
 static int write_text(const char *dir, const char *name, const char *text, rm_err *err)

@@ -12,6 +12,7 @@ free=$(df -Pk "$D" | awk 'NR==2 {print $4}')
 if [ "$free" -lt 10000000 ]; then echo "skipped: only $((free / 1024)) MB free"; exit 0; fi
 $BIN synth --out "$D/m" --layers 2 --experts 16 --seed 7 2> "$D/err" || { cat "$D/err"; exit 1; }
 ls "$D/m" | grep -q '^model-00001-of-000004.safetensors$' || { echo "K3 shard naming missing"; ls "$D/m"; exit 1; }
+ls -a "$D/m" | grep -q '\.tmp' && { echo "a temporary file was left"; ls -a "$D/m"; exit 1; }
 python3 - "$D/m" <<'PY' || exit 1
 import json, struct, sys
 d = sys.argv[1]
