@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,9 +169,10 @@ static int parse_header(st_set *s, int si, const char *hdr, uint64_t hlen, rm_er
     sh->data_start = 8 + hlen;
     uint64_t data_size = sh->size - sh->data_start;
     size_t n = json_object_size(root);
-    st_tensor *nt = realloc(s->tensors, (s->ntensors + n) * sizeof *nt);
-    if (!nt) { rc = rm_errf(err, "%s: out of memory", path); goto out; }
-    s->tensors = nt;
+    if (n > (size_t)(INT_MAX - s->ntensors) || RM_GROW(s->tensors, s->tensors_cap, s->ntensors + (int)n)) {
+        rc = rm_errf(err, "%s: out of memory", path);
+        goto out;
+    }
     int first = s->ntensors;
     const char *key;
     json_t *v;
@@ -261,9 +263,8 @@ static st_set *set_new(const char *dir)
 
 static int add_shard(st_set *s, const char *path)
 {
-    st_shard *ns = realloc(s->shards, (s->nshards + 1) * sizeof *ns);
-    if (!ns) return -1;
-    s->shards = ns;
+    if (RM_GROW(s->shards, s->shards_cap, s->nshards + 1)) return -1;
+    st_shard *ns = s->shards;
     memset(&ns[s->nshards], 0, sizeof *ns);
     ns[s->nshards].fd = -1;
     if (!(ns[s->nshards].path = strdup(path))) return -1;

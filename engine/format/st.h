@@ -35,9 +35,9 @@ typedef struct st_shard {
 typedef struct st_set {
     char      *dir;
     st_shard  *shards;
-    int        nshards;
+    int        nshards, shards_cap;
     st_tensor *tensors;
-    int        ntensors;
+    int        ntensors, tensors_cap;
     int       *hash;        /* open addressing: tensor index + 1, 0 = empty */
     int        hash_cap;
 } st_set;

@@ -102,10 +102,8 @@ void store_free(store *s)
 static int ensure_units(store *s, int u, rm_err *err)
 {
     if (u < s->nunits) return 0;
-    spine_unit *n = realloc(s->units, (size_t)(u + 1) * sizeof *n);
-    if (!n) return rm_errf(err, "out of memory");
-    memset(n + s->nunits, 0, (size_t)(u + 1 - s->nunits) * sizeof *n);
-    s->units = n;
+    if (RM_GROW(s->units, s->units_cap, u + 1)) return rm_errf(err, "out of memory");
+    memset(s->units + s->nunits, 0, (size_t)(u + 1 - s->nunits) * sizeof *s->units);
     s->nunits = u + 1;
     return 0;
 }
@@ -114,10 +112,8 @@ static int ensure_units(store *s, int u, rm_err *err)
  * later in store_plan). */
 static int add_span(spine_unit *un, int shard, uint64_t off, uint64_t len)
 {
-    spine_run *r = realloc(un->runs, (size_t)(un->nruns + 1) * sizeof *r);
-    if (!r) return -1;
-    un->runs = r;
-    r[un->nruns++] = (spine_run){ shard, rm_align_down(off), rm_align_up(off + len) - rm_align_down(off), 0 };
+    if (RM_GROW(un->runs, un->runs_cap, un->nruns + 1)) return -1;
+    un->runs[un->nruns++] = (spine_run){ shard, rm_align_down(off), rm_align_up(off + len) - rm_align_down(off), 0 };
     return 0;
 }
 
@@ -125,10 +121,8 @@ int store_add_mat(store *s, int u, wmat *m, rm_err *err)
 {
     if (ensure_units(s, u, err)) return -1;
     spine_unit *un = &s->units[u];
-    spine_bind *b = realloc(un->binds, (size_t)(un->nbinds + 1) * sizeof *b);
-    if (!b) return rm_errf(err, "out of memory");
-    un->binds = b;
-    b[un->nbinds++] = (spine_bind){ m, 0, 0 };
+    if (RM_GROW(un->binds, un->binds_cap, un->nbinds + 1)) return rm_errf(err, "out of memory");
+    un->binds[un->nbinds++] = (spine_bind){ m, 0, 0 };
     uint64_t scale_bytes, bytes = wmat_bytes(m, &scale_bytes);
     if (add_span(un, m->shard, m->off, bytes)) return rm_errf(err, "out of memory");
     if (m->kind == WM_MXFP4 && add_span(un, m->shard, m->scale_off, scale_bytes)) return rm_errf(err, "out of memory");
@@ -173,7 +167,7 @@ static void layout_unit(spine_unit *un)
                 }
             free(un->runs);
             un->runs = nr;
-            un->nruns = j;
+            un->nruns = un->runs_cap = j;
         }
     }
     size_t pos = 0;

@@ -32,9 +32,9 @@ typedef struct spine_bind {         /* a matrix to re-point when the buffer move
 
 typedef struct spine_unit {
     spine_run *runs;
-    int nruns;
+    int nruns, runs_cap;
     spine_bind *binds;
-    int nbinds;
+    int nbinds, binds_cap;
     size_t bytes;                   /* buffer size = Σ run lengths */
     uint8_t *buf;                   /* resident copy, or NULL if streamed */
     /* streamed */
@@ -50,6 +50,7 @@ typedef struct store {
     int direct;                     /* all fds are O_DIRECT */
     io_pool *io;
     int nunits;                     /* layers + 1 (the head) */
+    int units_cap;
     spine_unit *units;
     /* budget */
     uint64_t budget;                /* bytes for spine + expert cache */

@@ -150,15 +150,9 @@ int kda_forward(const rm_config *c, const kda_weights *w, kda_state *st, int lay
     const size_t RS = KDA_REC(P, H);
     float *rec = NULL;
     if (st->recording) {        /* since a checkpoint */
-        if (st->nrec + T > st->rec_cap) {
-            int cap = st->nrec + T + 8;
-            float *nr = realloc(st->rec, (size_t)cap * RS * sizeof *nr);
-            if (!nr) {
-                free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
-                return rm_errf(err, "out of memory recording KDA layer %d", layer);
-            }
-            st->rec = nr;
-            st->rec_cap = cap;
+        if (rm_grow((void **)&st->rec, &st->rec_cap, st->nrec + T, RS * sizeof *st->rec)) {
+            free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
+            return rm_errf(err, "out of memory recording KDA layer %d", layer);
         }
         rec = st->rec + (size_t)st->nrec * RS;
         for (int t = 0; t < T; t++) {

@@ -106,15 +106,14 @@ int state_reserve(rm_state *s, int n, rm_err *err)
 {
     if (n <= s->cap) return 0;
     const rm_config *c = &s->m->cfg;
-    int cap = s->cap ? s->cap : 256;
-    while (cap < n) cap *= 2;
     const size_t lat = (size_t)c->kv_lora_rank + c->qk_rope;
-    for (int l = 0; l < c->num_layers; l++) {
+    int cap = s->cap;
+    for (int l = 0; l < c->num_layers; l++) {    /* every cache grows to the same capacity */
         if (c->is_kda[l]) continue;
-        float *p = realloc(s->mla[l].latent, (size_t)cap * lat * sizeof *p);
-        if (!p) return rm_errf(err, "out of memory growing the attention cache to %d tokens", cap);
-        s->mla[l].latent = p;
+        cap = s->cap;
+        if (rm_grow((void **)&s->mla[l].latent, &cap, n, lat * sizeof(float)))
+            return rm_errf(err, "out of memory growing the attention cache to %d tokens", n);
     }
-    s->cap = cap;
+    s->cap = cap > n ? cap : n;
     return 0;
 }

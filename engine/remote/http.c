@@ -43,6 +43,7 @@ typedef struct http_job {
     uint64_t off, len;
     /* where the body goes: memory (buf), a file (fd), or a growing buffer (whole files) */
     uint8_t *buf;
+    rm_buf body;
     int fd;
     uint64_t fd_off;
     size_t max;                 /* whole files: the size limit */
@@ -199,10 +200,7 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
             job_fail(j, "%s: the file is larger than %zu bytes", j->url, j->max);
             return 0;
         }
-        uint8_t *nb = realloc(j->buf, (size_t)j->got + k + 1);
-        if (!nb) { job_fail(j, "%s: out of memory", j->url); return 0; }
-        j->buf = nb;
-        memcpy(j->buf + j->got, p, k);
+        if (rm_buf_add(&j->body, p, k)) { job_fail(j, "%s: out of memory", j->url); return 0; }
     }
     j->got += k;
     __atomic_fetch_add(&bc->c->bytes, (uint64_t)k, __ATOMIC_RELAXED);
@@ -221,7 +219,7 @@ static CURL *start(http_client *c, http_job *j)
     j->crange[0] = 0;
     j->retry_after = 0;
     j->msg[0] = 0;
-    if (!j->ranged) j->got = 0;         /* whole files start again */
+    if (!j->ranged) { j->got = 0; rm_buf_reset(&j->body); }    /* whole files start again */
     j->att_start = j->off + j->got;
     curl_easy_setopt(h, CURLOPT_URL, j->url);
     curl_easy_setopt(h, CURLOPT_PRIVATE, bc);
@@ -482,11 +480,9 @@ int http_file(http_client *c, const char *name, size_t max, char **out, size_t *
     http_job j = { .fd = -1, .max = max };
     rm_err e2 = { "" };
     int rc = run_job(c, &j, name, &e2);
-    if (rc && j.missing) { free(j.buf); return 1; }
-    if (rc) { free(j.buf); return rm_errf(err, "%s", e2.msg); }
-    if (!j.buf && !(j.buf = malloc(1))) return rm_errf(err, "out of memory");
-    j.buf[j.got] = 0;
-    *out = (char *)j.buf;
+    if (rc && j.missing) { rm_buf_free(&j.body); return 1; }
+    if (rc) { rm_buf_free(&j.body); return rm_errf(err, "%s", e2.msg); }
+    if (!(*out = rm_buf_take(&j.body, NULL))) return rm_errf(err, "out of memory");
     if (len) *len = (size_t)j.got;
     return 0;
 }

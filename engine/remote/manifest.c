@@ -30,9 +30,8 @@ int manifest_shard(manifest *m, const char *name, uint64_t size)
         if (m->shards[i].size != size) { m->shards[i].size = size; m->shards[i].n = 0; }
         return i;
     }
-    mf_shard *ns = realloc(m->shards, (size_t)(m->nshards + 1) * sizeof *ns);
-    if (!ns) return -1;
-    m->shards = ns;
+    if (RM_GROW(m->shards, m->cap, m->nshards + 1)) return -1;
+    mf_shard *ns = m->shards;
     memset(&ns[m->nshards], 0, sizeof *ns);
     if (!(ns[m->nshards].name = strdup(name))) return -1;
     ns[m->nshards].size = size;
@@ -56,13 +55,7 @@ int manifest_add(manifest *m, int shard, uint64_t lo, uint64_t hi, rm_err *err)
         b++;
     }
     if (a == b) {   /* a new span at a */
-        if (s->n == s->cap) {
-            int cap = s->cap ? s->cap * 2 : 16;
-            mf_span *ns = realloc(s->spans, (size_t)cap * sizeof *ns);
-            if (!ns) return rm_errf(err, "out of memory");
-            s->spans = ns;
-            s->cap = cap;
-        }
+        if (RM_GROW(s->spans, s->cap, s->n + 1)) return rm_errf(err, "out of memory");
         memmove(&s->spans[a + 1], &s->spans[a], (size_t)(s->n - a) * sizeof *s->spans);
         s->n++;
     } else {
@@ -100,13 +93,7 @@ int manifest_gaps(const manifest *m, int shard, uint64_t lo, uint64_t hi, mf_spa
         uint64_t end = i < s->n ? s->spans[i].lo : hi;
         if (end > hi) end = hi;
         if (end > pos) {
-            if (*n == *cap) {
-                int nc = *cap ? *cap * 2 : 64;
-                mf_span *ns = realloc(*out, (size_t)nc * sizeof *ns);
-                if (!ns) return -1;
-                *out = ns;
-                *cap = nc;
-            }
+            if (RM_GROW(*out, *cap, *n + 1)) return -1;
             (*out)[(*n)++] = (mf_span){ pos, end };
         }
         if (i < s->n && s->spans[i].hi > pos) pos = s->spans[i].hi;

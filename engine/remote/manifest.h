@@ -22,7 +22,7 @@ typedef struct mf_shard {
 typedef struct manifest {
     char *path;
     mf_shard *shards;
-    int nshards;
+    int nshards, cap;
 } manifest;
 
 /* Reads path (a missing file is an empty manifest). */

@@ -68,7 +68,7 @@ typedef struct su {
     const char *dir;
     http_client *net;
     su_shard *sh;
-    int nsh;
+    int nsh, capsh;
     manifest mf;
     pthread_mutex_t mu;
     su_chunk *ch;
@@ -128,9 +128,8 @@ static int index_shards(su *s, const char *text, size_t len, const char *url, rm
         int found = 0;
         for (int i = 0; i < s->nsh && !found; i++) found = !strcmp(s->sh[i].name, n);
         if (found) continue;
-        su_shard *ns = realloc(s->sh, (size_t)(s->nsh + 1) * sizeof *ns);
-        if (!ns) { rc = rm_errf(err, "out of memory"); break; }
-        s->sh = ns;
+        if (RM_GROW(s->sh, s->capsh, s->nsh + 1)) { rc = rm_errf(err, "out of memory"); break; }
+        su_shard *ns = s->sh;
         memset(&ns[s->nsh], 0, sizeof *ns);
         ns[s->nsh].fd = -1;
         if (!(ns[s->nsh].name = strdup(n))) { rc = rm_errf(err, "out of memory"); break; }
@@ -191,13 +190,7 @@ static int open_shard(su *s, su_shard *h, rm_err *err)
 static int add_chunk(su *s, int shard, uint64_t lo, uint64_t hi)
 {
     for (uint64_t a = lo; a < hi; a += CHUNK) {
-        if (s->nch == s->capch) {
-            int cap = s->capch ? s->capch * 2 : 256;
-            su_chunk *n = realloc(s->ch, (size_t)cap * sizeof *n);
-            if (!n) return -1;
-            s->ch = n;
-            s->capch = cap;
-        }
+        if (RM_GROW(s->ch, s->capch, s->nch + 1)) return -1;
         s->ch[s->nch++] = (su_chunk){ shard, a, hi - a > CHUNK ? a + CHUNK : hi };
     }
     return 0;

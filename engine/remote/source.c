@@ -264,13 +264,7 @@ static int lock_key(remote *x, int key)
         if (!busy) break;
         pthread_cond_wait(&x->cv, &x->mu);
     }
-    if (x->nbusy == x->busy_cap) {
-        int cap = x->busy_cap ? x->busy_cap * 2 : 16;
-        int *nb = realloc(x->busy, (size_t)cap * sizeof *nb);
-        if (!nb) { pthread_mutex_unlock(&x->mu); return -1; }
-        x->busy = nb;
-        x->busy_cap = cap;
-    }
+    if (RM_GROW(x->busy, x->busy_cap, x->nbusy + 1)) { pthread_mutex_unlock(&x->mu); return -1; }
     x->busy[x->nbusy++] = key;
     pthread_mutex_unlock(&x->mu);
     return 0;

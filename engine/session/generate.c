@@ -19,41 +19,39 @@
 
 static int seq_push(rm_session *s, int32_t id)
 {
-    if (s->nseq == s->seqcap) {
-        int cap = s->seqcap ? s->seqcap * 2 : 1024;
-        int32_t *ns = realloc(s->seq, (size_t)cap * sizeof *ns);
-        if (!ns) return -1;
-        s->seq = ns;
-        s->seqcap = cap;
-    }
+    if (RM_GROW(s->seq, s->seqcap, s->nseq + 1)) return -1;
     s->seq[s->nseq++] = id;
     return 0;
 }
 
 /* ---- the generation loop ------------------------------------------------ */
 
+/* What a turn keeps of its streamed text (the reply that joins the
+ * conversation) and where the text goes on to. Keeping can fail (out of
+ * memory); the text is then not passed on either, and the loop ends the
+ * turn with an error at this token, so the caller never sees a reply that
+ * the conversation does not hold. */
 typedef struct turn_ctx {
     rm_session *s;
     const rm_gen_events *ev;
-    char *text[2];              /* reasoning, answer */
-    size_t len[2], cap[2];
+    int keep;                   /* 0: raw completion, nothing kept */
+    rm_buf text[2];             /* reasoning, answer */
+    int failed;
 } turn_ctx;
 
 static void on_text(void *ud, int channel, const char *text, size_t len)
 {
     turn_ctx *t = ud;
-    int i = channel == RM_CHAN_REASONING ? 0 : 1;
-    if (t->len[i] + len + 1 > t->cap[i]) {
-        size_t cap = (t->len[i] + len + 1) * 2;
-        char *n = realloc(t->text[i], cap);
-        if (!n) return;
-        t->text[i] = n;
-        t->cap[i] = cap;
-    }
-    memcpy(t->text[i] + t->len[i], text, len);
-    t->len[i] += len;
-    t->text[i][t->len[i]] = 0;
+    rm_buf *b = &t->text[channel == RM_CHAN_REASONING ? 0 : 1];
+    if (t->failed) return;
+    if (t->keep && rm_buf_add(b, text, len)) { t->failed = 1; return; }
     if (t->ev && t->ev->on_text) t->ev->on_text(t->ev->ud, channel, text, len);
+}
+
+static int text_failed(const turn_ctx *t, rm_err *err)
+{
+    return rm_errf(err, "out of memory keeping the reply (%zu bytes so far); the turn ends here",
+                   t->text[0].len + t->text[1].len);
 }
 
 static void on_route(void *ud, int layer, int pos, const int *ids, const float *w, int k, float margin)
@@ -162,6 +160,7 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
         int32_t id = (int32_t)sampler_pick(&smp, logits);
         if (seq_push(s, id) || spec_push(&s->spec, &id, 1)) { rc = rm_errf(err, "out of memory"); break; }
         int done = sink_feed(s, cs, id);
+        if (cs->tc->failed) { rc = text_failed(cs->tc, err); break; }
         n++;
         int32_t draft[SPEC_KMAX + 1];
         int k = done || n >= max_new ? 0 : spec_draft(&s->spec, draft + 1, max_new - n < SPEC_KMAX ? max_new - n : SPEC_KMAX);
@@ -196,6 +195,7 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
             s->nfed++;
             kept++;
             done = sink_feed(s, cs, draft[j]);
+            if (cs->tc->failed) { rc = text_failed(cs->tc, err); break; }
             n++;
             session_begin_stats(s, n - 1, draft[j], np, tv / emitted_total);
             session_emit_stats(s, ev);
@@ -206,6 +206,7 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
         if (done) break;
     }
     sink_finish(cs);
+    if (!rc && cs->tc->failed) rc = text_failed(cs->tc, err);
 out:
     sampler_free(&smp);
     free(logits);
@@ -223,7 +224,7 @@ int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, 
     int32_t *ids = NULL;
     int np = rm_chat_render(s->tok, s->fmt, s->view, n, &co, &ids, err);
     if (np < 0) { s->nmsgs--; free(s->msgs[s->nmsgs].role); free(s->msgs[s->nmsgs].content); return -1; }
-    turn_ctx tc = { s, ev, { NULL, NULL }, { 0, 0 }, { 0, 0 } };
+    turn_ctx tc = { s, ev, 1, { { .max = s->text_max }, { .max = s->text_max } }, 0 };
     out_sink sink = { rm_chat_stream_new(s->tok, s->fmt, co.thinking, on_text, &tc), &tc, { {0}, 0 }, -1, -1 };
     int interrupted = 0, rc;
     if (!sink.chat) rc = rm_errf(err, "out of memory");
@@ -231,11 +232,12 @@ int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, 
     rm_chat_stream_free(sink.chat);
     free(ids);
     if (!rc) {
-        if (session_push_msg(s, "assistant", tc.text[1] ? tc.text[1] : "", tc.text[0])) rc = rm_errf(err, "out of memory");
+        if (session_push_msg(s, "assistant", tc.text[1].p ? tc.text[1].p : "", tc.text[0].p))
+            rc = rm_errf(err, "out of memory");
         else s->msgs[s->nmsgs - 1].interrupted = interrupted;
     }
-    free(tc.text[0]);
-    free(tc.text[1]);
+    rm_buf_free(&tc.text[0]);
+    rm_buf_free(&tc.text[1]);
     return rc;
 }
 
@@ -246,12 +248,10 @@ int rm_session_complete(rm_session *s, const char *text, const rm_gen_opts *o, c
     int np = rm_tokenizer_encode(s->tok, text, strlen(text), 0, &ids, err);
     if (np < 0) return -1;
     if (np == 0) { free(ids); return rm_errf(err, "empty prompt"); }
-    turn_ctx tc = { s, ev, { NULL, NULL }, { 0, 0 }, { 0, 0 } };
+    turn_ctx tc = { s, ev, 0, { { 0 }, { 0 } }, 0 };
     out_sink sink = { NULL, &tc, { {0}, 0 }, s->m->cfg.eos_id, rm_tokenizer_special_id(s->tok, "[EOS]") };
     int interrupted = 0;
     int rc = generate(s, ids, np, o, &sink, ev, stop, &interrupted, err);
     free(ids);
-    free(tc.text[0]);
-    free(tc.text[1]);
     return rc;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "session/route_hist.h"
+#include "engine.h"
 
 int route_hist_init(route_hist *h, const unsigned char *is_moe, int layers, int experts, int topk)
 {
@@ -33,13 +34,10 @@ void route_hist_free(route_hist *h)
 int route_hist_reserve(route_hist *h, int npos)
 {
     if (npos <= h->cap || !h->nmoe) return 0;
-    int cap = h->cap ? h->cap : 256;
-    while (cap < npos) cap *= 2;
-    int16_t *n = realloc(h->ids, (size_t)cap * h->nmoe * h->topk * sizeof *n);
-    if (!n) return -1;
-    memset(n + (size_t)h->cap * h->nmoe * h->topk, 0xff, (size_t)(cap - h->cap) * h->nmoe * h->topk * sizeof *n);
-    h->ids = n;
-    h->cap = cap;
+    const size_t row = (size_t)h->nmoe * h->topk;     /* ids per position */
+    const int old = h->cap;
+    if (rm_grow((void **)&h->ids, &h->cap, npos, row * sizeof *h->ids)) return -1;
+    memset(h->ids + (size_t)old * row, 0xff, (size_t)(h->cap - old) * row * sizeof *h->ids);   /* -1: no record */
     return 0;
 }
 

@@ -99,13 +99,7 @@ void rm_session_clear(rm_session *s)
 /* Appends a message; strings are copied. */
 int session_push_msg(rm_session *s, const char *role, const char *content, const char *reasoning)
 {
-    if (s->nmsgs == s->cap) {
-        int cap = s->cap ? s->cap * 2 : 8;
-        session_msg *nm = realloc(s->msgs, (size_t)cap * sizeof *nm);
-        if (!nm) return -1;
-        s->msgs = nm;
-        s->cap = cap;
-    }
+    if (RM_GROW(s->msgs, s->cap, s->nmsgs + 1)) return -1;
     session_msg *m = &s->msgs[s->nmsgs];
     memset(m, 0, sizeof *m);
     m->role = strdup(role);
@@ -159,3 +153,5 @@ void session_test_draft_oracle(rm_session *s, int (*fn)(void *, const int32_t *,
     s->spec.oracle = fn;
     s->spec.oracle_ud = ud;
 }
+
+void session_test_text_max(rm_session *s, size_t max) { s->text_max = max; }

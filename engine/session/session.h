@@ -42,6 +42,8 @@ struct rm_session {
     int route_layers, route_k;
     double device_gbps;         /* rm_session_probe_device, 0 if not measured */
     rm_token_stats stats;
+    size_t text_max;            /* test hook (session_test_text_max): cap of a
+                                 * turn's kept text, 0 = memory only */
 };
 
 /* session.c */
@@ -72,6 +74,9 @@ void session_trace_token(rm_session *s);
  * test can make verify passes accept some tokens and reject others. */
 void session_test_draft_oracle(rm_session *s, int (*fn)(void *ud, const int32_t *ctx, int n, int32_t *out, int kmax),
                                void *ud);
+/* Test hook: a turn's kept reply may hold at most max bytes (0: no cap), so
+ * a test can make keeping it fail the way running out of memory does. */
+void session_test_text_max(rm_session *s, size_t max);
 #endif
 
 #endif

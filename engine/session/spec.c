@@ -83,13 +83,7 @@ static int grow(spec *s)
 int spec_push(spec *s, const int32_t *ids, int n)
 {
     for (int k = 0; k < n; k++) {
-        if (s->n == s->cap) {
-            int cap = s->cap ? s->cap * 2 : 1024;
-            int32_t *c = realloc(s->ctx, (size_t)cap * sizeof *c);
-            if (!c) return -1;
-            s->ctx = c;
-            s->cap = cap;
-        }
+        if (RM_GROW(s->ctx, s->cap, s->n + 1)) return -1;
         /* index the n-grams that end just before the new token */
         for (int g = 1; g <= SPEC_NMAX && g <= s->n; g++) {
             if (2 * (s->tab_used + 1) > s->tab_cap && grow(s)) return -1;

@@ -9,37 +9,29 @@
 #include "session/session.h"
 
 /* One JSONL line for a message. */
-static int append_line(char **buf, size_t *len, json_t *j)
+static int append_line(rm_buf *b, json_t *j)
 {
-    char *line = json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII);
+    char *line = j ? json_dumps(j, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
     json_decref(j);
-    if (!line) return -1;
-    size_t n = strlen(line);
-    char *nb = realloc(*buf, *len + n + 2);
-    if (!nb) { free(line); return -1; }
-    memcpy(nb + *len, line, n);
-    nb[*len + n] = '\n';
-    *len += n + 1;
-    *buf = nb;
+    int rc = !line || rm_buf_adds(b, line) || rm_buf_add(b, "\n", 1) ? -1 : 0;
     free(line);
-    return 0;
+    return rc;
 }
 
 int rm_session_save(const rm_session *s, const char *path, rm_err *err)
 {
-    char *buf = NULL;
-    size_t len = 0;
-    int bad = s->system && append_line(&buf, &len, json_pack("{s:s,s:s}", "role", "system", "content", s->system));
+    rm_buf b = { 0 };
+    int bad = s->system && append_line(&b, json_pack("{s:s,s:s}", "role", "system", "content", s->system));
     for (int i = 0; i < s->nmsgs && !bad; i++) {
         const session_msg *m = &s->msgs[i];
         json_t *j = json_pack("{s:s,s:s}", "role", m->role, "content", m->content);
         if (j && m->reasoning) json_object_set_new(j, "reasoning_content", json_string(m->reasoning));
         if (j && m->interrupted) json_object_set_new(j, "interrupted", json_true());
-        bad = !j || append_line(&buf, &len, j);
+        bad = append_line(&b, j);
     }
     int rc = bad ? rm_errf(err, "%s: out of memory writing the transcript", path)
-                 : rm_write_atomic(path, buf ? buf : "", len, 0644, err);
-    free(buf);
+                 : rm_write_atomic(path, b.p ? b.p : "", b.len, 0644, err);
+    rm_buf_free(&b);
     return rc;
 }
 

@@ -13,20 +13,11 @@
 
 void py_add(py_buf *b, const char *s, size_t n)
 {
-    if (b->oom) return;
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1) cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) { b->oom = 1; return; }
-        b->p = p; b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
+    if (!b->oom && rm_buf_add(&b->b, s, n)) b->oom = 1;
 }
 void py_puts(py_buf *b, const char *s) { py_add(b, s, strlen(s)); }
-void py_clear(py_buf *b) { b->n = 0; if (b->p) b->p[0] = 0; }
+void py_clear(py_buf *b) { rm_buf_reset(&b->b); }
+void py_free(py_buf *b) { rm_buf_free(&b->b); }
 
 /* ---- Python-compatible JSON text ----------------------------------------- */
 

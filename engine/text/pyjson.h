@@ -2,19 +2,22 @@
  * the renderers reproduce byte for byte what encoding_k3.py and the im
  * template produce with json.dumps() and str(), so these helpers follow
  * CPython's rules (separators, key order, string escapes with
- * ensure_ascii=False, float repr). Text goes into a py_buf, a growing
- * buffer whose failure is sticky: after out-of-memory every add does
- * nothing and `oom` stays set, and the renderer checks it once. */
+ * ensure_ascii=False, float repr). Text goes into a py_buf: an rm_buf
+ * whose failure is sticky, so a renderer can write many pieces and check
+ * once: after an add fails (out of memory) every later add does nothing
+ * and `oom` stays set; the text is then incomplete and must not be used. */
 #ifndef REMORA_PYJSON_H
 #define REMORA_PYJSON_H
 #include <stddef.h>
 #include <jansson.h>
+#include "engine.h"
 
-typedef struct py_buf { char *p; size_t n, cap; int oom; } py_buf;
+typedef struct py_buf { rm_buf b; int oom; } py_buf;
 
 void py_add(py_buf *b, const char *s, size_t n);
 void py_puts(py_buf *b, const char *s);
-void py_clear(py_buf *b);
+void py_clear(py_buf *b);          /* empties it; oom stays */
+void py_free(py_buf *b);
 
 /* repr() of a float. */
 void py_float(py_buf *b, double x);

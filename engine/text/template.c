@@ -28,6 +28,7 @@
  * structs of engine.h. Text that the Python code produces with json.dumps or
  * str() is reproduced byte for byte by pyjson.c.
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +42,7 @@
 typedef struct render {
     const rm_tokenizer *t;
     int32_t *ids;
-    size_t n, cap;
+    int n, cap;
     rm_err *err;
     int failed;
     int im;                 /* im format: text between markers is one segment */
@@ -65,15 +66,9 @@ static int fail(render *r, const char *fmt, ...)
 
 static void push_ids(render *r, const int32_t *ids, int n)
 {
-    if (r->n + (size_t)n > r->cap) {
-        size_t cap = r->cap ? r->cap : 256;
-        while (cap < r->n + (size_t)n) cap *= 2;
-        int32_t *p = realloc(r->ids, cap * sizeof *p);
-        if (!p) { fail(r, "chat: out of memory"); return; }
-        r->ids = p; r->cap = cap;
-    }
+    if (n > INT_MAX - r->n || RM_GROW(r->ids, r->cap, r->n + n)) { fail(r, "chat: out of memory"); return; }
     memcpy(r->ids + r->n, ids, (size_t)n * sizeof *ids);
-    r->n += (size_t)n;
+    r->n += n;
 }
 
 static void encode_seg(render *r, const char *s, size_t n, int allow_special)
@@ -90,7 +85,7 @@ static void encode_seg(render *r, const char *s, size_t n, int allow_special)
 static void flush_text(render *r)
 {
     if (r->pending.oom) fail(r, "chat: out of memory");
-    encode_seg(r, r->pending.p, r->pending.n, 0);
+    encode_seg(r, r->pending.b.p, r->pending.b.len, 0);
     py_clear(&r->pending);
 }
 
@@ -101,6 +96,12 @@ static void text_n(render *r, const char *s, size_t n)
     else encode_seg(r, s, n, 0);
 }
 static void text(render *r, const char *s) { text_n(r, s, strlen(s)); }
+/* The text built in b, or a failure when building it ran out of memory. */
+static void text_buf(render *r, const py_buf *b)
+{
+    if (b->oom) fail(r, "chat: out of memory");
+    else text_n(r, b->b.p ? b->b.p : "", b->b.len);
+}
 
 /* A control marker: its special id, or (when the tokenizer has no such
  * special) the string encoded with specials allowed, as tiktoken would. */
@@ -135,14 +136,13 @@ static void open_tag(render *r, const char *tag, const attr *a, int na)
         text(r, key);
         text(r, "=\"");
         py_buf esc = { 0 };
-        for (size_t k = 0; k < v->n; k++) {
-            if (v->p[k] == '&') py_puts(&esc, "&amp;");
-            else if (v->p[k] == '"') py_puts(&esc, "&quot;");
-            else py_add(&esc, v->p + k, 1);
+        for (size_t k = 0; k < v->b.len; k++) {
+            if (v->b.p[k] == '&') py_puts(&esc, "&amp;");
+            else if (v->b.p[k] == '"') py_puts(&esc, "&quot;");
+            else py_add(&esc, v->b.p + k, 1);
         }
-        if (esc.oom) fail(r, "chat: out of memory");
-        text_n(r, esc.p ? esc.p : "", esc.n);
-        free(esc.p);
+        text_buf(r, &esc);
+        py_free(&esc);
         text(r, "\"");
     }
     ctrl(r, "<|sep|>");
@@ -181,9 +181,9 @@ static void content(render *r, const json_t *c)
         if (!strcmp(type, "image") || !strcmp(type, "image_url")) { image(r); continue; }
         json_t *t = py_get(part, "text");
         py_buf s = { 0 };
-        if (!t || py_str(&s, t)) { free(s.p); fail(r, "chat: a text part has no \"text\" string"); return; }
-        text_n(r, s.p ? s.p : "", s.n);
-        free(s.p);
+        if (!t || py_str(&s, t)) { py_free(&s); fail(r, "chat: a text part has no \"text\" string"); return; }
+        text_buf(r, &s);
+        py_free(&s);
     }
 }
 
@@ -207,8 +207,8 @@ static void tool_declare(render *r, const json_t *tools, int dynamic)
     py_json(&b, tools, 1, 1);
     py_puts(&b, "\n```");
     if (b.oom) fail(r, "chat: out of memory");
-    else internal_system(r, "tool-declare", b.p);
-    free(b.p);
+    else internal_system(r, "tool-declare", b.b.p);
+    py_free(&b);
 }
 
 /* normalize_tool_arguments: the arguments as an object (*obj, a new
@@ -276,8 +276,8 @@ static void tool_calls_xtml(render *r, const json_t *calls)
                 py_buf s = { 0 };
                 if (json_is_string(v)) py_add(&s, json_string_value(v), json_string_length(v));
                 else py_json(&s, v, 0, 0);
-                text_n(r, s.p ? s.p : "", s.n);
-                free(s.p);
+                text_buf(r, &s);
+                py_free(&s);
                 close_tag(r, "argument");
             }
         }
@@ -296,9 +296,10 @@ static void assistant_xtml(render *r, const json_t *m, int thinking)
         py_buf s = { 0 };
         if (rc && !json_is_null(rc)) {
             if (py_str(&s, rc)) fail(r, "chat: reasoning_content must be a string");
-            else if (py_nonblank(s.p ? s.p : "", s.n)) text_n(r, s.p, s.n);
+            else if (s.oom) fail(r, "chat: out of memory");
+            else if (py_nonblank(s.b.p ? s.b.p : "", s.b.len)) text_buf(r, &s);
         }
-        free(s.p);
+        py_free(&s);
         close_tag(r, "think");
     }
     open_tag(r, "response", NULL, 0);
@@ -350,14 +351,16 @@ static entry *order_messages(const json_t *msgs, size_t *count)
                     json_t *cid = py_get(tc, "id");
                     if (!cid || json_is_null(cid)) continue;
                     py_clear(&have);
-                    if (py_str(&have, cid) || have.n != want.n || memcmp(have.p, want.p, want.n)) continue;
+                    if (py_str(&have, cid) || have.b.len != want.b.len || memcmp(have.b.p, want.b.p, want.b.len)) continue;
                     json_t *fn = json_object_get(tc, "function");
                     found = j + 1;
                     names[i - st] = json_is_object(fn) ? json_object_get(fn, "name") : json_object_get(tc, "name");
                     break;
                 }
             }
-            free(want.p); free(have.p);
+            int oom = want.oom || have.oom;
+            py_free(&want); py_free(&have);
+            if (oom) { free(pos); free(names); free(out); return NULL; }
             if (!found) unresolved = 1;
             pos[i - st] = found;
         }
@@ -508,8 +511,8 @@ static void render_xtml(render *r, const json_t *conv)
         py_json(&b, schema ? schema : null, 1, 1);
         py_puts(&b, "\n```");
         if (b.oom) fail(r, "chat: out of memory");
-        else internal_system(r, "response-format", b.p);
-        free(b.p);
+        else internal_system(r, "response-format", b.b.p);
+        py_free(&b);
     }
 
     if (agp) {
@@ -531,8 +534,8 @@ static void render_im(render *r, const json_t *conv)
         ctrl(r, "<|im_middle|>");
         py_buf b = { 0 };
         py_json(&b, tools, 1, 1);
-        text_n(r, b.p ? b.p : "", b.n);
-        free(b.p);
+        text_buf(r, &b);
+        py_free(&b);
         ctrl(r, "<|im_end|>");
     }
     const json_t *msgs = json_object_get(conv, "messages");
@@ -550,8 +553,8 @@ static void render_im(render *r, const json_t *conv)
         py_buf s = { 0 };
         if (py_truthy(name)) { if (py_str(&s, name)) fail(r, "chat: name must be a string"); }
         else py_puts(&s, role);
-        text_n(r, s.p ? s.p : "", s.n);
-        free(s.p);
+        text_buf(r, &s);
+        py_free(&s);
         ctrl(r, "<|im_middle|>");
         if (!strcmp(role, "tool")) {
             py_buf h = { 0 };
@@ -559,8 +562,8 @@ static void render_im(render *r, const json_t *conv)
             json_t *id = json_object_get(m, "tool_call_id");
             if (id && py_str(&h, id)) fail(r, "chat: tool_call_id must be a string");
             py_puts(&h, "\n");
-            text_n(r, h.p, h.n);
-            free(h.p);
+            text_buf(r, &h);
+            py_free(&h);
         }
         content(r, json_object_get(m, "content"));
         json_t *calls = json_object_get(m, "tool_calls");
@@ -573,15 +576,15 @@ static void render_im(render *r, const json_t *conv)
                 py_buf b = { 0 };
                 json_t *id = py_get(tc, "id");
                 if (id && py_str(&b, id)) fail(r, "chat: a tool call id must be a string");
-                text_n(r, b.p ? b.p : "", b.n);
+                text_buf(r, &b);
                 ctrl(r, "<|tool_call_argument_begin|>");
                 json_t *fn = py_get(tc, "function");
                 json_t *args = py_get(fn ? fn : tc, "arguments");
                 py_clear(&b);
                 if (json_is_string(args)) py_add(&b, json_string_value(args), json_string_length(args));
                 else if (args) py_json(&b, args, 1, 0);
-                text_n(r, b.p ? b.p : "", b.n);
-                free(b.p);
+                text_buf(r, &b);
+                py_free(&b);
                 ctrl(r, "<|tool_call_end|>");
             }
             ctrl(r, "<|tool_calls_section_end|>");
@@ -616,12 +619,12 @@ static int render_conv(const rm_tokenizer *t, rm_chat_format f, const json_t *co
     else if (f == RM_CHAT_IM) render_im(&r, conv);
     else fail(&r, "chat: unknown chat format");
     if (r.tmp.oom) fail(&r, "chat: out of memory");
-    free(r.pending.p);
-    free(r.tmp.p);
+    py_free(&r.pending);
+    py_free(&r.tmp);
     if (r.failed) { free(r.ids); return -1; }
     if (!r.ids && !(r.ids = malloc(sizeof *r.ids))) return rm_errf(err, "chat: out of memory");
     *ids = r.ids;
-    return (int)r.n;
+    return r.n;
 }
 
 int rm_chat_render_json(const rm_tokenizer *t, rm_chat_format f, const char *json, size_t len,

@@ -44,11 +44,12 @@
 /* A set of byte strings stored in one arena, looked up by open addressing.
  * Slot values are index + 1 (0 = empty); tags hold hash bits to skip most
  * byte comparisons. */
+typedef struct strset_ent { uint32_t off, len; } strset_ent;   /* bytes in the arena */
 typedef struct strset {
-    unsigned char *arena;
-    size_t arena_len, arena_cap;
-    uint32_t *off, *len;
-    uint32_t n, cap;
+    rm_buf arena;               /* max = UINT32_MAX: offsets are 32-bit */
+    strset_ent *ent;
+    uint32_t n;
+    int cap;
     uint32_t *slot, *tag, mask;
 } strset;
 
@@ -85,7 +86,7 @@ static inline uint64_t hash_bytes(const unsigned char *p, size_t n)
 
 static void strset_free(strset *s)
 {
-    free(s->arena); free(s->off); free(s->len); free(s->slot); free(s->tag);
+    rm_buf_free(&s->arena); free(s->ent); free(s->slot); free(s->tag);
     memset(s, 0, sizeof *s);
 }
 
@@ -98,7 +99,7 @@ static inline int64_t strset_find(const strset *s, const unsigned char *p, size_
     for (;;) {
         uint32_t v = s->slot[i];
         if (!v) return -1;
-        if (s->tag[i] == tag && s->len[v - 1] == n && !memcmp(s->arena + s->off[v - 1], p, n))
+        if (s->tag[i] == tag && s->ent[v - 1].len == n && !memcmp(s->arena.p + s->ent[v - 1].off, p, n))
             return v - 1;
         i = (i + 1) & s->mask;
     }
@@ -111,7 +112,7 @@ static int strset_rehash(strset *s, uint32_t nslots)
     free(s->slot); free(s->tag);
     s->slot = slot; s->tag = tag; s->mask = nslots - 1;
     for (uint32_t k = 0; k < s->n; k++) {
-        uint64_t h = hash_bytes(s->arena + s->off[k], s->len[k]);
+        uint64_t h = hash_bytes((const unsigned char *)s->arena.p + s->ent[k].off, s->ent[k].len);
         uint32_t i = (uint32_t)h & s->mask;
         while (slot[i]) i = (i + 1) & s->mask;
         slot[i] = k + 1;
@@ -126,28 +127,11 @@ static int64_t strset_add(strset *s, const unsigned char *p, size_t n, int64_t *
 {
     int64_t old = strset_find(s, p, n);
     if (old >= 0) { *dup = old; return -2; }
-    if (s->n == s->cap) {
-        uint32_t cap = s->cap ? s->cap * 2 : 512;
-        uint32_t *off = realloc(s->off, cap * sizeof *off);
-        if (!off) return -1;
-        s->off = off;
-        uint32_t *len = realloc(s->len, cap * sizeof *len);
-        if (!len) return -1;
-        s->len = len;
-        s->cap = cap;
-    }
-    if (s->arena_len + n > s->arena_cap) {
-        size_t cap = s->arena_cap ? s->arena_cap : 4096;
-        while (cap < s->arena_len + n) cap *= 2;
-        if (cap > UINT32_MAX) return -1;
-        unsigned char *a = realloc(s->arena, cap);
-        if (!a) return -1;
-        s->arena = a; s->arena_cap = cap;
-    }
-    memcpy(s->arena + s->arena_len, p, n);
-    s->off[s->n] = (uint32_t)s->arena_len;
-    s->len[s->n] = (uint32_t)n;
-    s->arena_len += n;
+    if (s->n >= INT32_MAX || RM_GROW(s->ent, s->cap, (int)s->n + 1)) return -1;
+    const size_t at = s->arena.len;
+    s->arena.max = UINT32_MAX;
+    if (rm_buf_add(&s->arena, p, n)) return -1;
+    s->ent[s->n] = (strset_ent){ (uint32_t)at, (uint32_t)n };
     s->n++;
     /* keep the load factor at or below one half */
     if (!s->slot || (uint64_t)s->n * 2 > (uint64_t)s->mask + 1) {
@@ -379,22 +363,17 @@ const char *rm_tokenizer_token_bytes(const rm_tokenizer *t, int32_t id, size_t *
     const strset *s = &t->ranks;
     if (id >= t->n_ranks) { s = &t->specials; id -= t->n_ranks; }
     if (id < 0 || (uint32_t)id >= s->n) return NULL;
-    *len = s->len[id];
-    return (const char *)s->arena + s->off[id];
+    *len = s->ent[id].len;
+    return s->arena.p + s->ent[id].off;
 }
 
 /* ---- encoding ----------------------------------------------------------- */
 
-typedef struct ivec { int32_t *v; size_t n, cap; } ivec;
+typedef struct ivec { int32_t *v; int n, cap; } ivec;
 
 static int ivec_push(ivec *a, int32_t x)
 {
-    if (a->n == a->cap) {
-        size_t cap = a->cap ? a->cap * 2 : 64;
-        int32_t *v = realloc(a->v, cap * sizeof *v);
-        if (!v) return -1;
-        a->v = v; a->cap = cap;
-    }
+    if (a->n == a->cap && RM_GROW(a->v, a->cap, a->n + 1)) return -1;
     a->v[a->n++] = x;
     return 0;
 }
@@ -569,7 +548,7 @@ int rm_tokenizer_encode(const rm_tokenizer *t, const char *text, size_t len,
     if (encode_ordinary(t, text + seg, len - seg, &out)) goto oom;
     if (!out.v && !(out.v = malloc(sizeof *out.v))) goto oom;   /* an empty text gives a valid pointer */
     *ids = out.v;
-    return (int)out.n;
+    return out.n;
 oom:
     free(out.v);
     return rm_errf(err, "out of memory encoding %zu bytes", len);

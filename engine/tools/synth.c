@@ -71,13 +71,7 @@ static int add(sy_list *l, sy_dtype dt, sy_fill f, float scale, int ndim, int64_
 static int add(sy_list *l, sy_dtype dt, sy_fill f, float scale, int ndim, int64_t a, int64_t b, int64_t c,
                const char *fmt, ...)
 {
-    if (l->n == l->cap) {
-        int cap = l->cap ? l->cap * 2 : 256;
-        sy_tensor *n = realloc(l->t, (size_t)cap * sizeof *n);
-        if (!n) return -1;
-        l->t = n;
-        l->cap = cap;
-    }
+    if (RM_GROW(l->t, l->cap, l->n + 1)) return -1;
     sy_tensor *t = &l->t[l->n++];
     memset(t, 0, sizeof *t);
     va_list ap;

@@ -193,3 +193,42 @@ TEST(session_speculation_is_lossless)
         rm_session_free(s);
     }
 }
+
+/* A reply the session cannot keep (out of memory; here a 10-byte cap set
+ * through the test hook) ends the turn with an error at that token: the
+ * caller was never shown text the conversation does not hold, and no
+ * assistant message is added. Before, the text was dropped silently and
+ * the turn "succeeded" with a shorter reply than the one streamed. */
+typedef struct { size_t bytes; } text_sink;
+static void count_text(void *ud, int channel, const char *text, size_t len)
+{
+    (void)channel; (void)text;
+    ((text_sink *)ud)->bytes += len;
+}
+
+TEST(session_reply_that_cannot_be_kept_ends_the_turn)
+{
+    const char *dir = fixture_path("k3-tiny");
+    REQUIRE(dir);
+    rm_session *s = NULL;
+    rm_err err = { "" };
+    REQUIRE(rm_session_open(dir, NULL, &s, &err) == 0);
+    volatile int stop = 0;
+    text_sink ts = { 0 };
+    rm_gen_opts o = { .max_new = 24, .think = 0 };
+    rm_gen_events ev = { &ts, count_text, NULL };
+    session_test_text_max(s, 10);
+    CHECK(rm_session_turn(s, "Hello there", &o, &ev, &stop, &err) == -1);
+    CHECKF(strstr(err.msg, "keeping the reply"), "%s", err.msg);
+    CHECKF(ts.bytes <= 10, "%zu bytes shown", ts.bytes);
+    const rm_chat_msg *msgs;
+    int n = rm_session_messages(s, &msgs);
+    CHECK(n == 1 && !strcmp(msgs[0].role, "user"));
+    /* without the cap the session goes on */
+    session_test_text_max(s, 0);
+    ts.bytes = 0;
+    CHECK(rm_session_turn(s, "And again", &o, &ev, &stop, &err) == 0);
+    n = rm_session_messages(s, &msgs);
+    CHECK(n == 3 && !strcmp(msgs[2].role, "assistant") && strlen(msgs[2].content) == ts.bytes && ts.bytes > 10);
+    rm_session_free(s);
+}
