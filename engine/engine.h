@@ -315,10 +315,38 @@ double rm_session_probe_device(rm_session *s, double seconds);
 /* The conversation so far. */
 int  rm_session_messages(const rm_session *s, const rm_chat_msg **msgs);
 int  rm_session_last_interrupted(const rm_session *s);
-/* Transcripts: JSONL of {role, content, reasoning_content}, written
- * atomically (temp file, fsync, rename). */
+/* The conversation as a transcript (rm_transcript_save below). A load
+ * replaces the conversation (and the system prompt when the file has one)
+ * only when the whole file is valid; on any error nothing changes. */
 int  rm_session_save(const rm_session *s, const char *path, rm_err *err);
 int  rm_session_load(rm_session *s, const char *path, rm_err *err);
+
+/* ---- transcripts (engine/session/transcript.c) ------------------------- */
+
+/* A conversation as JSONL, one object per line: {"role", "content"}, plus
+ * "reasoning_content" when a message has one and "interrupted": true for a
+ * reply stopped before its end; the system prompt (when not NULL) is the
+ * first line, role "system". Roles are system, user, assistant or tool;
+ * msgs[i].name is not written. interrupted may be NULL (none). Text beyond
+ * ASCII is written as JSON \u escapes. The file is replaced atomically
+ * (rm_write_atomic, mode 0644). */
+int rm_transcript_save(const char *path, const rm_chat_msg *msgs, const int *interrupted, int n,
+                       const char *system, rm_err *err);
+
+/* A transcript read back; every string is owned by it. */
+typedef struct rm_transcript {
+    char *system;               /* the system prompt, or NULL */
+    rm_chat_msg *msgs;          /* the other messages, in order */
+    int *interrupted;           /* [n]: 1 for a reply stopped before its end */
+    int n;
+} rm_transcript;
+/* Reads what rm_transcript_save writes (or a hand-written file of the same
+ * form): blank lines are skipped; "system" lines before the first other
+ * message set the system prompt (the last one wins), later ones are
+ * messages; "reasoning_content" may be null. On any bad line the load fails
+ * with "PATH:LINE: what is wrong" and *t is left empty. */
+int  rm_transcript_load(const char *path, rm_transcript *t, rm_err *err);
+void rm_transcript_free(rm_transcript *t);
 
 /* ---- synthetic checkpoints and benchmarks ------------------------------ */
 
