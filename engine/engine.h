@@ -232,6 +232,9 @@ enum {
     RM_PHASE_LM_HEAD,
     RM_PHASE_COUNT
 };
+/* The name of a phase in figures and traces: "wait_io", "spine",
+ * "attention", "experts", "lm_head" ("?" outside 0..RM_PHASE_COUNT-1). */
+const char *rm_phase_name(int phase);
 
 #define RM_MAX_ROUTE_LAYERS 128
 #define RM_MAX_TOPK 32

@@ -10,9 +10,8 @@
 void session_trace_token(rm_session *s)
 {
     const rm_token_stats *t = &s->stats;
-    static const char *ph[RM_PHASE_COUNT] = { "wait_io", "spine", "attention", "experts", "lm_head" };
     json_t *phases = json_object(), *routes = json_object();
-    for (int i = 0; i < RM_PHASE_COUNT; i++) json_object_set_new(phases, ph[i], json_real(t->phase_seconds[i]));
+    for (int i = 0; i < RM_PHASE_COUNT; i++) json_object_set_new(phases, rm_phase_name(i), json_real(t->phase_seconds[i]));
     for (int l = 0; l < s->m->cfg.num_layers; l++) {
         int li = s->moe_index[l];
         if (li < 0 || li >= t->route_layers) continue;
