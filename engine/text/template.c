@@ -392,21 +392,30 @@ static void name_attr(const json_t *m, attr *a, int *na)
 
 static const char *const efforts[] = { "low", "medium", "high", "max" };
 
-static void render_xtml(render *r, const json_t *conv)
+/* The conversation's switches: thinking and add_generation_prompt (true when
+ * missing or null) and a thinking_effort, which must be one of `efforts`
+ * when thinking is on. */
+static int xtml_options(render *r, const json_t *conv, int *thinking, int *agp, const char **effort)
 {
     json_t *th = json_object_get(conv, "thinking");
-    int thinking = !th || json_is_null(th) ? 1 : py_truthy(th);
+    *thinking = !th || json_is_null(th) ? 1 : py_truthy(th);
     json_t *agpv = json_object_get(conv, "add_generation_prompt");
-    int agp = !agpv || json_is_null(agpv) ? 1 : py_truthy(agpv);
+    *agp = !agpv || json_is_null(agpv) ? 1 : py_truthy(agpv);
     json_t *ev = json_object_get(conv, "thinking_effort");
-    const char *effort = json_string_value(ev);
-    if (ev && !json_is_null(ev) && !effort) { fail(r, "chat: thinking_effort must be a string"); return; }
-    if (thinking && effort) {
+    *effort = json_string_value(ev);
+    if (ev && !json_is_null(ev) && !*effort) return fail(r, "chat: thinking_effort must be a string");
+    if (*thinking && *effort) {
         int ok = 0;
-        for (size_t i = 0; i < sizeof efforts / sizeof efforts[0]; i++) ok |= !strcmp(effort, efforts[i]);
-        if (!ok) { fail(r, "chat: thinking_effort \"%s\" is not one of low, medium, high, max%s", effort, ""); return; }
+        for (size_t i = 0; i < sizeof efforts / sizeof efforts[0]; i++) ok |= !strcmp(*effort, efforts[i]);
+        if (!ok) return fail(r, "chat: thinking_effort \"%s\" is not one of low, medium, high, max", *effort);
     }
+    return 0;
+}
 
+/* What comes before the messages: the tool declarations and the
+ * thinking-effort note. */
+static void xtml_preamble(render *r, const json_t *conv, int thinking, const char *effort)
+{
     json_t *tools = json_object_get(conv, "tools");
     if (py_truthy(tools)) tool_declare(r, tools, 0);
     if (thinking && effort) {
@@ -417,7 +426,51 @@ static void render_xtml(render *r, const json_t *conv)
                  "`high`, and `max`.\nNow the system is invoked with `thinking_effort=%s`.", effort);
         internal_system(r, "thinking-effort", body);
     }
+}
 
+/* A message with its role (and name) attribute, content inside. */
+static void plain_message(render *r, const json_t *m, const char *role)
+{
+    attr a[2];
+    int na = 0;
+    a[na++] = (attr){ "role", NULL, role };
+    name_attr(m, a, &na);
+    open_tag(r, "message", a, na);
+    content(r, json_object_get(m, "content"));
+    close_tag(r, "message");
+    ctrl(r, "<|end_of_msg|>");
+}
+
+/* A tool result: the tool it answers is the one its id matched (`tool`),
+ * else its own "tool" or "name", else the call at the same index of the
+ * latest assistant message (`calls`); index counts the results since it.
+ * Returns -1 (failed) when no tool name can be found. */
+static int tool_message(render *r, const json_t *m, json_t *tool, const json_t *calls, int tool_index, size_t i)
+{
+    if (!tool) tool = json_object_get(m, json_object_get(m, "tool") ? "tool" : "name");
+    if ((!tool || json_is_null(tool)) && json_is_array(calls) && (size_t)tool_index <= json_array_size(calls)) {
+        json_t *tc = json_array_get(calls, (size_t)tool_index - 1);
+        json_t *fn = py_get(tc, "function");
+        tool = py_get(fn ? fn : tc, "name");
+        if (!tool) return fail(r, "chat: a tool call has no function name");
+    }
+    if (!tool || json_is_null(tool))
+        return fail(r, "chat: message %zu: a tool message needs a tool name (\"tool\" or \"name\", "
+                       "or a preceding assistant tool call to answer)", i + 1);
+    json_t *idx = json_integer(tool_index);
+    attr a[3] = { { "role", NULL, "tool" }, { "tool", tool, NULL }, { "index", idx, NULL } };
+    open_tag(r, "message", a, 3);
+    json_decref(idx);
+    content(r, json_object_get(m, "content"));
+    close_tag(r, "message");
+    ctrl(r, "<|end_of_msg|>");
+    return 0;
+}
+
+/* The messages, tool results put in call order (order_messages). A system
+ * message carrying tools is a dynamic tool declaration. */
+static void xtml_messages(render *r, const json_t *conv, int thinking)
+{
     size_t n;
     entry *e = order_messages(json_object_get(conv, "messages"), &n);
     if (!e) { fail(r, "chat: out of memory"); return; }
@@ -430,45 +483,17 @@ static void render_xtml(render *r, const json_t *conv)
         if (!rolev) { fail(r, "chat: a message has no role"); break; }
         const char *role = json_string_value(rolev);
         if (!role) continue;
-        attr a[3];
-        int na = 0;
         if (!strcmp(role, "user") || (!strcmp(role, "system") && !py_truthy(json_object_get(m, "tools")))) {
-            a[na++] = (attr){ "role", NULL, role };
-            name_attr(m, a, &na);
-            open_tag(r, "message", a, na);
-            content(r, json_object_get(m, "content"));
-            close_tag(r, "message");
-            ctrl(r, "<|end_of_msg|>");
+            plain_message(r, m, role);
         } else if (!strcmp(role, "system")) {
             tool_declare(r, json_object_get(m, "tools"), 1);
         } else if (!strcmp(role, "tool")) {
-            tool_index++;
-            json_t *tool = e[i].tool;
-            if (!tool) tool = json_object_get(m, json_object_get(m, "tool") ? "tool" : "name");
-            if ((!tool || json_is_null(tool)) && json_is_array(calls) &&
-                (size_t)tool_index <= json_array_size(calls)) {
-                json_t *tc = json_array_get(calls, (size_t)tool_index - 1);
-                json_t *fn = py_get(tc, "function");
-                tool = py_get(fn ? fn : tc, "name");
-                if (!tool) { fail(r, "chat: a tool call has no function name"); break; }
-            }
-            if (!tool || json_is_null(tool)) {
-                fail(r, "chat: message %zu: a tool message needs a tool name (\"tool\" or \"name\", "
-                        "or a preceding assistant tool call to answer)", i + 1);
-                break;
-            }
-            json_t *idx = json_integer(tool_index);
-            a[na++] = (attr){ "role", NULL, "tool" };
-            a[na++] = (attr){ "tool", tool, NULL };
-            a[na++] = (attr){ "index", idx, NULL };
-            open_tag(r, "message", a, na);
-            json_decref(idx);
-            content(r, json_object_get(m, "content"));
-            close_tag(r, "message");
-            ctrl(r, "<|end_of_msg|>");
+            if (tool_message(r, m, e[i].tool, calls, ++tool_index, i)) break;
         } else if (!strcmp(role, "assistant")) {
             calls = json_object_get(m, "tool_calls");
             tool_index = 0;
+            attr a[2];
+            int na = 0;
             a[na++] = (attr){ "role", NULL, "assistant" };
             name_attr(m, a, &na);
             open_tag(r, "message", a, na);
@@ -478,8 +503,12 @@ static void render_xtml(render *r, const json_t *conv)
         }
     }
     free(e);
-    if (r->failed) return;
+}
 
+/* The system's instructions after the messages: tool_choice and
+ * response_format. */
+static void xtml_instructions(render *r, const json_t *conv)
+{
     const char *choice = json_string_value(json_object_get(conv, "tool_choice"));
     if (choice && !strcmp(choice, "required"))
         internal_system(r, "tool-choice", "The system is invoked with `tool_choice=required`.\n"
@@ -514,7 +543,18 @@ static void render_xtml(render *r, const json_t *conv)
         else internal_system(r, "response-format", b.b.p);
         py_free(&b);
     }
+#undef RAW_JSON
+}
 
+static void render_xtml(render *r, const json_t *conv)
+{
+    int thinking, agp;
+    const char *effort;
+    if (xtml_options(r, conv, &thinking, &agp, &effort)) return;
+    xtml_preamble(r, conv, thinking, effort);
+    xtml_messages(r, conv, thinking);
+    if (r->failed) return;
+    xtml_instructions(r, conv);
     if (agp) {
         attr a[1] = { { "role", NULL, "assistant" } };
         open_tag(r, "message", a, 1);
