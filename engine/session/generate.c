@@ -108,23 +108,12 @@ static void sink_finish(out_sink *o)
     if (w) on_text(o->tc, RM_CHAN_ANSWER, buf, w);
 }
 
-/* Generates after the prompt ids: shared by chat turns and raw completion. */
-static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_opts *o,
-                    out_sink *cs, const rm_gen_events *ev, volatile int *stop, int *interrupted,
-                    rm_err *err)
+/* Makes the state hold the prompt: what it has consumed is kept when the
+ * prompt extends it, else the state is reset; the rest is fed in one
+ * prefill, which leaves the last position's logits, and is reported as
+ * the prompt's record (prefill = 1). */
+static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, const rm_gen_events *ev, rm_err *err)
 {
-    const int V = s->m->cfg.vocab_size;
-    float *logits = malloc((size_t)V * sizeof *logits);
-    float *vlog = malloc((size_t)(SPEC_KMAX + 1) * V * sizeof *vlog);
-    sampler smp;
-    if (!logits || !vlog || sampler_init(&smp, V, o ? o->temperature : 0, o && o->top_p > 0 ? o->top_p : 1,
-                                o ? o->seed : 0)) {
-        free(logits);
-        free(vlog);
-        return rm_errf(err, "out of memory");
-    }
-    int rc = 0;
-    /* reuse the state when the prompt extends what it has consumed */
     int lcp = 0;
     while (lcp < s->nseq && lcp < np && s->seq[lcp] == prompt[lcp]) lcp++;
     if (lcp < s->nfed || lcp == np) {
@@ -134,83 +123,126 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
     }
     s->nseq = lcp;
     for (int i = lcp; i < np; i++)
-        if (seq_push(s, prompt[i])) { rc = rm_errf(err, "out of memory"); goto out; }
+        if (seq_push(s, prompt[i])) return rm_errf(err, "out of memory");
     memset(&s->stats, 0, sizeof s->stats);
     s->stats.prefill = 1;
     s->stats.prompt_tokens = np;
     double t0 = rm_now();
     int prefilled = s->nseq - s->nfed;
-    if ((rc = feed_pending(s, logits, err))) goto out;
+    if (feed_pending(s, logits, err)) return -1;
     s->stats.seconds = rm_now() - t0;
     s->stats.token_index = (uint64_t)prefilled;   /* tokens actually prefilled */
     session_emit_stats(s, ev);
-    int max_new = o && o->max_new > 0 ? o->max_new : 1 << 30;
-    const int greedy = !o || o->temperature <= 0;
+    return 0;
+}
+
+/* The decoding loop of one turn. */
+typedef struct gen {
+    rm_session *s;
+    out_sink *cs;
+    const rm_gen_events *ev;
+    int np, max_new, n;         /* prompt tokens, the cap, tokens emitted so far */
+    int V;
+    float *logits;              /* [V] the next position's logits */
+    float *vlog;                /* [SPEC_KMAX + 1][V] a verify pass's rows */
+} gen;
+
+/* One verify pass: id (sampled and emitted already) and the k drafts after
+ * it go through the model at once; the drafts that greedy decoding would
+ * have produced are emitted, up to the end of the message or the cap, the
+ * state is rolled back past the others, and g->logits becomes the row
+ * after the last token kept. */
+static int verify(gen *g, int32_t id, int32_t *draft, int k, double t1, int *done, rm_err *err)
+{
+    rm_session *s = g->s;
+    const int V = g->V;
+    draft[0] = id;
+    if (rm_state_checkpoint(s->st, err)) return -1;
+    if (route_hist_reserve(&s->routes, s->nseq + k)) return rm_errf(err, "out of memory");
+    if (rm_forward(s->m, s->st, draft, k + 1, g->vlog, NULL, on_route, s, err)) return -1;
+    int acc = 0;
+    while (acc < k && sampler_argmax(g->vlog + (size_t)acc * V, V) == draft[acc + 1]) acc++;
+    double tv = rm_now() - t1;
+    s->nfed = s->nseq;     /* id is in the state */
+    /* emit the accepted drafts; stop early at the end of the message */
+    int kept = 0;
+    const int emitted_total = 1 + acc;
+    session_begin_stats(s, g->n - 1, id, g->np, tv / emitted_total);
+    session_collect_stats(s);
+    spec_verified(&s->spec, k, acc, tv, (double)s->stats.bytes_expert_read, s->stats.read_gbps);
+    session_spec_totals(s);   /* this pass counted */
+    session_publish_stats(s, g->ev);
+    for (int j = 1; j <= acc && !*done && g->n < g->max_new; j++) {
+        if (seq_push(s, draft[j]) || spec_push(&s->spec, &draft[j], 1)) return rm_errf(err, "out of memory");
+        s->nfed++;
+        kept++;
+        *done = sink_feed(s, g->cs, draft[j]);
+        if (g->cs->tc->failed) return text_failed(g->cs->tc, err);
+        g->n++;
+        session_begin_stats(s, g->n - 1, draft[j], g->np, tv / emitted_total);
+        session_emit_stats(s, g->ev);
+    }
+    rm_state_rollback(s->st, 1 + kept);
+    memcpy(g->logits, g->vlog + (size_t)kept * V, (size_t)V * sizeof *g->logits);
+    return 0;
+}
+
+/* Generates after the prompt ids: shared by chat turns and raw completion.
+ * Each step samples a token and emits it; then either a plain step feeds it
+ * alone, or (greedy decoding, and the drafter's gate says it pays) a verify
+ * pass feeds it with the drafts after it. */
+static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_opts *o,
+                    out_sink *cs, const rm_gen_events *ev, volatile int *stop, int *interrupted,
+                    rm_err *err)
+{
+    const int V = s->m->cfg.vocab_size;
+    gen g = { s, cs, ev, np, o && o->max_new > 0 ? o->max_new : 1 << 30, 0, V,
+              malloc((size_t)V * sizeof(float)), malloc((size_t)(SPEC_KMAX + 1) * V * sizeof(float)) };
+    sampler smp;
+    if (!g.logits || !g.vlog || sampler_init(&smp, V, o ? o->temperature : 0, o && o->top_p > 0 ? o->top_p : 1,
+                                             o ? o->seed : 0)) {
+        free(g.logits);
+        free(g.vlog);
+        return rm_errf(err, "out of memory");
+    }
+    int rc = prefill(s, prompt, np, g.logits, ev, err);
+    if (rc) goto out;
     /* speculation is lossless only for greedy decoding */
+    const int greedy = !o || o->temperature <= 0;
     s->spec.mode = greedy ? (o ? o->spec : RM_SPEC_AUTO) : RM_SPEC_OFF;
     spec_reset(&s->spec);
     if (spec_push(&s->spec, s->seq, s->nseq)) { rc = rm_errf(err, "out of memory"); goto out; }
     s->spec_d0 = s->spec.drafted;
     s->spec_a0 = s->spec.accepted;
     *interrupted = 0;
-    int n = 0;
-    while (n < max_new) {
+    while (g.n < g.max_new) {
         if (stop && *stop) { *interrupted = 1; break; }
         double t1 = rm_now();
-        int32_t id = (int32_t)sampler_pick(&smp, logits);
+        int32_t id = (int32_t)sampler_pick(&smp, g.logits);
         if (seq_push(s, id) || spec_push(&s->spec, &id, 1)) { rc = rm_errf(err, "out of memory"); break; }
         int done = sink_feed(s, cs, id);
         if (cs->tc->failed) { rc = text_failed(cs->tc, err); break; }
-        n++;
+        g.n++;
         int32_t draft[SPEC_KMAX + 1];
-        int k = done || n >= max_new ? 0 : spec_draft(&s->spec, draft + 1, max_new - n < SPEC_KMAX ? max_new - n : SPEC_KMAX);
+        const int left = g.max_new - g.n;
+        int k = done || left <= 0 ? 0 : spec_draft(&s->spec, draft + 1, left < SPEC_KMAX ? left : SPEC_KMAX);
         if (k == 0) {
             /* a plain step; the closing token is fed at the next turn, only if needed */
-            if (!done && n < max_new && (rc = feed_pending(s, logits, err))) break;
-            session_begin_stats(s, n - 1, id, np, rm_now() - t1);
+            if (!done && left > 0 && (rc = feed_pending(s, g.logits, err))) break;
+            session_begin_stats(s, g.n - 1, id, np, rm_now() - t1);
             session_emit_stats(s, ev);
             if (done) break;
             spec_plain(&s->spec, s->stats.seconds, (double)s->stats.bytes_expert_read, s->stats.read_gbps);
             continue;
         }
-        /* verify: id and k drafts in one pass over k+1 positions */
-        draft[0] = id;
-        if ((rc = rm_state_checkpoint(s->st, err))) break;
-        if (route_hist_reserve(&s->routes, s->nseq + k)) { rc = rm_errf(err, "out of memory"); break; }
-        if ((rc = rm_forward(s->m, s->st, draft, k + 1, vlog, NULL, on_route, s, err))) break;
-        int acc = 0;
-        while (acc < k && sampler_argmax(vlog + (size_t)acc * V, V) == draft[acc + 1]) acc++;
-        double tv = rm_now() - t1;
-        s->nfed = s->nseq;     /* id is in the state */
-        /* emit the accepted drafts; stop early at the end of the message */
-        int kept = 0;
-        const int emitted_total = 1 + acc;
-        session_begin_stats(s, n - 1, id, np, tv / emitted_total);
-        session_collect_stats(s);
-        spec_verified(&s->spec, k, acc, tv, (double)s->stats.bytes_expert_read, s->stats.read_gbps);
-        session_spec_totals(s);   /* this pass counted */
-        session_publish_stats(s, ev);
-        for (int j = 1; j <= acc && !done && n < max_new; j++) {
-            if (seq_push(s, draft[j]) || spec_push(&s->spec, &draft[j], 1)) { rc = rm_errf(err, "out of memory"); break; }
-            s->nfed++;
-            kept++;
-            done = sink_feed(s, cs, draft[j]);
-            if (cs->tc->failed) { rc = text_failed(cs->tc, err); break; }
-            n++;
-            session_begin_stats(s, n - 1, draft[j], np, tv / emitted_total);
-            session_emit_stats(s, ev);
-        }
-        if (rc) break;
-        rm_state_rollback(s->st, 1 + kept);
-        memcpy(logits, vlog + (size_t)kept * V, (size_t)V * sizeof *logits);
-        if (done) break;
+        if ((rc = verify(&g, id, draft, k, t1, &done, err)) || done) break;
     }
     sink_finish(cs);
     if (!rc && cs->tc->failed) rc = text_failed(cs->tc, err);
 out:
     sampler_free(&smp);
-    free(logits);
-    free(vlog);
+    free(g.logits);
+    free(g.vlog);
     return rc;
 }
 
