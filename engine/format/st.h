@@ -1,7 +1,8 @@
 /* st.h — safetensors checkpoints: one file, or shards named by
  * model.safetensors.index.json. Every header is validated before a byte of
- * data is trusted; tensors are indexed by name and their data is reached
- * through a read-only mapping of the shard. */
+ * data is trusted; tensors are indexed by name with their shard, offset and
+ * size. Nothing is mapped: small tensors are read with st_pread, weight
+ * matrices by the store's reader pool (io/store.h). */
 #ifndef REMORA_ST_H
 #define REMORA_ST_H
 #include <stdint.h>

@@ -1,7 +1,9 @@
 /* weights.h — typed views of checkpoint tensors for the forward pass.
  *
  * A wmat is a matrix [rows, cols] in one of the encodings the kernels read
- * (F32, BF16, MXFP4); it points into the shard mapping and owns nothing.
+ * (F32, BF16, MXFP4). It records where its bytes are in the checkpoint and
+ * points into whatever buffer holds them now (the store binds it to a
+ * resident unit, the stream ring or an expert slot); it owns nothing.
  * Small vectors (norm weights, biases, gates) are widened to fp32 copies at
  * load. Every lookup checks dtype and shape and names the tensor on error.
  */

@@ -1,13 +1,17 @@
 /* forward.c — the forward pass: the layer loop over a chunk of positions
  * (rm_forward); the per-token figures it leaves behind are counters.c.
  *
- * The layer loop (kimi-spec §7). Plain residual stream (48B):
+ * The layer loop (KimiDecoderLayer and KimiLinearModel.forward of K3's
+ * modeling_kimi_linear.py; KimiDecoderLayer of Kimi-Linear-48B's
+ * modeling_kimi.py). Plain residual stream (48B):
  *   h += Mixer(RMSNorm(h)); h += FFN(RMSNorm(h))
  * Attention Residuals (K3, block size B): a running partial sum P of the
  * current block and a list of snapshots; every layer's input is a softmax mix
  * of the snapshots and P (none before the first snapshot); at layers
  * l % B == 0 the partial sum is snapshotted and restarts from the mixer
- * output; the output mix over all snapshots and P feeds the final norm.
+ * output; the output mix over all snapshots and P feeds the final norm
+ * (KimiDecoderLayer._forward_attn_residual, KimiLinearModel.
+ * _apply_output_attn_res).
  * AttnRes mixes across depth only, never across tokens, so it needs no cache.
  */
 #include <stdio.h>

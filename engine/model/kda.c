@@ -1,6 +1,8 @@
 /* kda.c — Kimi Delta Attention, the linear-attention mixer of most layers.
  *
- * Per token t and head h (fla naive_recurrent_kda; kimi-spec §4.1):
+ * Per token t and head h (KimiDeltaAttention of K3's modeling_kimi_linear.py
+ * and of Kimi-Linear-48B's modeling_kimi.py, whose kernels' torch reference
+ * is naive_recurrent_kda in flash-linear-attention's fla/ops/kda/naive.py):
  *   q, k, v  = SiLU(causal depthwise conv_W(W{q,k,v} x))       [H, hd] each
  *   z        = W_fb W_fa x + dt_bias
  *   log α    = LB · sigmoid(exp(A_log[h]) · z)     (K3, gate_lower_bound LB)

@@ -1,7 +1,8 @@
 /* mla.c — Multi-head Latent Attention without rotary embeddings (NoPE), the
  * full-attention mixer of every fourth layer and the last.
  *
- * Reference (kimi-spec §5; KimiMLAAttention of both model codes):
+ * Reference (KimiMLAAttention in K3's modeling_kimi_linear.py and in
+ * Kimi-Linear-48B's modeling_kimi.py):
  *   q        = W_qb RMSNorm_1e-6(W_qa x)   or   W_q x            [nh, nope+rope]
  *   [c|k_r]  = W_kva x;   ĉ = RMSNorm_1e-6(c)
  *   [k_n|v]  = W_kvb ĉ per head;  k = [k_n | k_r]  (k_r shared by heads, not rotated)
@@ -12,7 +13,9 @@
  * the expanded keys and values, and attention runs in the absorbed form:
  *   score = (W_UKᵀ q_n) · ĉ_s + q_r · k_r,s ,   a_h = W_UV (Σ_s p_s ĉ_s)
  * which equals the reference in exact arithmetic and differs only in fp32
- * rounding order.
+ * rounding order (the latent cache is vLLM's, vllm/models/kimi_k3/nvidia/mla.py;
+ * the q_a and kv_a norms use eps 1e-6, the class default of KimiRMSNorm,
+ * as tests/fixtures/README.md records).
  */
 #include <stdatomic.h>
 #include <stdlib.h>

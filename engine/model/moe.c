@@ -1,16 +1,20 @@
 /* moe.c — the feed-forward blocks: the dense GLU MLP and the mixture of
  * experts with its router.
  *
- * Router (K3 KimiMoEGate; kimi-spec §6): s = sigmoid(W_r x) in fp32; the
- * selection score s + e_score_correction_bias picks the top k (descending,
- * ties to the lower id; grouped selection when num_expert_group > 1); the
- * weights are the UNBIASED s of the chosen experts, renormalised
- * (s / (Σs + 1e-20)) and times routed_scaling_factor.
+ * Router (KimiMoEGate.forward of K3's modeling_kimi_linear.py):
+ * s = sigmoid(W_r x) in fp32; the selection score s + e_score_correction_bias
+ * picks the top k (descending, ties to the lower id; grouped selection when
+ * num_expert_group > 1); the weights are the UNBIASED s of the chosen
+ * experts, renormalised (s / (Σs + 1e-20)) and times routed_scaling_factor.
+ * (Kimi-Linear-48B's modeling_kimi.py adds the bias to s in place and so
+ * weights by biased scores; the goldens follow K3's router for both, see
+ * tests/fixtures/README.md.)
  *
- * Experts: y = Σ_i w_i · E_i(z) with E(z) = w2(act(w1 z) · w3 z). For K3's
- * latent MoE z = W_down x, and the weighted sum is RMS-normalised
- * (routed_expert_norm) and projected back with W_up; for 48B z = x. The
- * shared experts (one fused GLU) act on x and are added.
+ * Experts (KimiSparseMoeBlock.forward and moe_infer): y = Σ_i w_i · E_i(z)
+ * with E(z) = w2(act(w1 z) · w3 z). For K3's latent MoE z = W_down x, and
+ * the weighted sum is RMS-normalised (routed_expert_norm) and projected back
+ * with W_up (the order of vllm/models/kimi_k3/nvidia/latent_moe_runner.py);
+ * for 48B z = x. The shared experts (one fused GLU) act on x and are added.
  *
  * With T positions the experts are visited once each, on the rows that chose
  * them, so a prefill chunk reads every distinct expert once; the weighted sum

@@ -1,10 +1,12 @@
 /* norm.c — the small element-wise pieces shared by every layer type:
  *
- *   RMSNorm       y = x · rsqrt(mean(x²) + eps) · w
+ *   RMSNorm       y = x · rsqrt(mean(x²) + eps) · w   (KimiRMSNorm)
  *   AttnRes mix   s_j = rsqrt(mean(V_j²) + eps) · Σ_d V_j[d]·w[d],  p = softmax(s),
- *                 out = Σ_j p_j V_j   (w = *_res_norm ⊙ *_res_proj; K3 modeling
- *                 code, KimiDecoderLayer._apply_attn_res)
+ *                 out = Σ_j p_j V_j   (w = *_res_norm ⊙ *_res_proj;
+ *                 KimiDecoderLayer._apply_attn_res)
  *   GLU           SiLU: silu(g)·u;  SiTU: β·tanh(g/β)·sigmoid(g) · βl·tanh(u/βl)
+ *                 (SituAndMul)
+ * (classes of K3's modeling_kimi_linear.py).
  *
  * Sums of squares and dot products accumulate in double: the reference runs
  * these steps in at least fp32 on fp64 data, and the extra width only brings

@@ -4,7 +4,7 @@
  * K3 has no draft head, so drafts must be free: when the last n tokens
  * occurred before, the tokens that followed them then are proposed. One
  * forward pass over the k+1 positions verifies them; greedy decoding keeps
- * exactly the tokens it would have produced anyway (session.c), so output
+ * exactly the tokens it would have produced anyway (generate.c), so output
  * never changes. Whether to draft, and how far, is decided by weighing the
  * expected tokens (from how often drafts of this match length were accepted)
  * against the predicted cost: a plain step, plus per extra position its

@@ -13,7 +13,9 @@
  * im format (Kimi-Linear, K2): reasoning, when a model has it, sits between
  * <think> and </think>, which may be special ids or plain text split over
  * several tokens; plain-text markers are recognised by holding back any text
- * tail that could still become one. A tool-calls section is dropped.
+ * tail that could still become one (as vLLM's
+ * vllm/reasoning/kimi_k2_reasoning_parser.py splits them). A tool-calls
+ * section is dropped.
  *
  * Bytes reach the callback as complete UTF-8 (a character split over tokens
  * is held until it is whole; invalid bytes become U+FFFD). The message ends

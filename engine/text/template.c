@@ -2,7 +2,8 @@
  *
  * Two formats, chosen from the tokenizer (rm_chat_detect):
  *
- *  - K3 XTML, as K3's encoding_k3.py (and its vLLM port) builds it: a list of
+ *  - K3 XTML, as K3's encoding_k3.py (and its vLLM port,
+ *    vllm/tokenizers/encoding_k3.py) builds it: a list of
  *    segments, control markers (<|open|> <|close|> <|sep|> <|end_of_msg|>)
  *    encoded with special tokens allowed and every other segment — tag names,
  *    attribute pieces, content — encoded on its own as plain text. So BPE
@@ -15,7 +16,8 @@
  *    system message), the thinking-effort note, tool_choice, response_format
  *    and the generation prompt.
  *
- *  - The Kimi-Linear / K2 "im" format (<|im_user|>user<|im_middle|>…<|im_end|>).
+ *  - The Kimi-Linear / K2 "im" format (<|im_user|>user<|im_middle|>…<|im_end|>),
+ *    the chat_template of Kimi-Linear-48B's tokenizer_config.json.
  *    Text between two markers is encoded as one plain-text segment, which is
  *    what encoding the whole rendered string gives when the text holds no
  *    special strings (and keeps typed special strings as text when it does).

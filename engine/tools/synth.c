@@ -35,7 +35,8 @@
 #include "base/file.h"
 #include "kernels/kernels.h"
 
-/* K3 text widths (kimi-spec §1.2) */
+/* K3 text widths: the text_config of moonshotai/Kimi-K3's config.json
+ * (configuration_kimi_k3.py names the keys) */
 enum {
     SY_D = 7168, SY_KDA_H = 96, SY_HD = 128, SY_P = SY_KDA_H * SY_HD, SY_W = 4,
     SY_NH = 96, SY_QL = 1536, SY_KVL = 512, SY_NOPE = 128, SY_ROPE = 64, SY_V = 128,

@@ -2,7 +2,8 @@
  * fixture model (tests/fixtures/{k3-tiny,kl-tiny}, read in place):
  * prefill logits, router choices, hidden states per layer, the cached greedy
  * continuation and its logits, and prefill == token-by-token decoding.
- * Tolerances are the fixtures README's (§4). */
+ * Tolerances are those of tests/fixtures/README.md, "Tolerances the tests
+ * apply, and why". */
 #include <math.h>
 #include <string.h>
 #include <jansson.h>
