@@ -1,8 +1,10 @@
-/* test_file.c — base/file.c: every engine writer of a file a user cares
- * about (rm_write_atomic's callers, the disk cache, the download manifest,
- * source.json) ends in the one atomic commit, file_commit (counted by its
- * test hook); a folder in the way of a cached expert is refused by name and
- * leaves no temporary file. */
+/* test_file.c — base/file.c: rm_write_atomic and the two-step commit
+ * (whole file or nothing, no temporary left behind, errors naming the
+ * user's file); every engine writer of a file a user cares about (the disk
+ * cache, the download manifest, source.json) ends in the one atomic commit,
+ * file_commit (counted by its test hook), and a folder in the way of a
+ * cached expert is refused by name; temporary names tell live writers from
+ * dead ones; file_read reads whole files and names what is wrong. */
 #include <dirent.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -61,4 +63,80 @@ TEST(file_every_engine_writer_commits_atomically)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd)) {}
+}
+
+TEST(file_write_atomic)
+{
+    char dir[] = "/tmp/remora-base-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    char path[256], sub[256], bad[300];
+    snprintf(path, sizeof path, "%s/file.txt", dir);
+    rm_err err;
+    CHECK(rm_write_atomic(path, "first", 5, 0600, &err) == 0);
+    CHECK(rm_write_atomic(path, "second line", 11, 0600, &err) == 0);
+    size_t len;
+    char *got = t_read_file(path, &len);
+    CHECK(got && len == 11 && !memcmp(got, "second line", 11));
+    free(got);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+    /* a folder in the way, or a missing folder: refused, the message names
+     * the user's path, nothing left behind */
+    snprintf(sub, sizeof sub, "%s/adir", dir);
+    REQUIRE(mkdir(sub, 0755) == 0);
+    CHECK(rm_write_atomic(sub, "x", 1, 0644, &err) == -1);
+    CHECKF(strstr(err.msg, "is a directory") && strstr(err.msg, sub), "%s", err.msg);
+    snprintf(bad, sizeof bad, "%s/missing/file.txt", dir);
+    CHECK(rm_write_atomic(bad, "x", 1, 0644, &err) == -1);
+    CHECKF(!strstr(err.msg, ".tmp.") && strstr(err.msg, bad), "%s", err.msg);
+    CHECK(count_tmp(dir) == 0);
+    /* the two-step form */
+    char tmp[4200];
+    rm_atomic_tmp_name(path, tmp, sizeof tmp);
+    FILE *f = fopen(tmp, "w");
+    REQUIRE(f);
+    fputs("third", f);
+    fclose(f);
+    CHECK(rm_atomic_commit(tmp, path, &err) == 0);
+    got = t_read_file(path, &len);
+    CHECK(got && len == 5 && !memcmp(got, "third", 5));
+    free(got);
+    rm_atomic_tmp_name(path, tmp, sizeof tmp);
+    f = fopen(tmp, "w");
+    REQUIRE(f);
+    fclose(f);
+    rm_atomic_abort(tmp);
+    CHECK(count_tmp(dir) == 0);
+    unlink(path);
+    rmdir(sub);
+    rmdir(dir);
+}
+
+TEST(file_tmp_names)
+{
+    char name[512];
+    file_tmp_name(name, sizeof name, "/x/E1.bin");
+    CHECK(!strncmp(name, "/x/E1.bin.tmp.", 14));
+    CHECK(!file_tmp_stale(name));                         /* ours: alive */
+    CHECK(file_tmp_stale("E1.bin.tmp.2147483646.5"));     /* no such process */
+    CHECK(!file_tmp_stale("E1.bin"));
+}
+
+TEST(file_read_whole_files)
+{
+    char dir[] = "/tmp/remora-read-XXXXXX";
+    REQUIRE(mkdtemp(dir));
+    char path[300];
+    snprintf(path, sizeof path, "%s/f", dir);
+    rm_err err = { "" };
+    REQUIRE(rm_write_atomic(path, "abc\0def", 7, 0644, &err) == 0);
+    size_t len = 0;
+    char *p = file_read(path, 100, &len, &err);
+    CHECK(p && len == 7 && !memcmp(p, "abc\0def", 8));     /* NUL-terminated too */
+    free(p);
+    CHECK(!file_read(path, 6, &len, &err) && strstr(err.msg, "larger than") && strstr(err.msg, path));
+    CHECK(!file_read(dir, 100, &len, &err) && strstr(err.msg, "not a regular file"));
+    unlink(path);
+    CHECK(!file_read(path, 100, &len, &err) && strstr(err.msg, "cannot open") && strstr(err.msg, path));
+    rmdir(dir);
 }

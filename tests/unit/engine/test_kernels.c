@@ -1,4 +1,4 @@
-/* test_kernels.c — the weight kernels and the compute pool.
+/* test_kernels.c — the weight kernels (engine/kernels/).
  *
  * The central property is bit-identity: every SIMD level the CPU has must
  * give exactly the scalar reference's bits, for every weight encoding, on
@@ -436,43 +436,6 @@ TEST(kernels_mxfp4_fixture_samples)
 }
 
 /* ---- threads ------------------------------------------------------------ */
-
-static void mark_task(void *ud, int b, int e)
-{
-    int *hits = ud;
-    for (int i = b; i < e; i++) __atomic_fetch_add(&hits[i], 1, __ATOMIC_RELAXED);
-}
-
-static void nested_task(void *ud, int b, int e)
-{
-    int *hits = ud;
-    for (int i = b; i < e; i++)
-        pool_for(10, mark_task, hits + 1000 + 10 * i);   /* runs inline */
-    mark_task(hits, b, e);
-}
-
-TEST(pool_covers_range_and_nests)
-{
-    REQUIRE(pool_init(2) == 0);
-    CHECK(pool_threads() == 2);
-    CHECK(pool_init(3) == 0 && pool_threads() == 2);   /* idempotent */
-    static int hits[2000];
-    static const int ns[] = { 0, 1, 2, 7, 100, 999 };
-    for (int k = 0; k < 6; k++) {
-        memset(hits, 0, sizeof hits);
-        pool_for(ns[k], mark_task, hits);
-        int ok = 1;
-        for (int i = 0; i < 1000; i++) ok &= hits[i] == (i < ns[k]);
-        CHECK(ok);
-    }
-    memset(hits, 0, sizeof hits);
-    pool_for(100, nested_task, hits);
-    int ok = 1;
-    for (int i = 0; i < 2000; i++) ok &= hits[i] == (i < 100 || i >= 1000);
-    CHECK(ok);
-    pool_free();
-    CHECK(pool_threads() == 1);
-}
 
 /* Products large enough to be split across the pool give the same bits with
  * one thread and with two, at every level. */

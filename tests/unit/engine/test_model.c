@@ -1,7 +1,9 @@
 /* test_model.c — the forward pass against the reference goldens of every
  * fixture model (tests/fixtures/{k3-tiny,kl-tiny}, read in place):
  * prefill logits, router choices, hidden states per layer, the cached greedy
- * continuation and its logits, and prefill == token-by-token decoding.
+ * continuation and its logits, prefill == token-by-token decoding, and
+ * token ids outside the vocabulary refused. (Checkpoint and rollback are
+ * test_state.c's.)
  * Tolerances are those of tests/fixtures/README.md, "Tolerances the tests
  * apply, and why". */
 #include <math.h>
@@ -228,42 +230,3 @@ TEST(model_rejects_bad_token_ids)
     rm_state_free(s);
     rm_model_free(m);
 }
-
-/* Speculation's rollback: after a checkpoint, feeding 6 tokens and rolling
- * back to the first 2 leaves exactly the state of having fed those 2: what
- * follows gives the same logits bit for bit as a run that never speculated. */
-static void check_rollback(const char *name)
-{
-    rm_model *m = open_fixture(name);
-    REQUIRE(m);
-    const int V = m->cfg.vocab_size;
-    int32_t pre[5] = { 839, 2083, 1734, 1881, 1948 }, draft[6] = { 5, 17, 900, 33, 2000, 7 }, next[3] = { 44, 55, 66 };
-    rm_err err;
-    rm_state *a = rm_state_new(m, &err), *b = rm_state_new(m, &err);
-    float *la = malloc((size_t)3 * V * sizeof *la), *lb = malloc((size_t)3 * V * sizeof *lb);
-    float *tmp = malloc((size_t)6 * V * sizeof *tmp);
-    REQUIRE(a && b && la && lb && tmp);
-    /* reference: pre + draft[0..2) + next */
-    CHECK(rm_forward(m, a, pre, 5, NULL, NULL, NULL, NULL, &err) == 0);
-    CHECK(rm_forward(m, a, draft, 2, NULL, NULL, NULL, NULL, &err) == 0);
-    CHECK(rm_forward(m, a, next, 3, la, NULL, NULL, NULL, &err) == 0);
-    /* speculative: pre, checkpoint, all six drafts, roll back to two, next */
-    CHECK(rm_forward(m, b, pre, 5, NULL, NULL, NULL, NULL, &err) == 0);
-    CHECK(rm_state_checkpoint(b, &err) == 0);
-    CHECK(rm_forward(m, b, draft, 6, tmp, NULL, NULL, NULL, &err) == 0);
-    rm_state_rollback(b, 2);
-    CHECK(rm_state_pos(b) == 7);
-    CHECK(rm_forward(m, b, next, 3, lb, NULL, NULL, NULL, &err) == 0);
-    CHECKF(memcmp(la, lb, (size_t)3 * V * sizeof *la) == 0, "%s: logits differ after rollback", name);
-    /* rolling back to zero, and a checkpoint that is committed */
-    CHECK(rm_state_checkpoint(b, &err) == 0);
-    CHECK(rm_forward(m, b, draft, 3, NULL, NULL, NULL, NULL, &err) == 0);
-    rm_state_rollback(b, 0);
-    CHECK(rm_state_pos(b) == 10);
-    free(la); free(lb); free(tmp);
-    rm_state_free(a); rm_state_free(b);
-    rm_model_free(m);
-}
-
-TEST(model_k3_rollback_is_exact) { check_rollback("k3-tiny"); }
-TEST(model_kl_rollback_is_exact) { check_rollback("kl-tiny"); }

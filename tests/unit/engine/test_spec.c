@@ -1,10 +1,11 @@
-/* test_spec.c — the drafter's cost gate and the route history behind it:
+/* test_spec.c — session/spec.c, the n-gram drafter and its cost gate:
  * drafting where predicted expert reads are cheap, declining where they
- * are not, and the prediction counting each non-resident expert once. */
+ * are not, modes off and on, and the calibration that learns when routes
+ * do not repeat with their tokens. (The prediction itself is
+ * test_route_hist.c's.) */
 #include <string.h>
 #include "../test.h"
 #include "session/spec.h"
-#include "session/route_hist.h"
 #include "engine.h"
 
 static double g_bytes_per_pos;
@@ -61,36 +62,6 @@ TEST(spec_off_never_drafts_and_on_always_does)
     s.mode = RM_SPEC_ON;
     CHECK(spec_draft(&s, out, SPEC_KMAX) == 5);
     spec_free(&s);
-}
-
-TEST(route_hist_predicts_non_resident_bytes_once)
-{
-    /* 3 layers, layer 0 dense; 4 experts, top-2; experts of 100 bytes */
-    const unsigned char is_moe[3] = { 0, 1, 1 };
-    route_hist h;
-    REQUIRE(route_hist_init(&h, is_moe, 3, 4, 2) == 0);
-    REQUIRE(route_hist_reserve(&h, 10) == 0);
-    expert_loc loc[12];
-    int where[12];
-    memset(loc, 0, sizeof loc);
-    for (int i = 0; i < 12; i++) { loc[i].bytes = 100; where[i] = -1; }
-    where[1 * 4 + 0] = 5;       /* layer 1 expert 0 is resident */
-    expert_cache c;
-    memset(&c, 0, sizeof c);
-    c.E = 4;
-    c.loc = loc;
-    c.where = where;
-    int a[2] = { 0, 1 }, b[2] = { 2, 3 };
-    route_hist_put(&h, 3, 0, a, 2);     /* position 3: layer 1 {0,1}, layer 2 {2,3} */
-    route_hist_put(&h, 3, 1, b, 2);
-    route_hist_put(&h, 4, 0, a, 2);     /* position 4: the same experts again */
-    route_hist_put(&h, 4, 1, b, 2);
-    double cum[4];
-    route_hist_predict(&h, &c, 3, 3, 5, 777, cum);
-    /* position 3: layer 1 expert 1, layer 2 experts 2 and 3 -> 300 bytes;
-     * position 4 adds nothing; position 5 is not known -> 777 */
-    CHECKF(cum[1] == 300 && cum[2] == 300 && cum[3] == 1077, "%g %g %g", cum[1], cum[2], cum[3]);
-    route_hist_free(&h);
 }
 
 TEST(spec_gate_learns_when_routes_do_not_repeat)

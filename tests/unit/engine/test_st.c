@@ -1,6 +1,8 @@
-/* test_st.c — the safetensors reader and config parser on bad input: every
+/* test_st.c — format/st.c, the safetensors reader, on bad input: every
  * malformed file is refused with a message naming the file (and tensor), and
- * nothing crashes or reads out of bounds (these tests also run under ASan).
+ * nothing crashes or reads out of bounds (these tests also run under ASan);
+ * a header validated from memory (as setup does) indexes the same tensors
+ * as the file.
  * Damaged checkpoints are built in a temporary directory from the k3-tiny
  * fixture: untouched shards are symlinked, the damaged one is written anew. */
 #include <stdint.h>
@@ -9,6 +11,7 @@
 #include <sys/stat.h>
 #include "../test.h"
 #include "model/model.h"
+#include "format/st.h"
 
 static char tmpdir[256];
 
@@ -183,7 +186,7 @@ TEST(st_rejects_index_problems)
     expect_model_error("model-00099-of-000010.safetensors: cannot open");
 }
 
-TEST(model_rejects_missing_tensor)
+TEST(st_checkpoint_lacking_a_tensor_is_refused)
 {
     /* The index still names every tensor, so drop one from index and shard:
      * a model whose index lacks lm_head must fail naming it. */
@@ -203,54 +206,28 @@ TEST(model_rejects_missing_tensor)
     expect_model_error("tensor 'language_model.lm_head.weight' is missing");
 }
 
-static void expect_config_error(const char *json, const char *want)
+TEST(st_header_from_memory)
 {
-    rm_config c;
+    const char *p = fixture_path("k3-tiny/model-00003-of-000010.safetensors");
+    if (!p) return;
+    size_t len = 0;
+    char *file = t_read_file(p, &len);
+    REQUIRE(file && len > 8);
+    uint64_t hlen = st_header_len((const uint8_t *)file);
+    st_set *a = NULL, *b = NULL;
     rm_err err = { "" };
-    CHECKF(config_parse(json, strlen(json), "config.json", &c, &err) == -1, "accepted config (%s)", want);
-    CHECKF(strstr(err.msg, want) && strstr(err.msg, "config.json"), "message '%s' lacks '%s'", err.msg, want);
-}
-
-TEST(config_reads_both_families)
-{
-    rm_config c;
-    rm_err err;
-    REQUIRE(fixture_path("k3-tiny"));
-    CHECK(config_load(fixture_path("k3-tiny"), &c, &err) == 0);
-    CHECK(!strcmp(c.family, "kimi_k3") && c.num_layers == 8 && c.attn_res_block == 2);
-    CHECK(!c.is_kda[3] && !c.is_kda[6] && !c.is_kda[7] && c.is_kda[0] && c.is_kda[4]);
-    CHECK(!c.is_moe[0] && c.is_moe[1] && c.experts_mxfp4 && c.latent == 128 && c.act == ACT_SITU);
-    CHECK(c.kda_has_lower_bound && c.kda_lower_bound == -5.0 && c.kda_full_rank_gate);
-    CHECK(config_load(fixture_path("kl-tiny"), &c, &err) == 0);
-    CHECK(!strcmp(c.family, "kimi_linear") && c.num_layers == 7 && !c.attn_res_block && !c.experts_mxfp4);
-    CHECK(c.q_lora_rank == 0 && c.act == ACT_SILU && !c.kda_has_lower_bound && c.routed_scaling > 2.4);
-}
-
-TEST(config_rejects_unsupported)
-{
-    char *base = t_read_file(fixture_path("kl-tiny/config.json"), NULL);
-    REQUIRE(base);
-    struct { const char *from, *to, *want; } cases[] = {
-        { "\"model_type\": \"kimi_linear\"", "\"model_type\": \"llama\"", "unsupported model_type \"llama\"" },
-        { "\"hidden_act\": \"silu\"", "\"hidden_act\": \"gelu\"", "\"hidden_act\" \"gelu\" is not supported" },
-        { "\"mla_use_nope\": true", "\"mla_use_nope\": false", "rotary embeddings are not supported" },
-        { "\"moe_router_activation_func\": \"sigmoid\"", "\"moe_router_activation_func\": \"softmax\"", "sigmoid only" },
-        { "\"num_experts_per_token\": 4", "\"num_experts_per_token\": 40", "out of range" },
-        { "\"hidden_size\": 128", "\"hidden_size\": \"big\"", "\"hidden_size\" must be an integer" },
-        { "\"num_hidden_layers\": 7", "\"num_hidden_layers\": 9", "in neither kda_layers nor full_attn_layers" },
-        { "\"vocab_size\": 3072", "\"vocab_size_x\": 3072", "missing key \"vocab_size\"" },
-        { "\"num_key_value_heads\": 2", "\"num_key_value_heads\": 1", "num_key_value_heads" },
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        char *at = strstr(base, cases[i].from);
-        CHECKF(at != NULL, "fixture config lacks %s", cases[i].from);
-        if (!at) continue;
-        char buf[8192];
-        snprintf(buf, sizeof buf, "%.*s%s%s", (int)(at - base), base, cases[i].to, at + strlen(cases[i].from));
-        expect_config_error(buf, cases[i].want);
+    REQUIRE(!st_parse_header("shard3", file + 8, hlen, len, &a, &err));
+    REQUIRE(!st_open_file(p, &b, &err));
+    CHECK(a->ntensors == b->ntensors);
+    for (int i = 0; i < b->ntensors; i++) {
+        const st_tensor *t = st_find(a, b->tensors[i].name);
+        CHECK(t && t->offset == b->tensors[i].offset && t->nbytes == b->tensors[i].nbytes);
     }
-    expect_config_error("{\"model_type\": ", "not valid JSON");
-    expect_config_error("[]", "not a JSON object");
-    expect_config_error("{\"model_type\": \"kimi_k3\"}", "text_config");
-    free(base);
+    st_close(a);
+    /* the same header claiming a shorter file: tensors past its end are refused */
+    CHECK(st_parse_header("shard3", file + 8, hlen, len - 1000, &a, &err) && strstr(err.msg, "shard3"));
+    CHECK(st_parse_header("shard3", file + 8, hlen, 8 + hlen - 1, &a, &err) && strstr(err.msg, "beyond the end"));
+    CHECK(st_parse_header("shard3", "{\"x\": 1", 7, 100, &a, &err) && strstr(err.msg, "not valid JSON"));
+    st_close(b);
+    free(file);
 }

@@ -1,23 +1,14 @@
-/* test_tokenizer.c — the tokenizer against tiktoken's goldens (every case of
- * fixtures/tokenizer/encode_goldens.json, with special strings as text and as
- * specials), decoding round trips, the streaming UTF-8 assembler, and the
- * reader's error messages for damaged tiktoken.model / tokenizer_config.json
- * files. Also: invalid UTF-8 and a 10 MB input encode without trouble. */
+/* test_tokenizer.c — text/tokenizer.c (with pretok.c) against tiktoken's
+ * goldens (every case of fixtures/tokenizer/encode_goldens.json, with
+ * special strings as text and as specials), decoding round trips, and the
+ * reader's error messages for damaged tiktoken.model and
+ * tokenizer_config.json files. Also: invalid UTF-8 and a 10 MB input encode
+ * without trouble. */
 #include <string.h>
 #include <jansson.h>
 #include "../test.h"
 #include "engine.h"
-#include "text/tokenizer_int.h"
-
-static rm_tokenizer *open_fixture_tokenizer(void)
-{
-    const char *dir = fixture_path("tokenizer");
-    if (!dir) return NULL;
-    rm_tokenizer *t = NULL;
-    rm_err err = { "" };
-    if (rm_tokenizer_open(dir, &t, &err)) fprintf(stderr, "    %s\n", err.msg);
-    return t;
-}
+#include "helpers.h"
 
 static json_t *load_json(const char *rel)
 {
@@ -56,7 +47,7 @@ static int ids_equal(const int32_t *ids, int n, json_t *want)
 
 TEST(tokenizer_open_fixture)
 {
-    rm_tokenizer *t = open_fixture_tokenizer();
+    rm_tokenizer *t = fixture_tokenizer();
     REQUIRE(t);
     CHECK(rm_tokenizer_vocab(t) == 3072);
     CHECK(tokenizer_ranks(t) == 2816);
@@ -79,7 +70,7 @@ TEST(tokenizer_open_fixture)
 
 static void check_goldens(int force_heap)
 {
-    rm_tokenizer *t = open_fixture_tokenizer();
+    rm_tokenizer *t = fixture_tokenizer();
     json_t *g = load_json("tokenizer/encode_goldens.json");
     REQUIRE(t && g);
     json_t *cases = json_object_get(g, "cases");
@@ -126,7 +117,7 @@ TEST(tokenizer_encode_goldens_heap_merge) { check_goldens(1); }
 
 TEST(tokenizer_special_strings_are_text_unless_allowed)
 {
-    rm_tokenizer *t = open_fixture_tokenizer();
+    rm_tokenizer *t = fixture_tokenizer();
     REQUIRE(t);
     const char *s = "x<|open|>y";
     int32_t *ids;
@@ -148,7 +139,7 @@ TEST(tokenizer_special_strings_are_text_unless_allowed)
  * input, and every byte survives. */
 TEST(tokenizer_invalid_utf8_round_trips)
 {
-    rm_tokenizer *t = open_fixture_tokenizer();
+    rm_tokenizer *t = fixture_tokenizer();
     REQUIRE(t);
     const char cases[][16] = { "\xff", "a\x80" "b", "\xe4\xbd", "\xed\xa0\x80x", "\xc0\xaf ok",
                                "\xf4\x90\x80\x80", "ab\xe4\xbd\xa0", " \xfe\n\n" };
@@ -169,7 +160,7 @@ TEST(tokenizer_invalid_utf8_round_trips)
  * each (the heap merge path), all round-tripping. */
 TEST(tokenizer_ten_megabytes)
 {
-    rm_tokenizer *t = open_fixture_tokenizer();
+    rm_tokenizer *t = fixture_tokenizer();
     REQUIRE(t);
     size_t len = 10u << 20;
     char *s = malloc(len);
@@ -198,56 +189,6 @@ TEST(tokenizer_ten_megabytes)
     }
     free(s);
     rm_tokenizer_free(t);
-}
-
-/* ---- streaming UTF-8 ---- */
-
-static size_t feed_str(rm_utf8_stream *s, const char *in, size_t n, char *out, int flush)
-{
-    return rm_utf8_stream_feed(s, in, n, out, 3 * (n + 4), flush);
-}
-
-TEST(utf8_stream_joins_split_characters)
-{
-    rm_utf8_stream s = { { 0 }, 0 };
-    char out[64];
-    const char *zh = "\xe4\xbd\xa0";                    /* 你 */
-    CHECK(feed_str(&s, zh, 1, out, 0) == 0);
-    CHECK(feed_str(&s, zh + 1, 1, out, 0) == 0);
-    size_t n = feed_str(&s, zh + 2, 1, out, 0);
-    CHECK(n == 3 && !memcmp(out, zh, 3));
-    const char *emoji = "a\xf0\x9f\x98\x80z";           /* a😀z, split 2 + 4 */
-    n = feed_str(&s, emoji, 2, out, 0);
-    CHECK(n == 1 && out[0] == 'a');
-    n = feed_str(&s, emoji + 2, 4, out, 0);
-    CHECK(n == 5 && !memcmp(out, emoji + 1, 5));
-    rm_utf8_stream t = { { 0 }, 0 };
-    n = feed_str(&t, emoji, 3, out, 0);
-    n += feed_str(&t, emoji + 3, 3, out + n, 0);
-    CHECK(n == 6 && !memcmp(out, emoji, 6));
-}
-
-TEST(utf8_stream_replaces_invalid)
-{
-    rm_utf8_stream s = { { 0 }, 0 };
-    char out[64];
-    size_t n = feed_str(&s, "a\xff" "b", 3, out, 0);
-    CHECK(n == 5 && !memcmp(out, "a\xef\xbf\xbd" "b", 5));
-    /* a truncated character followed by ASCII: one U+FFFD, then the ASCII */
-    n = feed_str(&s, "\xe4\xbd", 2, out, 0);
-    CHECK(n == 0);
-    n = feed_str(&s, "x", 1, out, 0);
-    CHECK(n == 4 && !memcmp(out, "\xef\xbf\xbdx", 4));
-    /* flush turns a pending tail into U+FFFD */
-    n = feed_str(&s, "\xf0\x9f", 2, out, 0);
-    CHECK(n == 0);
-    n = feed_str(&s, "", 0, out, 1);
-    CHECK(n == 3 && !memcmp(out, "\xef\xbf\xbd", 3) && s.npend == 0);
-    /* surrogates and overlongs are invalid */
-    n = feed_str(&s, "\xed\xa0\x80", 3, out, 1);
-    CHECK(n == 9);
-    n = feed_str(&s, "\xc0\xaf", 2, out, 1);
-    CHECK(n == 6);
 }
 
 /* ---- damaged files ---- */

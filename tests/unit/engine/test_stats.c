@@ -1,0 +1,58 @@
+/* test_stats.c — session/stats.c and trace.c: the phase names of engine.h
+ * (the ones the trace and remora bench print), and one trace line per
+ * record whose phases carry those names and add up to the token's time. */
+#include <string.h>
+#include <unistd.h>
+#include <jansson.h>
+#include "../test.h"
+#include "engine.h"
+
+TEST(stats_phase_names)
+{
+    static const char *const want[RM_PHASE_COUNT] = { "wait_io", "spine", "attention", "experts", "lm_head" };
+    for (int i = 0; i < RM_PHASE_COUNT; i++) CHECK(!strcmp(rm_phase_name(i), want[i]));
+    CHECK(!strcmp(rm_phase_name(-1), "?") && !strcmp(rm_phase_name(RM_PHASE_COUNT), "?"));
+}
+
+TEST(stats_trace_lines_follow_the_records)
+{
+    const char *dir = fixture_path("kl-tiny");
+    REQUIRE(dir);
+    char path[] = "/tmp/remora-trace-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    rm_open_opts oo = { .trace_path = path };
+    rm_session *s = NULL;
+    rm_err err = { "" };
+    REQUIRE(rm_session_open(dir, &oo, &s, &err) == 0);
+    rm_gen_opts o = { .max_new = 5, .spec = RM_SPEC_OFF };    /* a verify pass splits its time */
+    volatile int stop = 0;
+    CHECK(rm_session_complete(s, "hello there", &o, NULL, &stop, &err) == 0);
+    rm_session_free(s);
+    FILE *f = fopen(path, "r");
+    REQUIRE(f);
+    char line[65536];
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        json_t *j = json_loads(line, 0, NULL);
+        REQUIRE(j);
+        CHECK(json_is_true(json_object_get(j, "prefill")) == (n == 0));
+        json_t *ph = json_object_get(j, "phases");
+        double sum = 0;
+        for (int i = 0; i < RM_PHASE_COUNT; i++) {
+            json_t *v = json_object_get(ph, rm_phase_name(i));
+            CHECK(json_is_number(v));
+            sum += json_number_value(v);
+        }
+        CHECK(json_object_size(ph) == RM_PHASE_COUNT);
+        /* the phases are booked inside the token's time */
+        CHECKF(sum <= json_number_value(json_object_get(j, "seconds")) + 1e-4, "line %d: %g > %g", n, sum,
+               json_number_value(json_object_get(j, "seconds")));
+        json_decref(j);
+        n++;
+    }
+    fclose(f);
+    CHECK(n == 6);      /* the prompt and five tokens */
+    unlink(path);
+}
