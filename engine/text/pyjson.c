@@ -23,7 +23,7 @@ void py_free(py_buf *b) { rm_buf_free(&b->b); }
 
 /* repr() of a float: the shortest digits that read back to x, in fixed
  * notation when the decimal exponent is in [-4, 16), else d.ddde±XX. */
-void py_float(py_buf *b, double x)
+static void py_float(py_buf *b, double x)
 {
     if (isnan(x)) { py_puts(b, "NaN"); return; }
     if (isinf(x)) { py_puts(b, x < 0 ? "-Infinity" : "Infinity"); return; }
@@ -71,7 +71,7 @@ void py_float(py_buf *b, double x)
 }
 
 /* A JSON string as json.dumps(ensure_ascii=False) writes it. */
-void py_json_string(py_buf *b, const char *s, size_t n)
+static void py_json_string(py_buf *b, const char *s, size_t n)
 {
     py_add(b, "\"", 1);
     size_t run = 0;

@@ -19,10 +19,6 @@ void py_puts(py_buf *b, const char *s);
 void py_clear(py_buf *b);          /* empties it; oom stays */
 void py_free(py_buf *b);
 
-/* repr() of a float. */
-void py_float(py_buf *b, double x);
-/* A JSON string as json.dumps(ensure_ascii=False) writes it. */
-void py_json_string(py_buf *b, const char *s, size_t n);
 /* json.dumps(v, ensure_ascii=False) with compact separators (",", ":") or the
  * default ones (", ", ": "), keys sorted or in their order. */
 void py_json(py_buf *b, const json_t *v, int compact, int sorted);
