@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "engine.h"
 #include "io/io_pool.h"
+#include "base/busy.h"
 
 struct io_pool {
     pthread_mutex_t mu;
@@ -23,11 +24,10 @@ struct io_pool {
     io_req *q_head, *q_tail;        /* submitted, not started */
     io_req *done_head;              /* completed, not yet collected */
     int pending;                    /* submitted and not collected */
-    int inflight;                   /* being read now */
+    busy_timer busy;                /* reads being read now (busy.n), and the busy time */
     int nthreads, quit;
     pthread_t *th;
     io_counters c;
-    double busy_since;
     atomic_int outstanding;         /* submitted and not yet read */
     io_pool *yield_to;              /* wait while that pool has reads to do */
 };
@@ -68,12 +68,12 @@ static void *reader(void *arg)
         io_req *r = p->q_head;
         p->q_head = r->next;
         if (!p->q_head) p->q_tail = NULL;
-        if (p->inflight++ == 0) p->busy_since = rm_now();
-        if (p->inflight > p->c.max_depth) p->c.max_depth = p->inflight;
+        busy_start(&p->busy);
+        if (p->busy.n > p->c.max_depth) p->c.max_depth = p->busy.n;
         pthread_mutex_unlock(&p->mu);
         do_read(r);
         pthread_mutex_lock(&p->mu);
-        if (--p->inflight == 0) p->c.busy_seconds += rm_now() - p->busy_since;
+        busy_stop(&p->busy);
         p->c.bytes[r->kind < IO_KINDS ? r->kind : 0] += r->got;
         p->c.reads++;
         atomic_fetch_sub(&p->outstanding, 1);
@@ -181,11 +181,7 @@ io_counters io_take_counters(io_pool *p)
 {
     pthread_mutex_lock(&p->mu);
     io_counters c = p->c;
-    if (p->inflight) {  /* split the ongoing busy interval at now */
-        double t = rm_now();
-        c.busy_seconds += t - p->busy_since;
-        p->busy_since = t;
-    }
+    c.busy_seconds = busy_take(&p->busy);
     memset(&p->c, 0, sizeof p->c);
     pthread_mutex_unlock(&p->mu);
     return c;

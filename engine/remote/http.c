@@ -32,6 +32,7 @@
 #include <curl/curl.h>
 #include "remote/http.h"
 #include "base/file.h"
+#include "base/busy.h"
 
 #define BACKOFF_BASE_S 0.25
 #define BACKOFF_MAX_S  8.0
@@ -73,8 +74,7 @@ struct http_client {
     double stall;
     http_job *queue, *queue_tail;  /* ready to start */
     http_job *delayed;             /* waiting out a backoff */
-    int active;
-    double busy_since;
+    busy_timer busy;            /* transfers running (busy.n) and the busy time */
     http_counters ctr;         /* under mu, except bytes */
     uint64_t bytes;             /* atomic: added to by the body callback */
 };
@@ -337,7 +337,7 @@ static void *client_main(void *arg)
                 pp = &j->next;
             }
         }
-        while (c->active < c->maxconn && c->queue) {
+        while (c->busy.n < c->maxconn && c->queue) {
             http_job *j = c->queue;
             c->queue = j->next;
             if (!c->queue) c->queue_tail = NULL;
@@ -348,7 +348,7 @@ static void *client_main(void *arg)
                 continue;
             }
             c->ctr.requests++;
-            if (c->active++ == 0) c->busy_since = rm_now();
+            busy_start(&c->busy);
         }
         pthread_mutex_unlock(&c->mu);
         int running = 0;
@@ -363,7 +363,7 @@ static void *client_main(void *arg)
             curl_easy_getinfo(h, CURLINFO_PRIVATE, (char **)&bc);
             pthread_mutex_lock(&c->mu);
             int verdict = judge(c, bc->j, h, res);
-            if (--c->active == 0) c->ctr.busy_s += rm_now() - c->busy_since;
+            busy_stop(&c->busy);
             finish(c, bc->j, verdict);
             pthread_mutex_unlock(&c->mu);
             curl_multi_remove_handle(c->multi, h);
@@ -492,11 +492,7 @@ http_counters http_take_counters(http_client *c)
     pthread_mutex_lock(&c->mu);
     http_counters r = c->ctr;
     r.bytes = __atomic_exchange_n(&c->bytes, 0, __ATOMIC_RELAXED);
-    if (c->active) {
-        double t = rm_now();
-        r.busy_s += t - c->busy_since;
-        c->busy_since = t;
-    }
+    r.busy_s = busy_take(&c->busy);
     memset(&c->ctr, 0, sizeof c->ctr);
     pthread_mutex_unlock(&c->mu);
     return r;
