@@ -1,12 +1,14 @@
 /* helpers.h — what several engine unit tests share (not a test file):
- * scratch folders under /tmp, and the fixture tokenizer, also with
- * Kimi-Linear's special names for the im format. Static inline, so a test
+ * scratch folders under /tmp, the fixture tokenizer, also with
+ * Kimi-Linear's special names for the im format, and comparing ids with a
+ * golden JSON array. Static inline, so a test
  * that does not use one pays nothing. */
 #ifndef REMORA_TEST_HELPERS_H
 #define REMORA_TEST_HELPERS_H
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 #include "../test.h"
 #include "engine.h"
 #include "text/tokenizer_int.h"
@@ -57,6 +59,15 @@ static inline rm_tokenizer *im_tokenizer(void)
         fprintf(stderr, "    %s\n", err.msg);
     free(model);
     return t;
+}
+
+/* Whether ids[0..n) are the integers of the JSON array want. */
+static inline int ids_equal(const int32_t *ids, int n, const json_t *want)
+{
+    if (n != (int)json_array_size(want)) return 0;
+    for (int i = 0; i < n; i++)
+        if (ids[i] != json_integer_value(json_array_get(want, (size_t)i))) return 0;
+    return 1;
 }
 
 #endif

@@ -9,14 +9,6 @@
 #include "engine.h"
 #include "helpers.h"
 
-static int same_ids(const int32_t *a, int n, json_t *want)
-{
-    if (n != (int)json_array_size(want)) return 0;
-    for (int i = 0; i < n; i++)
-        if (a[i] != json_integer_value(json_array_get(want, i))) return 0;
-    return 1;
-}
-
 TEST(template_goldens_render_exactly)
 {
     rm_tokenizer *t = fixture_tokenizer();
@@ -38,7 +30,7 @@ TEST(template_goldens_render_exactly)
         int32_t *ids;
         rm_err err;
         int n = rm_chat_render_json(t, RM_CHAT_XTML, text, strlen(text), &ids, &err);
-        CHECKF(n >= 0 && same_ids(ids, n, json_object_get(c, "ids")), "chat %s: %s",
+        CHECKF(n >= 0 && ids_equal(ids, n, json_object_get(c, "ids")), "chat %s: %s",
                json_string_value(json_object_get(c, "name")), n < 0 ? err.msg : "ids differ");
         if (n >= 0) free(ids);
         free(text);
@@ -74,7 +66,7 @@ TEST(template_render_structs)
         rm_err err;
         int n = rm_chat_render(t, RM_CHAT_XTML, cases[k].m, cases[k].n, cases[k].o, &ids, &err);
         json_t *want = json_object_get(json_array_get(chats, (size_t)cases[k].golden), "ids");
-        CHECKF(n >= 0 && same_ids(ids, n, want), "case %d: %s", k, n < 0 ? err.msg : "ids differ");
+        CHECKF(n >= 0 && ids_equal(ids, n, want), "case %d: %s", k, n < 0 ? err.msg : "ids differ");
         if (n >= 0) free(ids);
     }
     json_decref(g);

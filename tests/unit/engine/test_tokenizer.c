@@ -37,14 +37,6 @@ static char *decode_all(const rm_tokenizer *t, const int32_t *ids, int n, size_t
     return buf;
 }
 
-static int ids_equal(const int32_t *ids, int n, json_t *want)
-{
-    if (n != (int)json_array_size(want)) return 0;
-    for (int i = 0; i < n; i++)
-        if (ids[i] != json_integer_value(json_array_get(want, i))) return 0;
-    return 1;
-}
-
 TEST(tokenizer_open_fixture)
 {
     rm_tokenizer *t = fixture_tokenizer();
