@@ -3,8 +3,11 @@
  * app/ and ui/ include this file and nothing else from engine/. It opens a
  * model directory (Kimi K3 or Kimi-Linear checkpoint format), runs the forward
  * pass over token ids, tokenizes text, renders chats and publishes per-token
- * statistics. The engine never prints: every failure comes back as a non-zero
- * return and a message in an rm_err naming the file or tensor at fault.
+ * statistics. The engine never prints (rm_bench_kernels, the body of
+ * `remora bench-kernels`, is the one exception): every failure comes back as
+ * a non-zero return and a message in an rm_err naming the file or tensor at
+ * fault. The engine's folders and their include order are README.md's "How
+ * it works".
  */
 #ifndef REMORA_ENGINE_H
 #define REMORA_ENGINE_H
