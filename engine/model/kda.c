@@ -27,10 +27,11 @@
 static float softplusf(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
 /* Causal depthwise conv + SiLU over T positions, in place on X [T, P];
- * hist [W-1, P] holds the previous W-1 inputs, oldest first, and is updated. */
+ * hist [W-1, P] holds the previous W-1 inputs, oldest first, and is updated.
+ * W is at most 64 (config.c checks short_conv_kernel_size). */
 static void short_conv(float *X, float *hist, const float *w, int T, int P, int W)
 {
-    float *win = malloc((size_t)W * sizeof *win);
+    float win[64];
     for (int t = 0; t < T; t++) {
         float *x = X + (size_t)t * P;
         for (int c = 0; c < P; c++) {
@@ -43,7 +44,6 @@ static void short_conv(float *X, float *hist, const float *w, int T, int P, int 
             x[c] = acc * norm_sigmoid(acc);
         }
     }
-    free(win);
 }
 
 /* One head, one token: the gated delta rule on S [hd, hd]. */
@@ -142,9 +142,10 @@ int kda_forward(const rm_config *c, const kda_weights *w, kda_state *st, int lay
     float *q = malloc(TP * sizeof *q), *k = malloc(TP * sizeof *k), *v = malloc(TP * sizeof *v);
     float *g = malloc(TP * sizeof *g), *gate = malloc(TP * sizeof *gate), *o = malloc(TP * sizeof *o);
     float *low = malloc((size_t)T * hd * sizeof *low), *beta = malloc((size_t)T * H * sizeof *beta);
+    int rc = 0;
     if (!q || !k || !v || !g || !gate || !o || !low || !beta) {
-        free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
-        return rm_errf(err, "out of memory in KDA layer %d", layer);
+        rc = rm_errf(err, "out of memory in KDA layer %d", layer);
+        goto out;
     }
     wmat_gemm(&w->q, X, q, T);
     wmat_gemm(&w->k, X, k, T);
@@ -153,8 +154,8 @@ int kda_forward(const rm_config *c, const kda_weights *w, kda_state *st, int lay
     float *rec = NULL;
     if (st->recording) {        /* since a checkpoint */
         if (rm_grow((void **)&st->rec, &st->rec_cap, st->nrec + T, RS * sizeof *st->rec)) {
-            free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
-            return rm_errf(err, "out of memory recording KDA layer %d", layer);
+            rc = rm_errf(err, "out of memory recording KDA layer %d", layer);
+            goto out;
         }
         rec = st->rec + (size_t)st->nrec * RS;
         for (int t = 0; t < T; t++) {
@@ -179,13 +180,11 @@ int kda_forward(const rm_config *c, const kda_weights *w, kda_state *st, int lay
 
     kda_heads_job job = { c, w, st, q, k, v, g, gate, beta, o, rec, T, 0 };
     pool_for(H, kda_heads, &job);
-    if (atomic_load(&job.failed)) {
-        free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
-        return rm_errf(err, "out of memory in KDA layer %d", layer);
-    }
+    if (atomic_load(&job.failed)) { rc = rm_errf(err, "out of memory in KDA layer %d", layer); goto out; }
     wmat_gemm(&w->o, o, Y, T);
+out:
     free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
-    return 0;
+    return rc;
 }
 
 void kda_rollback(const rm_config *c, kda_state *st, int keep)
