@@ -30,9 +30,9 @@ endif
 CFLAGS_ALL = $(BASE_CFLAGS) $(OPT) $(CFLAGS)
 
 ENGINE_SRC := $(wildcard engine/*.c engine/kernels/*.c)
-UI_SRC     := $(wildcard ui/*.c)
+UI_SRC := $(wildcard ui/*.c ui/curses/*.c)
 APP_SRC    := $(wildcard app/*.c)
-TEST_SRC   := $(wildcard tests/unit/*.c)
+TEST_SRC := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
 UI_OBJ     := $(UI_SRC:%.c=$(B)/%.o)

@@ -8,7 +8,7 @@
 #include <readline/history.h>
 #include "draw.h"
 #include "input.h"
-#include "wrap.h"
+#include "ui/wrap.h"
 
 #define HISTORY_MAX 1000
 #define HISTORY_ENTRY_MAX (16 << 10)    /* longer lines (pastes) stay out of the history */

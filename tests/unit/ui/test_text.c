@@ -4,7 +4,7 @@
 #include <locale.h>
 #include <string.h>
 #include <utf8proc.h>
-#include "test.h"
+#include "tests/unit/test.h"
 #include "ui/text.h"
 
 static int utf8_locale(void)

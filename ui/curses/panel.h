@@ -8,8 +8,8 @@
 #ifndef REMORA_UI_PANEL_H
 #define REMORA_UI_PANEL_H
 
-#include "layout.h"
-#include "stats.h"
+#include "ui/layout.h"
+#include "ui/stats.h"
 
 typedef struct ui_router_view {
     int zoom;           /* show one layer over recent tokens */

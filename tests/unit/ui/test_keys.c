@@ -3,7 +3,7 @@
  * cut, mouse wheel reports, and the binding table's consistency. */
 #include <stdlib.h>
 #include <string.h>
-#include "test.h"
+#include "tests/unit/test.h"
 #include "ui/keys.h"
 
 typedef struct rec {

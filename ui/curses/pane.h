@@ -10,8 +10,8 @@
 #ifndef REMORA_UI_PANE_H
 #define REMORA_UI_PANE_H
 
-#include "doc.h"
-#include "layout.h"
+#include "ui/doc.h"
+#include "ui/layout.h"
 
 typedef struct ui_pane {
     ui_doc  doc;

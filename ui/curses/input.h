@@ -14,7 +14,7 @@
 #define REMORA_UI_INPUT_H
 
 #include <stddef.h>
-#include "layout.h"
+#include "ui/layout.h"
 
 /* A complete line (malloc'd, the callee frees it), or NULL at end of input. */
 typedef void (*ui_line_fn)(void *ud, char *line);

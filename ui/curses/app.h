@@ -4,14 +4,14 @@
 #ifndef REMORA_UI_APP_H
 #define REMORA_UI_APP_H
 
-#include "chat.h"
-#include "keys.h"
-#include "layout.h"
+#include "ui/chat.h"
+#include "ui/keys.h"
+#include "ui/layout.h"
 #include "pane.h"
 #include "panel.h"
-#include "stats.h"
+#include "ui/stats.h"
 #include "term.h"
-#include "worker.h"
+#include "ui/worker.h"
 
 /* Styles of transcript blocks. */
 enum { UI_S_USER, UI_S_ANSWER, UI_S_REASONING, UI_S_NOTE, UI_S_ERROR, UI_S_MARK, UI_S_HEADER };

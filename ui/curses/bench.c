@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "app.h"
-#include "text.h"
+#include "ui/text.h"
 
 static void *discard(void *arg)
 {

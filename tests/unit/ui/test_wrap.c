@@ -4,7 +4,7 @@
  * exactly the lines of wrapping the whole text at once. */
 #include <locale.h>
 #include <string.h>
-#include "test.h"
+#include "tests/unit/test.h"
 #include "ui/doc.h"
 #include "ui/text.h"
 #include "ui/wrap.h"

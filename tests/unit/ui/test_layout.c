@@ -1,7 +1,7 @@
 /* test_ui_layout.c — the pure layout over every terminal size from 1x1 to
  * 260x80 and every view option: nothing off-screen, nothing overlapping, the
  * essential regions present, "too small" exactly below the minimum. */
-#include "test.h"
+#include "tests/unit/test.h"
 #include "ui/layout.h"
 
 static int overlap(ui_rect a, ui_rect b)

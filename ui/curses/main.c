@@ -7,8 +7,8 @@
 #include <unistd.h>
 #include "app.h"
 #include "input.h"
-#include "text.h"
-#include "xdg.h"
+#include "ui/text.h"
+#include "ui/xdg.h"
 
 static void leave_screen(void *ud) { ui_term_leave(&((ui_app *)ud)->term); }
 
