@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "commands.h"
-#include "ui/chat.h"
+#include "ui/main.h"
 
 static void usage(FILE *f)
 {

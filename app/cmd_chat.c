@@ -1,12 +1,12 @@
 /* cmd_chat.c — `remora chat`: the full-screen chat (also what `remora` with
- * no arguments runs). Parses the options and hands over to ui/chat.c. The
+ * no arguments runs). Parses the options and hands over to ui/main.h. The
  * generation options have the names and defaults of `remora run`. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
-#include "ui/chat.h"
+#include "ui/main.h"
 #include "ui/keys.h"
 
 #define DEFAULT_MODEL "assets/model"
@@ -76,7 +76,7 @@ int cmd_chat(int argc, char **argv)
         { "help", no_argument, 0, O_HELP },
         { 0, 0, 0, 0 },
     };
-    ui_chat_opts o = {
+    ui_main_opts o = {
         .model_dir = DEFAULT_MODEL,
         .synth = { .rate = 20, .reasoning_tokens = 120, .answer_tokens = 240 },
         .gen = { .think = 1, .temperature = 0, .top_p = 1, .spec = RM_SPEC_AUTO },
@@ -149,5 +149,5 @@ int cmd_chat(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    return ui_chat_run(&o);
+    return ui_main_run(&o);
 }

@@ -77,7 +77,7 @@ static void on_stats(void *ud, const rm_token_stats *st)
 {
     ui_worker *w = ud;
     ui_sample s;
-    ui_sample_from(&s, st);
+    ui_stats_sample(&s, st);
     pthread_mutex_lock(&w->mu);
     if (w->ring_n < RING) w->ring[w->ring_n++] = s;
     else w->ring_lost++;
@@ -204,14 +204,6 @@ int ui_worker_submit(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *
 }
 
 void ui_worker_stop(ui_worker *w) { w->stop = 1; }
-
-int ui_worker_busy(ui_worker *w)
-{
-    pthread_mutex_lock(&w->mu);
-    int b = w->busy;
-    pthread_mutex_unlock(&w->mu);
-    return b;
-}
 
 void ui_worker_drain(ui_worker *w, ui_drain *d)
 {

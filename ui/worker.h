@@ -49,7 +49,6 @@ void ui_worker_free(ui_worker *w);
 int  ui_worker_submit(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen);
 /* Asks the running turn to end at the next token. */
 void ui_worker_stop(ui_worker *w);
-int  ui_worker_busy(ui_worker *w);
 /* Empties the wake pipe and takes everything published since the last
  * drain. The drain struct is large: keep one around. */
 void ui_worker_drain(ui_worker *w, ui_drain *d);

@@ -132,7 +132,7 @@ int ui_input_init(const char *history_path, const ui_input_hooks *hooks)
     return 0;
 }
 
-int ui_input_save_history(void)
+static int save_history(void)
 {
     if (!in.history_path) return 0;
     char tmp[4200];
@@ -145,7 +145,7 @@ int ui_input_save_history(void)
 void ui_input_free(void)
 {
     rl_callback_handler_remove();
-    ui_input_save_history();
+    save_history();
     clear_history();
     free(in.history_path);
     free(in.q);

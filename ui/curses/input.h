@@ -43,7 +43,5 @@ int  ui_input_rows(int width, int max_rows);
 /* Draws the hint row (first row of r) and the text rows; returns the cursor
  * position through *cy, *cx. */
 void ui_input_draw(ui_rect r, const char *hint, int hint_role, int *cy, int *cx);
-/* Writes the history file now. Returns 0 or -1. */
-int  ui_input_save_history(void);
 
 #endif

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "app.h"
+#include "tui.h"
 #include "draw.h"
 #include "input.h"
 
@@ -28,7 +28,7 @@ double ui_now(void)
 
 /* ---- drawing ----------------------------------------------------------- */
 
-static void relayout(ui_app *a)
+static void relayout(ui_tui *a)
 {
     int rows = LINES, cols = COLS;
     int max_rows = (rows - 1) / 4 > 0 ? (rows - 1) / 4 : 1;
@@ -49,7 +49,7 @@ static void draw_rule(ui_rect r)
     attrset(A_NORMAL);
 }
 
-static void draw_status(ui_app *a, const ui_summary *s)
+static void draw_status(ui_tui *a, const ui_summary *s)
 {
     ui_rect r = a->lay.r[UI_R_STATUS];
     ui_fill(r, ui_attr(UI_C_STATUS));
@@ -63,7 +63,7 @@ static void draw_status(ui_app *a, const ui_summary *s)
             a->gen.think ? "on" : "off", ui_sym(UI_SYM_VLINE));
 }
 
-static void draw_panels(ui_app *a, const ui_summary *s)
+static void draw_panels(ui_tui *a, const ui_summary *s)
 {
     const ui_rect *r = a->lay.r;
     for (int i = UI_R_TIMING; i <= UI_R_ROUTER; i++) ui_fill(r[i], A_NORMAL);
@@ -74,7 +74,7 @@ static void draw_panels(ui_app *a, const ui_summary *s)
     ui_panel_router(r[UI_R_ROUTER], a->stats, &a->router);
 }
 
-static void draw_too_small(ui_app *a)
+static void draw_too_small(ui_tui *a)
 {
     erase();
     const char *msg = "terminal too small";
@@ -84,13 +84,13 @@ static void draw_too_small(ui_app *a)
     move(0, 0);
 }
 
-static const char *default_hint(ui_app *a)
+static const char *default_hint(ui_tui *a)
 {
     if (a->generating) return "Ctrl-C stops  PgUp/PgDn scroll  F2 reasoning  F1 help";
     return "Enter sends  Alt-Enter newline  Ctrl-D quits  F1 help";
 }
 
-static void frame(ui_app *a)
+static void frame(ui_tui *a)
 {
     if (a->hint_until && ui_now() >= a->hint_until) {
         a->hint[0] = 0;
@@ -120,9 +120,9 @@ static void frame(ui_app *a)
         }
         if (a->dirty & UI_D_STATUS) draw_status(a, &s);
         if (a->dirty & UI_D_ANSWER)
-            ui_pane_draw(&a->answer, a->lay.r[UI_R_ANSWER], a->focus == 0, ui_style_role);
+            ui_pane_draw(&a->answer, a->lay.r[UI_R_ANSWER], a->focus == 0, ui_slash_role);
         if (a->dirty & UI_D_REASONING)
-            ui_pane_draw(&a->reasoning, a->lay.r[UI_R_REASONING], a->focus == 1, ui_style_role);
+            ui_pane_draw(&a->reasoning, a->lay.r[UI_R_REASONING], a->focus == 1, ui_slash_role);
         if (a->dirty & UI_D_PANELS) draw_panels(a, &s);
         int cy = 0, cx = 0;
         /* The input is drawn last every frame: it owns the cursor. */
@@ -138,11 +138,11 @@ static void frame(ui_app *a)
 
 /* ---- input ------------------------------------------------------------- */
 
-static ui_pane *focused(ui_app *a) { return a->focus ? &a->reasoning : &a->answer; }
+static ui_pane *focused(ui_tui *a) { return a->focus ? &a->reasoning : &a->answer; }
 
-static int pane_dirty(ui_app *a, ui_pane *p) { return p == &a->answer ? UI_D_ANSWER : UI_D_REASONING; }
+static int pane_dirty(ui_tui *a, ui_pane *p) { return p == &a->answer ? UI_D_ANSWER : UI_D_REASONING; }
 
-static ui_pane *pane_at(ui_app *a, int y, int x)
+static ui_pane *pane_at(ui_tui *a, int y, int x)
 {
     ui_rect r = a->lay.r[UI_R_REASONING];
     if (ui_rect_visible(r) && y >= r.y && y < r.y + r.h && x >= r.x && x < r.x + r.w)
@@ -150,7 +150,7 @@ static ui_pane *pane_at(ui_app *a, int y, int x)
     return &a->answer;
 }
 
-static void key_action(ui_app *a, int act)
+static void key_action(ui_tui *a, int act)
 {
     ui_pane *p = focused(a);
     switch (act) {
@@ -163,7 +163,7 @@ static void key_action(ui_app *a, int act)
             ui_input_cancel();
         } else {
             ui_input_cancel();
-            ui_app_hint(a, UI_C_MARK, "Ctrl-D or /quit exits");
+            ui_slash_hint(a, UI_C_MARK, "Ctrl-D or /quit exits");
         }
         break;
     case UI_ACT_EOF:
@@ -193,7 +193,7 @@ static void key_action(ui_app *a, int act)
         ui_pane_scroll(p, act == UI_ACT_WHEEL_UP ? -3 : 3);
         a->dirty |= pane_dirty(a, p);
         break;
-    case UI_ACT_HELP: ui_app_help(a); break;
+    case UI_ACT_HELP: ui_slash_help(a); break;
     case UI_ACT_TOGGLE_REASONING:
         a->lopt.reasoning_hidden = !a->lopt.reasoning_hidden;
         if (a->lopt.reasoning_hidden) a->focus = 0;
@@ -232,7 +232,7 @@ static void paste(const char *s, size_t n)
 
 static void on_input(void *ud, int type, const char *data, size_t len)
 {
-    ui_app *a = ud;
+    ui_tui *a = ud;
     if (type == UI_IN_KEY) {
         int act = ui_keys_action(data);
         if (act >= 0) key_action(a, act);
@@ -244,7 +244,7 @@ static void on_input(void *ud, int type, const char *data, size_t len)
     if (ui_input_dirty()) a->dirty |= UI_D_INPUT;
 }
 
-static void read_input(ui_app *a)
+static void read_input(ui_tui *a)
 {
     char buf[65536];
     ssize_t n = read(a->in_fd, buf, sizeof buf);
@@ -254,7 +254,7 @@ static void read_input(ui_app *a)
 
 /* ---- worker output ----------------------------------------------------- */
 
-static void take_worker(ui_app *a)
+static void take_worker(ui_tui *a)
 {
     ui_drain *d = a->drain;
     ui_worker_drain(a->worker, d);
@@ -271,10 +271,10 @@ static void take_worker(ui_app *a)
     for (int i = 0; i < d->nsamples; i++) ui_stats_add(a->stats, &d->samples[i]);
     if (d->have_full) ui_stats_set_full(a->stats, &d->full, d->have_prev ? &d->full_prev : NULL);
     if (d->nsamples || d->have_full) a->dirty |= UI_D_PANELS | UI_D_STATUS;
-    if (d->have_done) ui_app_done(a, &d->done);
+    if (d->have_done) ui_slash_done(a, &d->done);
 }
 
-static void take_signals(ui_app *a)
+static void take_signals(ui_tui *a)
 {
     int s = ui_term_take_signals();
     if (s & (UI_SIG_WINCH | UI_SIG_CONT)) {
@@ -286,7 +286,7 @@ static void take_signals(ui_app *a)
     if (s & UI_SIG_TERM) a->quit = 1;
 }
 
-int ui_app_loop(ui_app *a)
+int ui_loop_run(ui_tui *a)
 {
     double pend_since = 0;      /* when the key parser started holding bytes */
     a->dirty |= UI_D_LAYOUT;

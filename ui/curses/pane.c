@@ -21,7 +21,8 @@ static int max_top(const ui_pane *p)
     return m > 0 ? m : 0;
 }
 
-int ui_pane_top(const ui_pane *p) { return p->follow ? max_top(p) : p->top; }
+/* First visible line. */
+static int top_line(const ui_pane *p) { return p->follow ? max_top(p) : p->top; }
 
 void ui_pane_resize(ui_pane *p, ui_rect r)
 {
@@ -43,7 +44,7 @@ void ui_pane_resize(ui_pane *p, ui_rect r)
 
 void ui_pane_scroll(ui_pane *p, int lines)
 {
-    int top = ui_pane_top(p) + lines;
+    int top = top_line(p) + lines;
     if (top < 0) top = 0;
     if (top >= max_top(p)) { ui_pane_end(p); return; }
     p->top = top;
@@ -100,7 +101,7 @@ void ui_pane_draw(const ui_pane *p, ui_rect r, int focused, ui_role_fn role)
     if (!ui_rect_visible(r)) return;
     ui_fill(r, A_NORMAL);
     char title[128];
-    int top = ui_pane_top(p);
+    int top = top_line(p);
     if (p->follow || p->doc.nlines <= p->view_h)
         snprintf(title, sizeof title, "%s", p->title);
     else

@@ -35,8 +35,6 @@ void ui_pane_home(ui_pane *p);
 void ui_pane_end(ui_pane *p);
 /* Call after appending to the document. */
 void ui_pane_changed(ui_pane *p);
-/* First visible line. */
-int  ui_pane_top(const ui_pane *p);
 void ui_pane_draw(const ui_pane *p, ui_rect r, int focused, ui_role_fn role);
 
 #endif

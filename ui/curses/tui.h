@@ -1,17 +1,18 @@
-/* app.h — the chat application's state, shared by the UI's own files
- * (loop.c: event loop and drawing; commands.c: prompts, slash commands and
- * the transcript; chat.c: start-up and teardown; bench.c). Not for app/. */
-#ifndef REMORA_UI_APP_H
-#define REMORA_UI_APP_H
+/* tui.h — the state of the running terminal UI (struct ui_tui), shared by
+ * the front end's own files: main.c (start-up and teardown), loop.c (event
+ * loop and drawing), slash.c (messages, slash commands and the transcript)
+ * and bench.c. Not for app/, which calls ui/main.h. */
+#ifndef REMORA_UI_CURSES_TUI_H
+#define REMORA_UI_CURSES_TUI_H
 
-#include "ui/chat.h"
 #include "ui/keys.h"
 #include "ui/layout.h"
+#include "ui/main.h"
+#include "ui/stats.h"
+#include "ui/worker.h"
 #include "pane.h"
 #include "panel.h"
-#include "ui/stats.h"
 #include "term.h"
-#include "ui/worker.h"
 
 /* Styles of transcript blocks. */
 enum { UI_S_USER, UI_S_ANSWER, UI_S_REASONING, UI_S_NOTE, UI_S_ERROR, UI_S_MARK, UI_S_HEADER };
@@ -22,7 +23,7 @@ enum {
     UI_D_PANELS = 16, UI_D_INPUT = 32, UI_D_ALL = 63
 };
 
-typedef struct ui_app {
+typedef struct ui_tui {
     ui_term        term;
     ui_source     *src;
     ui_worker     *worker;
@@ -47,25 +48,24 @@ typedef struct ui_app {
     double         last_frame;
     uint64_t       frames;
     int            bench;           /* quit when the first turn ends */
-} ui_app;
+} ui_tui;
 
-/* chat.c: sets up everything around a source (which the app then owns);
+/* main.c: sets up everything around a source (which the UI then owns);
  * in_fd < 0 means no keyboard (the benchmark). */
-int  ui_app_open(ui_app *a, ui_source *src, FILE *out, FILE *in, int in_fd, int mouse,
+int  ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int mouse,
                  const char *history_path, const char *log_path, char *err, size_t errlen);
-void ui_app_close(ui_app *a);
+void ui_main_close(ui_tui *a);
 
 /* loop.c */
-int    ui_app_loop(ui_app *a);
+int    ui_loop_run(ui_tui *a);
 double ui_now(void);
 
-/* commands.c */
-void ui_app_line(void *ud, char *line);             /* readline's line handler */
-void ui_app_submit(ui_app *a, const char *text);    /* sends a message */
-void ui_app_done(ui_app *a, const ui_done *d);      /* a worker command ended */
-void ui_app_hint(ui_app *a, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void ui_app_note(ui_app *a, int style, const char *text);
-void ui_app_help(ui_app *a);
-int    ui_style_role(int style);
+/* slash.c */
+void ui_slash_line(void *ud, char *line);             /* readline's line handler */
+void ui_slash_submit(ui_tui *a, const char *text);    /* sends a message */
+void ui_slash_done(ui_tui *a, const ui_done *d);      /* a worker command ended */
+void ui_slash_hint(ui_tui *a, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void ui_slash_help(ui_tui *a);
+int    ui_slash_role(int style);
 
 #endif
