@@ -65,13 +65,11 @@ static void draw_status(ui_tui *a, const ui_summary *s)
 
 static void draw_panels(ui_tui *a, const ui_summary *s)
 {
-    const ui_rect *r = a->lay.r;
-    for (int i = UI_R_TIMING; i <= UI_R_ROUTER; i++) ui_fill(r[i], A_NORMAL);
-    ui_panel_timing(r[UI_R_TIMING], a->stats, s);
-    ui_panel_cache(r[UI_R_CACHE], a->stats, s);
-    ui_panel_io(r[UI_R_IO], a->stats, s);
-    ui_panel_spec(r[UI_R_SPEC], a->stats, s);
-    ui_panel_router(r[UI_R_ROUTER], a->stats, &a->router);
+    const ui_rect *r = a->lay.panel;
+    const ui_panel_in in = { a->stats, s, &a->router };
+    for (int i = 0; i < ui_npanels; i++) ui_fill(r[i], A_NORMAL);
+    for (int i = 0; i < ui_npanels; i++)
+        if (ui_rect_visible(r[i])) ui_panels[i].draw(r[i], &in);
 }
 
 static void draw_too_small(ui_tui *a)

@@ -34,6 +34,9 @@ int ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int 
     a->drain = calloc(1, sizeof *a->drain);
     a->gen.think = 1;
     a->gen.top_p = 1;
+    ui_panels_fit(a->fit);
+    a->lopt.panels = a->fit;
+    a->lopt.npanels = ui_npanels;
     if (!a->stats || !a->drain) { snprintf(err, errlen, "out of memory"); goto fail; }
     if (ui_term_open(&a->term, out, in, mouse, log_path, err, errlen)) goto fail;
     ui_input_hooks hooks = { ui_slash_line, leave_screen, enter_screen, a };

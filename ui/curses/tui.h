@@ -35,6 +35,7 @@ typedef struct ui_tui {
     ui_drain      *drain;
     ui_layout      lay;
     ui_layout_opts lopt;
+    ui_panel_fit   fit[UI_PANELS_MAX];  /* the panel table's heights, for lopt */
     ui_router_view router;
     unsigned       dirty;
     int            generating, stopping, turns;
