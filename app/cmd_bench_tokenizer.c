@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "commands.h"
 #include "engine.h"
 
@@ -36,13 +35,6 @@ static const char *const samples[] = {
     "\n\n    indented line\r\n\t\ttabs and  double  spaces   \n",
 };
 #define NSAMPLES (sizeof samples / sizeof samples[0])
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 int cmd_bench_tokenizer(int argc, char **argv)
 {
@@ -92,9 +84,9 @@ int cmd_bench_tokenizer(int argc, char **argv)
     int ntok = 0;
     for (int p = 0; p < passes; p++) {
         int32_t *ids;
-        double t0 = now();
+        double t0 = rm_now();
         ntok = rm_tokenizer_encode(t, text, len, 0, &ids, &err);
-        double dt = now() - t0;
+        double dt = rm_now() - t0;
         if (ntok < 0) {
             fprintf(stderr, "remora bench-tokenizer: %s\n", err.msg);
             free(text);

@@ -4,7 +4,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include "engine.h"
 #include "commands.h"
 #include "progress.h"
@@ -19,13 +18,6 @@ static void usage(FILE *f)
         "  --dry-run          print how many experts are local and missing, and their size\n"
         "Interrupted? Run it again: cached experts are kept, the rest is fetched.\n"
         "exit status: 0 done, 1 download or disk failure, 2 bad arguments\n");
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 int cmd_fetch(int argc, char **argv)
@@ -64,9 +56,9 @@ int cmd_fetch(int argc, char **argv)
     progress_init(&bar, "remora fetch");
     rm_pool_status st;
     rm_err err = { "" };
-    double t0 = now();
+    double t0 = rm_now();
     int rc = rm_pool_fetch(dir, &o, &st, o.dry_run ? NULL : progress_cb, &bar, &err);
-    double el = now() - t0;
+    double el = rm_now() - t0;
     progress_end(&bar);
     if (rc) { fprintf(stderr, "remora fetch: %s\n", err.msg); return 1; }
     char a[32], b[32], f[32], r[32];

@@ -215,17 +215,13 @@ static void fill_stats(synth_source *s, uint64_t index, double nominal)
     for (int l = 0; l < LAYERS; l++) memcpy(st->route_ids[l], s->route[l], sizeof s->route[l]);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
+/* Sleeps until rm_now() reaches t. */
 static void sleep_until(double t)
 {
-    struct timespec ts = { (time_t)t, (long)((t - (double)(time_t)t) * 1e9) };
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {}
+    for (double d; (d = t - rm_now()) > 0;) {
+        struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* Streams `ntok` tokens of text cycling through `pieces` on one channel.
@@ -289,7 +285,7 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
     char head[256];
     snprintf(head, sizeof head, "Received 1 message: %zu bytes, %d lines. ", ulen, lines);
     uint64_t index = 0;
-    double deadline = now_s();
+    double deadline = rm_now();
     int stopped = 0;
     if (o->think && s->o.reasoning_tokens > 0)
         stopped = stream(s, NULL, reasoning_text, (int)(sizeof reasoning_text / sizeof *reasoning_text),

@@ -64,9 +64,9 @@ int ui_bench_run(const ui_bench_opts *o, FILE *rep)
     }
     a->bench = 1;
     ui_slash_submit(a, "Benchmark the UI: stream a long answer.");
-    double w0 = ui_now(), c0 = thread_cpu();
+    double w0 = rm_now(), c0 = thread_cpu();
     rc = ui_loop_run(a) ? 1 : 0;
-    double wall = ui_now() - w0, cpu = thread_cpu() - c0;
+    double wall = rm_now() - w0, cpu = thread_cpu() - c0;
     int tokens = a->stats->count;
     uint64_t frames = a->frames;
     ui_main_close(a);

@@ -9,7 +9,6 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include "tui.h"
 #include "draw.h"
@@ -18,13 +17,6 @@
 #define FRAME_S   (1.0 / 30)
 #define ESC_WAIT_S 0.025      /* a lone Esc: wait this long for the rest */
 #define INPUT_MAX_ROWS 8
-
-double ui_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* ---- drawing ----------------------------------------------------------- */
 
@@ -90,7 +82,7 @@ static const char *default_hint(ui_tui *a)
 
 static void frame(ui_tui *a)
 {
-    if (a->hint_until && ui_now() >= a->hint_until) {
+    if (a->hint_until && rm_now() >= a->hint_until) {
         a->hint[0] = 0;
         a->hint_until = 0;
         a->dirty |= UI_D_INPUT;
@@ -131,7 +123,7 @@ static void frame(ui_tui *a)
     refresh();
     a->dirty = 0;
     a->frames++;
-    a->last_frame = ui_now();
+    a->last_frame = rm_now();
 }
 
 /* ---- input ------------------------------------------------------------- */
@@ -289,7 +281,7 @@ int ui_loop_run(ui_tui *a)
     double pend_since = 0;      /* when the key parser started holding bytes */
     a->dirty |= UI_D_LAYOUT;
     while (!a->quit) {
-        double now = ui_now();
+        double now = rm_now();
         double wait = -1;
         if (a->dirty) {
             wait = a->last_frame + FRAME_S - now;
@@ -314,12 +306,12 @@ int ui_loop_run(ui_tui *a)
             else a->quit = 1;                   /* hangup */
         }
         if (!ui_keys_pending(&a->kp)) pend_since = 0;
-        else if (!pend_since) pend_since = ui_now();
-        else if (ui_now() - pend_since >= ESC_WAIT_S) {
+        else if (!pend_since) pend_since = rm_now();
+        else if (rm_now() - pend_since >= ESC_WAIT_S) {
             ui_keys_flush(&a->kp, on_input, a);
             pend_since = 0;
         }
-        if (a->dirty && ui_now() - a->last_frame >= FRAME_S) frame(a);
+        if (a->dirty && rm_now() - a->last_frame >= FRAME_S) frame(a);
     }
     return 0;
 }

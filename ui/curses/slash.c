@@ -35,7 +35,7 @@ void ui_slash_hint(ui_tui *a, int role, const char *fmt, ...)
     vsnprintf(a->hint, sizeof a->hint, fmt, ap);
     va_end(ap);
     a->hint_role = role;
-    a->hint_until = ui_now() + HINT_SECONDS;
+    a->hint_until = rm_now() + HINT_SECONDS;
     a->dirty |= UI_D_INPUT;
 }
 

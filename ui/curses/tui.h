@@ -59,7 +59,6 @@ void ui_main_close(ui_tui *a);
 
 /* loop.c */
 int    ui_loop_run(ui_tui *a);
-double ui_now(void);
 
 /* slash.c */
 void ui_slash_line(void *ud, char *line);             /* readline's line handler */
