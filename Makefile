@@ -38,6 +38,8 @@ ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
 UI_OBJ     := $(UI_SRC:%.c=$(B)/%.o)
 APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
+# app/ files the unit tests link (the rest of app/ holds main and the commands)
+APP_TEST_OBJ := $(B)/app/opts.o
 
 .PHONY: all run test deps test-deps clean install unit bench fuzz
 # The package check runs first, in its own make: pkg-config is read when a
@@ -56,8 +58,8 @@ $(B)/libremora.a: $(ENGINE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(B)/remora-tests: $(TEST_OBJ) $(UI_OBJ) $(B)/libremora.a
-	$(CC) $(LDOPT) -o $@ $(TEST_OBJ) $(UI_OBJ) $(B)/libremora.a $(PKG_LIBS)
+$(B)/remora-tests: $(TEST_OBJ) $(UI_OBJ) $(APP_TEST_OBJ) $(B)/libremora.a
+	$(CC) $(LDOPT) -o $@ $(TEST_OBJ) $(UI_OBJ) $(APP_TEST_OBJ) $(B)/libremora.a $(PKG_LIBS)
 
 # SIMD variants are compiled with their own target flags; dispatch picks one at run time.
 $(B)/%_avx2.o: %_avx2.c

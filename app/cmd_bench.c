@@ -18,20 +18,26 @@
 #include <jansson.h>
 #include "engine.h"
 #include "commands.h"
+#include "opts.h"
+
+/* The shared options bench accepts (opts.h). */
+#define BENCH_OPTS (OPT_BIT(OPT_MODEL) | OPT_BIT(OPT_SPEC) | OPT_BIT(OPT_IO_THREADS) | OPT_BIT(OPT_RAM))
 
 static void usage(FILE *f)
 {
+    static const char *const text[OPT_COUNT] = {
+        [OPT_SPEC] = "speculation for --prompt runs (default auto)",
+    };
     fprintf(f, "usage: remora bench --model DIR [--tokens N] [--ram GB] [--json] [--device-seconds S]\n"
-               "                    [--io-threads N] [--prompt TEXT [--chat] [--spec auto|on|off]]\n"
-               "  --tokens N          tokens to decode (default 16)\n"
-               "  --ram GB            RAM budget for weights (default: 60%% of available memory)\n"
-               "  --json              end stdout with one JSON object of the figures\n"
-               "  --device-seconds S  how long to measure the device (default 3)\n"
-               "  --io-threads N      expert reader threads = queue depth (default 8)\n"
-               "  --prompt TEXT       generate from this prompt through a session instead\n"
-               "  --chat              wrap the prompt as a chat turn (reasoning on)\n"
-               "  --spec MODE         speculation for --prompt runs: auto (default), on, off\n"
-               "exit status: 0 done, 1 runtime failure, 2 bad input\n");
+               "                    [--io-threads N] [--prompt TEXT [--chat] [--spec auto|on|off]]\n");
+    opts_help(f, OPT_BIT(OPT_MODEL), text);
+    opts_help_line(f, "--tokens N", "tokens to decode (default 16); N in [1, 1000000000]");
+    opts_help_line(f, "--json", "end stdout with one JSON object of the figures");
+    opts_help_line(f, "--device-seconds S", "how long to measure the device (default 3); S in (0, 3600]");
+    opts_help_line(f, "--prompt TEXT", "generate from this prompt through a session instead");
+    opts_help_line(f, "--chat", "wrap the prompt as a chat turn (reasoning on)");
+    opts_help(f, BENCH_OPTS & ~OPT_BIT(OPT_MODEL), text);
+    fprintf(f, "exit status: 0 done, 1 runtime failure, 2 bad input\n");
 }
 
 /* Peak resident set of this process (VmHWM), bytes. */
@@ -116,42 +122,38 @@ out:
 
 int cmd_bench(int argc, char **argv)
 {
-    const char *model = NULL, *prompt = NULL;
-    int tokens = 16, json = 0, io_threads = 0, chat = 0, spec = RM_SPEC_AUTO;
-    double ram = 0, dev_s = 3;
-    static const struct option opts[] = {
-        { "model", required_argument, 0, 'm' }, { "tokens", required_argument, 0, 't' },
-        { "ram", required_argument, 0, 'r' },   { "json", no_argument, 0, 'j' },
-        { "device-seconds", required_argument, 0, 'd' }, { "io-threads", required_argument, 0, 'q' },
-        { "prompt", required_argument, 0, 'p' }, { "chat", no_argument, 0, 'c' },
-        { "spec", required_argument, 0, 's' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    const char *prompt = NULL;
+    int tokens = 16, json = 0, chat = 0;
+    double dev_s = 3;
+    opts_shared so = { .gen = { .spec = RM_SPEC_AUTO } };
+    enum { O_TOKENS = 256, O_JSON, O_DEVICE_S, O_PROMPT, O_CHAT, O_HELP };
+    static const struct option own[] = {
+        { "tokens", required_argument, 0, O_TOKENS }, { "json", no_argument, 0, O_JSON },
+        { "device-seconds", required_argument, 0, O_DEVICE_S }, { "prompt", required_argument, 0, O_PROMPT },
+        { "chat", no_argument, 0, O_CHAT }, { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
+    const struct option *opts = opts_longopts(own, BENCH_OPTS);
     int c;
-    char *end;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int taken = opts_take("bench", c, optarg, &so);
+        if (taken < 0) return 2;
+        if (taken) continue;
         switch (c) {
-        case 'm': model = optarg; break;
-        case 't': tokens = (int)strtol(optarg, &end, 10); if (*end || tokens < 1) { fprintf(stderr, "remora bench: --tokens wants a positive integer\n"); return 2; } break;
-        case 'r': ram = strtod(optarg, &end); if (*end || ram <= 0) { fprintf(stderr, "remora bench: --ram wants a positive number\n"); return 2; } break;
-        case 'd': dev_s = strtod(optarg, &end); if (*end || dev_s <= 0) { fprintf(stderr, "remora bench: bad --device-seconds\n"); return 2; } break;
-        case 'j': json = 1; break;
-        case 'q': io_threads = (int)strtol(optarg, &end, 10); if (*end || io_threads < 1 || io_threads > 256) { fprintf(stderr, "remora bench: --io-threads wants 1..256\n"); return 2; } break;
-        case 'p': prompt = optarg; break;
-        case 'c': chat = 1; break;
-        case 's':
-            if (!strcmp(optarg, "auto")) spec = RM_SPEC_AUTO;
-            else if (!strcmp(optarg, "on")) spec = RM_SPEC_ON;
-            else if (!strcmp(optarg, "off")) spec = RM_SPEC_OFF;
-            else { fprintf(stderr, "remora bench: --spec wants auto, on or off\n"); return 2; }
-            break;
-        case 'h': usage(stdout); return 0;
+        case O_TOKENS: if (opts_int_arg("bench", "tokens", optarg, 1, 1000000000, &tokens)) return 2; break;
+        case O_DEVICE_S: if (opts_real_arg("bench", "device-seconds", optarg, 0, 3600, 1, &dev_s)) return 2; break;
+        case O_JSON: json = 1; break;
+        case O_PROMPT: prompt = optarg; break;
+        case O_CHAT: chat = 1; break;
+        case O_HELP: usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
+    const char *model = so.model;
+    const int spec = so.gen.spec;
     if (!model || optind != argc) { usage(stderr); return 2; }
     rm_err err = { "" };
     rm_model *m = NULL;
     rm_session *s = NULL;
-    const rm_open_opts oo = { .ram_gb = ram, .io_threads = io_threads };
+    const rm_open_opts oo = { .ram_gb = so.open.ram_gb, .io_threads = so.open.io_threads };
     if (prompt ? rm_session_open(model, &oo, &s, &err) : rm_model_open(model, &oo, &m, &err)) {
         fprintf(stderr, "remora bench: %s\n", err.msg);
         return 2;

@@ -20,6 +20,7 @@
 #include <jansson.h>
 #include "engine.h"
 #include "commands.h"
+#include "opts.h"
 
 #define MAX_TASKS 64
 
@@ -36,17 +37,25 @@ typedef struct load_acc {
     int *layer_of;          /* model layer -> row, or -1 */
 } load_acc;
 
+/* The shared options eval accepts (opts.h). */
+#define EVAL_OPTS (OPT_BIT(OPT_MODEL) | OPT_BIT(OPT_MAX_NEW) | OPT_BIT(OPT_NO_THINK))
+
 static void usage(FILE *f)
 {
+    static const char *const text[OPT_COUNT] = {
+        [OPT_MAX_NEW] = "generation limit per item (default 256)",
+        [OPT_NO_THINK] = "generate without the reasoning channel",
+    };
     fprintf(f, "usage: remora eval --model DIR --data FILE.jsonl [--max-new N] [--limit N] [--no-think] [--json]\n"
                "  Prints, per task and overall, the mean negative log-likelihood (nats per token)\n"
                "  of the reference assistant turns and the exact-match accuracy of greedy answers,\n"
-               "  then the routed-expert load over the NLL passes.\n"
-               "  --max-new N  generation limit per item (default 256)\n"
-               "  --limit N    only the first N items\n"
-               "  --no-think   generate without the reasoning channel\n"
-               "  --json       end stdout with one JSON object of the figures\n"
-               "exit status: 0 done, 1 runtime failure, 2 bad input\n");
+               "  then the routed-expert load over the NLL passes.\n");
+    opts_help(f, OPT_BIT(OPT_MODEL), text);
+    opts_help_line(f, "--data FILE.jsonl", "the items: {task, prompt, reference[, reasoning]} per line");
+    opts_help(f, EVAL_OPTS & ~OPT_BIT(OPT_MODEL), text);
+    opts_help_line(f, "--limit N", "only the first N items; N in [1, 1000000000]");
+    opts_help_line(f, "--json", "end stdout with one JSON object of the figures");
+    fprintf(f, "exit status: 0 done, 1 runtime failure, 2 bad input\n");
 }
 
 static void on_route(void *ud, int layer, int pos, const int *ids, const float *w, int k, float margin)
@@ -134,27 +143,29 @@ out:
 
 int cmd_eval(int argc, char **argv)
 {
-    const char *model = NULL, *data = NULL;
-    int max_new = 256, limit = 0, think = 1, json = 0;
-    static const struct option opts[] = {
-        { "model", required_argument, 0, 'm' }, { "data", required_argument, 0, 'd' },
-        { "max-new", required_argument, 0, 'n' }, { "limit", required_argument, 0, 'l' },
-        { "no-think", no_argument, 0, 't' }, { "json", no_argument, 0, 'j' },
-        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
+    const char *data = NULL;
+    int limit = 0, json = 0;
+    opts_shared so = { .gen = { .max_new = 256, .think = 1 } };
+    enum { O_DATA = 256, O_LIMIT, O_JSON, O_HELP };
+    static const struct option own[] = {
+        { "data", required_argument, 0, O_DATA }, { "limit", required_argument, 0, O_LIMIT },
+        { "json", no_argument, 0, O_JSON }, { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
+    const struct option *opts = opts_longopts(own, EVAL_OPTS);
     int c;
-    char *end;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int taken = opts_take("eval", c, optarg, &so);
+        if (taken < 0) return 2;
+        if (taken) continue;
         switch (c) {
-        case 'm': model = optarg; break;
-        case 'd': data = optarg; break;
-        case 'n': max_new = (int)strtol(optarg, &end, 10); if (*end || max_new < 1) { fprintf(stderr, "remora eval: bad --max-new\n"); return 2; } break;
-        case 'l': limit = (int)strtol(optarg, &end, 10); if (*end || limit < 1) { fprintf(stderr, "remora eval: bad --limit\n"); return 2; } break;
-        case 't': think = 0; break;
-        case 'j': json = 1; break;
-        case 'h': usage(stdout); return 0;
+        case O_DATA: data = optarg; break;
+        case O_LIMIT: if (opts_int_arg("eval", "limit", optarg, 1, 1000000000, &limit)) return 2; break;
+        case O_JSON: json = 1; break;
+        case O_HELP: usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
+    const char *model = so.model;
+    const int max_new = so.gen.max_new, think = so.gen.think;
     if (!model || !data || optind != argc) { usage(stderr); return 2; }
     FILE *f = fopen(data, "r");
     if (!f) { fprintf(stderr, "remora eval: %s: cannot open\n", data); return 2; }
