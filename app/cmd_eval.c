@@ -67,22 +67,15 @@ static void on_route(void *ud, int layer, int pos, const int *ids, const float *
         if (ids[i] >= 0 && ids[i] < la->experts) la->count[(size_t)row * la->experts + ids[i]]++;
 }
 
-typedef struct gen_text { char *buf; size_t len, cap; } gen_text;
+/* The generated answer; lost = 1 when some of it could not be kept (out of
+ * memory), which fails the run instead of scoring a shortened answer. */
+typedef struct gen_text { rm_buf b; int lost; } gen_text;
 
 static void on_text(void *ud, int channel, const char *text, size_t len)
 {
     gen_text *g = ud;
-    if (channel != RM_CHAN_ANSWER) return;
-    if (g->len + len + 1 > g->cap) {
-        size_t cap = (g->len + len + 1) * 2;
-        char *n = realloc(g->buf, cap);
-        if (!n) return;
-        g->buf = n;
-        g->cap = cap;
-    }
-    memcpy(g->buf + g->len, text, len);
-    g->len += len;
-    g->buf[g->len] = 0;
+    if (channel != RM_CHAN_ANSWER || g->lost) return;
+    if (rm_buf_add(&g->b, text, len)) g->lost = 1;
 }
 
 static task_acc *task_for(task_acc *t, int *nt, const char *name)
@@ -212,22 +205,22 @@ int cmd_eval(int argc, char **argv)
         ta->nll_sum += nats;
         ta->nll_tokens += n;
         rm_session_clear(s);
-        gen_text g = { NULL, 0, 0 };
+        gen_text g = { { 0 }, 0 };
         rm_gen_opts go = { .max_new = max_new, .think = think, .spec = RM_SPEC_AUTO };
         rm_gen_events ev = { &g, on_text, NULL };
-        if (rm_session_turn(s, prompt, &go, &ev, NULL, &err)) {
+        if (rm_session_turn(s, prompt, &go, &ev, NULL, &err) || (g.lost && rm_errf(&err, "out of memory"))) {
             fprintf(stderr, "remora eval: %s:%d: %s\n", data, lineno, err.msg);
-            free(g.buf);
+            rm_buf_free(&g.b);
             json_decref(j);
             rc = 1;
             goto done;
         }
-        int ok = g.buf ? !strcmp(g.buf, ref) : !*ref;
+        int ok = g.b.p ? !strcmp(g.b.p, ref) : !*ref;
         ta->correct += ok;
         ta->n++;
         items++;
-        if (!json) fprintf(stderr, "%4d %-12s %s  %s\n", items, ta->name, ok ? "ok  " : "MISS", g.buf ? g.buf : "");
-        free(g.buf);
+        if (!json) fprintf(stderr, "%4d %-12s %s  %s\n", items, ta->name, ok ? "ok  " : "MISS", g.b.p ? g.b.p : "");
+        rm_buf_free(&g.b);
         rm_session_clear(s);
         json_decref(j);
     }

@@ -92,21 +92,15 @@ static void on_stats(void *ud, const rm_token_stats *st)
     r->bytes += st->bytes_spine_read + st->bytes_expert_read + st->bytes_net;
 }
 
-static char *read_stdin(void)
+/* The whole of stdin into b. Returns 0, -1 when out of memory, -2 on a
+ * read error. */
+static int read_stdin(rm_buf *b)
 {
-    size_t cap = 65536, len = 0;
-    char *b = malloc(cap);
+    char chunk[65536];
     size_t n;
-    while (b && (n = fread(b + len, 1, cap - len - 1, stdin)) > 0) {
-        len += n;
-        if (cap - len < 2) {
-            char *nb = realloc(b, cap *= 2);
-            if (!nb) { free(b); return NULL; }
-            b = nb;
-        }
-    }
-    if (b) b[len] = 0;
-    return b;
+    while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
+        if (rm_buf_add(b, chunk, n)) return -1;
+    return ferror(stdin) ? -2 : 0;
 }
 
 int cmd_run(int argc, char **argv)
@@ -140,8 +134,15 @@ int cmd_run(int argc, char **argv)
     if (!model || !prompt || optind != argc) { usage(stderr); return 2; }
     char *owned = NULL;
     if (!strcmp(prompt, "-")) {
-        if (!(owned = read_stdin())) { fprintf(stderr, "remora run: cannot read the prompt from stdin\n"); return 2; }
-        prompt = owned;
+        rm_buf in = { 0 };
+        int r = read_stdin(&in);
+        if (r) {
+            fprintf(stderr, "remora run: %s\n", r == -1 ? "out of memory reading the prompt" : "cannot read the prompt from stdin");
+            rm_buf_free(&in);
+            return r == -1 ? 1 : 2;
+        }
+        prompt = owned = rm_buf_take(&in, NULL);
+        if (!owned) { fprintf(stderr, "remora run: out of memory\n"); return 1; }
     }
     rm_err err = { "" };
     rm_session *s = NULL;

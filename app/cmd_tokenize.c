@@ -35,19 +35,15 @@ static void usage(FILE *f)
         "bad input (with a message on stderr); 1 out of memory or a write error.\n");
 }
 
-static char *read_stdin(size_t *len)
+/* The whole of stdin into b. Returns 0, -1 when out of memory, -2 on a
+ * read error. */
+static int read_stdin(rm_buf *b)
 {
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n == cap && !(buf = realloc(buf, cap *= 2))) break;
-        size_t r = fread(buf + n, 1, cap - n, stdin);
-        n += r;
-        if (r == 0) break;
-    }
-    if (buf && ferror(stdin)) { free(buf); buf = NULL; }
-    *len = n;
-    return buf;
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
+        if (rm_buf_add(b, chunk, n)) return -1;
+    return ferror(stdin) ? -2 : 0;
 }
 
 static void print_ids(const int32_t *ids, int n)
@@ -89,11 +85,13 @@ int cmd_tokenize(int argc, char **argv)
         fprintf(stderr, "remora tokenize: %s\n", err.msg);
         return 2;
     }
-    size_t len;
-    char *in = read_stdin(&len);
-    int rc = 2;
-    if (!in) {
-        fprintf(stderr, "remora tokenize: cannot read stdin\n");
+    rm_buf inb = { 0 };
+    int rc = 2, r = read_stdin(&inb);
+    size_t len = inb.len;
+    char *in = inb.p ? inb.p : "";
+    if (r) {
+        fprintf(stderr, "remora tokenize: %s\n", r == -1 ? "out of memory reading stdin" : "cannot read stdin");
+        if (r == -1) rc = 1;
         goto out;
     }
     if (chat) {
@@ -144,7 +142,7 @@ int cmd_tokenize(int argc, char **argv)
     json_decref(arr);
     rc = 0;
 out:
-    free(in);
+    rm_buf_free(&inb);
     rm_tokenizer_free(t);
     if (fflush(stdout) || ferror(stdout)) {
         fprintf(stderr, "remora tokenize: error writing stdout\n");

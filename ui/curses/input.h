@@ -30,9 +30,15 @@ typedef struct ui_input_hooks {
 int  ui_input_init(const char *history_path, const ui_input_hooks *hooks);
 /* Saves the history (atomically) and releases readline. */
 void ui_input_free(void);
-void ui_input_feed(const char *bytes, size_t n);
-/* Inserts literal text at the cursor (pastes, Alt-Enter's newline). */
-void ui_input_insert(const char *text, size_t n);
+/* Hands bytes to readline. Returns 0, or -1 when out of memory (the bytes
+ * are not taken: the caller says so). */
+int  ui_input_feed(const char *bytes, size_t n);
+/* Inserts literal text at the cursor (pastes, Alt-Enter's newline).
+ * Returns 0, or -1 when out of memory (nothing is inserted). */
+int  ui_input_insert(const char *text, size_t n);
+/* What went wrong inside a readline command since the last call (the
+ * external editor's text could not be read back), or NULL. */
+const char *ui_input_error(void);
 int  ui_input_empty(void);
 /* Abandons the line and any search in progress (Ctrl-C). */
 void ui_input_cancel(void);

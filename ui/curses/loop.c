@@ -28,9 +28,9 @@ static void relayout(ui_tui *a)
     a->lopt.input_rows = ui_input_rows(cols, max_rows);
     ui_layout_compute(rows, cols, &a->lopt, &a->lay);
     if (a->lay.too_small) return;
-    ui_pane_resize(&a->answer, a->lay.r[UI_R_ANSWER]);
-    if (ui_rect_visible(a->lay.r[UI_R_REASONING]))
-        ui_pane_resize(&a->reasoning, a->lay.r[UI_R_REASONING]);
+    if (ui_pane_resize(&a->answer, a->lay.r[UI_R_ANSWER])) ui_slash_lost(a);
+    if (ui_rect_visible(a->lay.r[UI_R_REASONING]) && ui_pane_resize(&a->reasoning, a->lay.r[UI_R_REASONING]))
+        ui_slash_lost(a);
 }
 
 static void draw_rule(ui_rect r)
@@ -128,6 +128,9 @@ static void frame(ui_tui *a)
 
 /* ---- input ------------------------------------------------------------- */
 
+/* Typed bytes readline could not be given (out of memory). */
+static void input_lost(ui_tui *a) { ui_slash_hint(a, UI_C_ERROR, "out of memory: typed keys were not taken"); }
+
 static ui_pane *focused(ui_tui *a) { return a->focus ? &a->reasoning : &a->answer; }
 
 static int pane_dirty(ui_tui *a, ui_pane *p) { return p == &a->answer ? UI_D_ANSWER : UI_D_REASONING; }
@@ -158,7 +161,7 @@ static void key_action(ui_tui *a, int act)
         break;
     case UI_ACT_EOF:
         if (ui_input_empty()) a->quit = 1;
-        else ui_input_feed("\x04", 1);
+        else if (ui_input_feed("\x04", 1)) input_lost(a);
         break;
     case UI_ACT_SUSPEND:
         ui_term_suspend(&a->term);
@@ -168,7 +171,7 @@ static void key_action(ui_tui *a, int act)
         clearok(curscr, TRUE);
         a->dirty |= UI_D_LAYOUT;
         break;
-    case UI_ACT_NEWLINE: ui_input_insert("\n", 1); break;
+    case UI_ACT_NEWLINE: if (ui_input_insert("\n", 1)) input_lost(a); break;
     case UI_ACT_FOCUS:
         a->focus = !a->focus && ui_rect_visible(a->lay.r[UI_R_REASONING]);
         a->dirty |= UI_D_ANSWER | UI_D_REASONING;
@@ -206,18 +209,20 @@ static void key_action(ui_tui *a, int act)
     }
 }
 
-/* Terminals send CR (or CRLF) for the newlines of a paste. */
-static void paste(const char *s, size_t n)
+/* Terminals send CR (or CRLF) for the newlines of a paste. Returns 0, or
+ * -1 when out of memory (nothing is inserted). */
+static int paste(const char *s, size_t n)
 {
     char *t = malloc(n + 1);
-    if (!t) return;
+    if (!t) return -1;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '\r') { t[k++] = '\n'; if (i + 1 < n && s[i + 1] == '\n') i++; }
         else t[k++] = s[i];
     }
-    ui_input_insert(t, k);
+    int rc = ui_input_insert(t, k);
     free(t);
+    return rc;
 }
 
 static void on_input(void *ud, int type, const char *data, size_t len)
@@ -227,10 +232,14 @@ static void on_input(void *ud, int type, const char *data, size_t len)
         int act = ui_keys_action(data);
         if (act >= 0) key_action(a, act);
     } else if (type == UI_IN_PASTE) {
-        paste(data, len);
-    } else {
-        ui_input_feed(data, len);
+        if (paste(data, len)) ui_slash_hint(a, UI_C_ERROR, "paste refused: out of memory");
+    } else if (type == UI_IN_ERROR) {
+        ui_slash_hint(a, UI_C_ERROR, "%.*s", (int)len, data);
+    } else if (ui_input_feed(data, len)) {
+        input_lost(a);
     }
+    const char *e = ui_input_error();
+    if (e) ui_slash_hint(a, UI_C_ERROR, "%s", e);
     if (ui_input_dirty()) a->dirty |= UI_D_INPUT;
 }
 
@@ -249,12 +258,13 @@ static void take_worker(ui_tui *a)
     ui_drain *d = a->drain;
     ui_worker_drain(a->worker, d);
     if (d->len[RM_CHAN_ANSWER]) {
-        ui_doc_append(&a->answer.doc, d->text[RM_CHAN_ANSWER], d->len[RM_CHAN_ANSWER]);
+        if (ui_doc_append(&a->answer.doc, d->text[RM_CHAN_ANSWER], d->len[RM_CHAN_ANSWER])) ui_slash_lost(a);
         ui_pane_changed(&a->answer);
         a->dirty |= UI_D_ANSWER;
     }
     if (d->len[RM_CHAN_REASONING]) {
-        ui_doc_append(&a->reasoning.doc, d->text[RM_CHAN_REASONING], d->len[RM_CHAN_REASONING]);
+        if (ui_doc_append(&a->reasoning.doc, d->text[RM_CHAN_REASONING], d->len[RM_CHAN_REASONING]))
+            ui_slash_lost(a);
         ui_pane_changed(&a->reasoning);
         a->dirty |= UI_D_REASONING;
     }

@@ -27,8 +27,9 @@ typedef int (*ui_role_fn)(int style);
 
 void ui_pane_init(ui_pane *p, const char *title);
 void ui_pane_free(ui_pane *p);
-/* Applies a new rectangle (rewraps on width change, keeps the view). */
-void ui_pane_resize(ui_pane *p, ui_rect r);
+/* Applies a new rectangle (rewraps on width change, keeps the view).
+ * Returns 0, or -1 when the rewrap ran out of memory. */
+int  ui_pane_resize(ui_pane *p, ui_rect r);
 void ui_pane_scroll(ui_pane *p, int lines);     /* negative = up */
 void ui_pane_page(ui_pane *p, int pages);
 void ui_pane_home(ui_pane *p);

@@ -3,6 +3,9 @@
  * panes' documents) records it all. Notes (command output, errors, the
  * interrupted mark) are blocks in the answer pane; while a turn streams, the
  * answer block must stay last, so notes then go to the hint row instead.
+ * When a pane's document cannot take text (out of memory), the hint row
+ * says so at once, a streaming turn is stopped, and the turn ends with an
+ * error note: the transcript never loses text without saying so.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -39,13 +42,30 @@ void ui_slash_hint(ui_tui *a, int role, const char *fmt, ...)
     a->dirty |= UI_D_INPUT;
 }
 
+void ui_slash_lost(ui_tui *a)
+{
+    a->text_lost = 1;
+    if (a->generating && !a->stopping) {
+        ui_worker_stop(a->worker);
+        a->stopping = 1;
+    }
+    ui_slash_hint(a, UI_C_ERROR, "out of memory: the transcript is missing text");
+    a->dirty |= UI_D_STATUS;
+}
+
+/* rc of a document call: a failure is reported (ui_slash_lost). */
+static void doc_rc(ui_tui *a, int rc)
+{
+    if (rc < 0) ui_slash_lost(a);
+}
+
 static void note(ui_tui *a, int style, const char *text)
 {
     if (a->generating) {
         ui_slash_hint(a, ui_slash_role(style), "%.*s", (int)strcspn(text, "\n"), text);
         return;
     }
-    ui_doc_add(&a->answer.doc, style, text, strlen(text), 1, 0);
+    doc_rc(a, ui_doc_add(&a->answer.doc, style, text, strlen(text), 1, 0));
     ui_pane_end(&a->answer);
     a->dirty |= UI_D_ANSWER;
 }
@@ -55,19 +75,15 @@ static void note(ui_tui *a, int style, const char *text)
 static void open_turn(ui_tui *a, const char *text)
 {
     a->turns++;
-    size_t n = strlen(text);
-    char *u = malloc(n + 8);
-    if (u) {
-        int k = snprintf(u, n + 8, "%s ", ui_sym(UI_SYM_PROMPT));
-        memcpy(u + k, text, n + 1);
-        ui_doc_add(&a->answer.doc, UI_S_USER, u, strlen(u), 1, USER_MAX_LINES);
-        free(u);
-    }
-    ui_doc_add(&a->answer.doc, UI_S_ANSWER, "", 0, 0, 0);
+    rm_buf u = { 0 };
+    if (rm_buf_addf(&u, "%s %s", ui_sym(UI_SYM_PROMPT), text)) ui_slash_lost(a);
+    else doc_rc(a, ui_doc_add(&a->answer.doc, UI_S_USER, u.p, u.len, 1, USER_MAX_LINES));
+    rm_buf_free(&u);
+    doc_rc(a, ui_doc_add(&a->answer.doc, UI_S_ANSWER, "", 0, 0, 0));
     char hdr[64];
     snprintf(hdr, sizeof hdr, "turn %d", a->turns);
-    ui_doc_add(&a->reasoning.doc, UI_S_HEADER, hdr, strlen(hdr), a->turns > 1, 0);
-    ui_doc_add(&a->reasoning.doc, UI_S_REASONING, "", 0, 0, 0);
+    doc_rc(a, ui_doc_add(&a->reasoning.doc, UI_S_HEADER, hdr, strlen(hdr), a->turns > 1, 0));
+    doc_rc(a, ui_doc_add(&a->reasoning.doc, UI_S_REASONING, "", 0, 0, 0));
     ui_pane_end(&a->answer);
     ui_pane_end(&a->reasoning);
     a->dirty |= UI_D_ANSWER | UI_D_REASONING;
@@ -117,16 +133,16 @@ static void rebuild(ui_tui *a)
         if (!strcmp(m[i].role, "user")) {
             open_turn(a, m[i].content);
         } else if (!strcmp(m[i].role, "assistant") && a->turns) {
-            ui_doc_append(&a->answer.doc, m[i].content, strlen(m[i].content));
+            doc_rc(a, ui_doc_append(&a->answer.doc, m[i].content, strlen(m[i].content)));
             if (m[i].reasoning_content)
-                ui_doc_append(&a->reasoning.doc, m[i].reasoning_content, strlen(m[i].reasoning_content));
+                doc_rc(a, ui_doc_append(&a->reasoning.doc, m[i].reasoning_content, strlen(m[i].reasoning_content)));
         } else if (!strcmp(m[i].role, "system")) {
             free(a->system_text);
             a->system_text = strdup(m[i].content);
         }
     }
-    ui_doc_finish(&a->answer.doc);
-    ui_doc_finish(&a->reasoning.doc);
+    doc_rc(a, ui_doc_finish(&a->answer.doc));
+    doc_rc(a, ui_doc_finish(&a->reasoning.doc));
 }
 
 void ui_slash_done(ui_tui *a, const ui_done *d)
@@ -134,11 +150,15 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
     char buf[1200];
     if (d->cmd == UI_CMD_TURN) {
         a->generating = a->stopping = 0;
-        ui_doc_finish(&a->answer.doc);
-        ui_doc_finish(&a->reasoning.doc);
+        doc_rc(a, ui_doc_finish(&a->answer.doc));
+        doc_rc(a, ui_doc_finish(&a->reasoning.doc));
+        if (a->text_lost) {
+            note(a, UI_S_ERROR, "out of memory: the transcript above is missing text");
+            a->text_lost = 0;
+        }
         if (d->rc) note(a, UI_S_ERROR, d->msg);
         else if (d->interrupted) {
-            ui_doc_add(&a->answer.doc, UI_S_MARK, "[interrupted]", 13, 0, 0);
+            doc_rc(a, ui_doc_add(&a->answer.doc, UI_S_MARK, "[interrupted]", 13, 0, 0));
             ui_pane_changed(&a->answer);
         }
         if (a->bench) a->quit = 1;
@@ -165,17 +185,15 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
 
 void ui_slash_help(ui_tui *a)
 {
-    size_t cap = 8192, n = 0;
-    char *s = malloc(cap);
-    if (!s) return;
-    n += (size_t)snprintf(s + n, cap - n,
+    rm_buf s = { 0 };
+    int bad = rm_buf_adds(&s,
         "Commands: /help, /system TEXT, /think on|off, /clear, /save FILE, /load FILE, /stats, /quit "
-        "(//text sends a message that starts with /).\nKeys:\n");
-    for (int i = 0; i < ui_nkeybindings && n < cap; i++)
-        n += (size_t)snprintf(s + n, cap - n, "  %-14s %s\n", ui_keybindings[i].key, ui_keybindings[i].what);
-    if (n && s[n - 1] == '\n') s[n - 1] = 0;
-    note(a, UI_S_NOTE, s);
-    free(s);
+        "(//text sends a message that starts with /).\nKeys:");
+    for (int i = 0; i < ui_nkeybindings && !bad; i++)
+        bad = rm_buf_addf(&s, "\n  %-14s %s", ui_keybindings[i].key, ui_keybindings[i].what);
+    if (bad) ui_slash_lost(a);
+    else note(a, UI_S_NOTE, s.p);
+    rm_buf_free(&s);
 }
 
 static void show_stats(ui_tui *a)

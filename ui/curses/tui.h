@@ -40,6 +40,7 @@ typedef struct ui_tui {
     unsigned       dirty;
     int            generating, stopping, turns;
     int            busy_cmd;        /* a non-turn command is running */
+    int            text_lost;       /* a document could not take text (slash.c) */
     rm_gen_opts    gen;
     char          *system_text;
     char           hint[512];
@@ -66,6 +67,9 @@ void ui_slash_submit(ui_tui *a, const char *text);    /* sends a message */
 void ui_slash_done(ui_tui *a, const ui_done *d);      /* a worker command ended */
 void ui_slash_hint(ui_tui *a, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ui_slash_help(ui_tui *a);
+/* A pane's document could not take text (out of memory): says so, stops a
+ * streaming turn, and leaves an error note when the turn ends. */
+void ui_slash_lost(ui_tui *a);
 int    ui_slash_role(int style);
 
 #endif
