@@ -278,26 +278,27 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
     return rc ? rm_errf(err, "out of memory") : 0;
 }
 
+/* The conversation as JSONL of {role, content[, reasoning_content]},
+ * replaced atomically (rm_write_atomic: temporary file, fsync, rename,
+ * folder fsync). engine/session.c writes the engine's transcripts; this
+ * should become the engine's transcript writer once engine.h exports one. */
 static int save(ui_source *src, const char *path, rm_err *err)
 {
     synth_source *s = (synth_source *)src;
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return rm_errf(err, "%s: cannot create", tmp);
+    rm_buf b = { 0 };
     int bad = 0;
     for (int i = 0; i < s->n && !bad; i++) {
         json_t *o = json_pack("{s:s, s:s}", "role", s->msgs[i].role, "content", s->msgs[i].content);
         if (o && s->msgs[i].reasoning)
             json_object_set_new(o, "reasoning_content", json_string(s->msgs[i].reasoning));
         char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
-        bad = !line || fprintf(f, "%s\n", line) < 0;
+        bad = !line || rm_buf_adds(&b, line) || rm_buf_add(&b, "\n", 1);
         free(line);
         json_decref(o);
     }
-    if (fclose(f) || bad) { remove(tmp); return rm_errf(err, "%s: write failed", path); }
-    if (rename(tmp, path)) { remove(tmp); return rm_errf(err, "%s: cannot rename into place", path); }
-    return 0;
+    int rc = bad ? rm_errf(err, "%s: out of memory", path) : rm_write_atomic(path, b.p ? b.p : "", b.len, 0644, err);
+    rm_buf_free(&b);
+    return rc;
 }
 
 static int load(ui_source *src, const char *path, rm_err *err)

@@ -69,7 +69,7 @@ int ui_bench_run(const ui_bench_opts *o, FILE *rep)
     double wall = rm_now() - w0, cpu = thread_cpu() - c0;
     int tokens = a->stats->count;
     uint64_t frames = a->frames;
-    ui_main_close(a);
+    ui_main_close(a, NULL);     /* no history in the benchmark */
     fprintf(rep, "bench-ui: %dx%d terminal, synthetic source at %.0f tok/s\n", o->cols, o->rows, o->rate);
     fprintf(rep, "tokens        %d in %.2f s (%.1f tok/s)\n", tokens, wall, tokens / wall);
     fprintf(rep, "frames        %llu (%.1f frames/s)\n", (unsigned long long)frames, frames / wall);

@@ -130,25 +130,32 @@ int ui_input_init(const char *history_path, const ui_input_hooks *hooks)
     return 0;
 }
 
-static int save_history(void)
+/* readline writes the history to a temporary name of rm_atomic_tmp_name
+ * (mode 0600, as readline creates it), which is committed the way
+ * rm_write_atomic commits: fsync, rename, folder fsync. */
+static int save_history(rm_err *err)
 {
     if (!in.history_path) return 0;
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", in.history_path, (long)getpid());
-    if (write_history(tmp) != 0) { unlink(tmp); return -1; }
-    if (rename(tmp, in.history_path) != 0) { unlink(tmp); return -1; }
-    return 0;
+    rm_atomic_tmp_name(in.history_path, tmp, sizeof tmp);
+    int e = write_history(tmp);
+    if (e) {
+        rm_atomic_abort(tmp);
+        return rm_errf(err, "%s: cannot write: %s", in.history_path, strerror(e));
+    }
+    return rm_atomic_commit(tmp, in.history_path, err);
 }
 
-void ui_input_free(void)
+int ui_input_free(rm_err *err)
 {
     rl_callback_handler_remove();
-    save_history();
+    int rc = save_history(err);
     clear_history();
     free(in.history_path);
     rm_buf_free(&in.q);
     if (in.devnull) fclose(in.devnull);
     memset(&in, 0, sizeof in);
+    return rc;
 }
 
 int ui_input_feed(const char *bytes, size_t n)

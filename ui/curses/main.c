@@ -47,7 +47,7 @@ int ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int 
     }
     if (ui_worker_start(src, &a->worker, &a->wake_fd)) {
         snprintf(err, errlen, "cannot start the worker thread");
-        ui_input_free();
+        ui_input_free(NULL);
         ui_term_close(&a->term);
         goto fail;
     }
@@ -61,10 +61,10 @@ fail:
     return -1;
 }
 
-void ui_main_close(ui_tui *a)
+int ui_main_close(ui_tui *a, rm_err *err)
 {
     ui_worker_free(a->worker);      /* stops a running turn at its next token */
-    ui_input_free();
+    int rc = ui_input_free(err);
     ui_term_close(&a->term);
     a->src->vt->free(a->src);
     ui_pane_free(&a->answer);
@@ -73,6 +73,7 @@ void ui_main_close(ui_tui *a)
     free(a->stats);
     free(a->drain);
     free(a->system_text);
+    return rc;
 }
 
 int ui_main_run(const ui_main_opts *o)
@@ -109,7 +110,10 @@ int ui_main_run(const ui_main_opts *o)
     a->gen = o->gen;
     if (o->system) a->system_text = strdup(o->system);
     rc = ui_loop_run(a);
-    ui_main_close(a);
+    if (ui_main_close(a, &err)) {       /* the terminal is back: say it there */
+        fprintf(stderr, "remora chat: the input history was not saved: %s\n", err.msg);
+        rc = -1;
+    }
     free(a);
     return rc ? 1 : 0;
 }

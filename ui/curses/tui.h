@@ -56,7 +56,9 @@ typedef struct ui_tui {
  * in_fd < 0 means no keyboard (the benchmark). */
 int  ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int mouse,
                  const char *history_path, const char *log_path, char *err, size_t errlen);
-void ui_main_close(ui_tui *a);
+/* Returns 0, or -1 when the input history could not be saved (why in err;
+ * the terminal is restored by then, so the caller can print it). */
+int  ui_main_close(ui_tui *a, rm_err *err);
 
 /* loop.c */
 int    ui_loop_run(ui_tui *a);
