@@ -120,6 +120,92 @@ out:
     return rc;
 }
 
+static const char *const phase_names[RM_PHASE_COUNT] = { "wait_io", "spine", "attention", "experts", "lm_head" };
+
+/* The figures of a run, from its per-token records and the device. */
+typedef struct figures {
+    int n;                              /* tokens measured */
+    double med, p90, tps, wall;         /* s/token, tokens/s, wall seconds with prefill */
+    double gb_spine, gb_exp;            /* GB read per token */
+    double read_gbps, dev;              /* achieved expert reads; device ceiling (0: unknown) */
+    double roof, ratio;                 /* roofline s/token; measured / roofline */
+} figures;
+
+static void compute(collect *col, double dev, double wall, figures *f)
+{
+    const int n = col->n < col->cap ? col->n : col->cap;
+    double decode_s = 0;
+    for (int t = 0; t < n; t++) decode_s += col->sec[t];
+    qsort(col->sec, (size_t)n, sizeof *col->sec, cmp_d);
+    f->n = n;
+    f->wall = wall;
+    f->dev = dev > 0 ? dev : 0;
+    f->med = n % 2 ? col->sec[n / 2] : (col->sec[n / 2 - 1] + col->sec[n / 2]) / 2;
+    f->p90 = col->sec[(int)(0.9 * (n - 1) + 0.5)];
+    f->gb_spine = col->spine / n / 1e9;
+    f->gb_exp = col->experts / n / 1e9;
+    f->read_gbps = col->busy > 0 ? col->experts / col->busy / 1e9 : 0;
+    f->roof = dev > 0 ? (f->gb_spine + f->gb_exp) / dev : 0;
+    f->ratio = f->roof > 0 ? f->med / f->roof : 0;
+    f->tps = decode_s > 0 ? n / decode_s : 0;
+}
+
+static void print_model(const char *model, const rm_model_info *in)
+{
+    printf("model %s: %s, %d layers, %.2f GB of weights (%.2f GB spine, %.2f GB in %d experts)\n", model,
+           in->family, in->num_layers, in->total_weight_bytes / 1e9, in->spine_bytes / 1e9,
+           in->expert_bytes / 1e9, in->total_experts);
+    printf("RAM budget %.2f GB: spine %.2f of %.2f GB resident, expert cache %.2f GB (%d slots), %s reads\n",
+           in->ram_budget / 1e9, in->spine_resident_bytes / 1e9, in->spine_bytes / 1e9,
+           in->expert_cache_bytes / 1e9, in->expert_cache_slots, in->direct_io ? "O_DIRECT" : "page-cache");
+}
+
+static void print_figures(const figures *f, const collect *col, const rm_model_info *in, int session, uint64_t hwm)
+{
+    const int n = f->n;
+    printf("decode: %.3f s/token median, %.3f p90 over %d tokens; %.2f tokens/s (%.1f s wall with prefill)\n",
+           f->med, f->p90, n, f->tps, f->wall);
+    printf("read per token: %.3f GB spine + %.3f GB experts; expert hit rate %.1f%%\n", f->gb_spine, f->gb_exp,
+           col->looks > 0 ? 100 * col->hits / col->looks : 0);
+    printf("early reads: %llu issued, %llu used by the layer that asked\n", (unsigned long long)col->pf_issued,
+           (unsigned long long)col->pf_used);
+    if (session) printf("speculation: %llu drafted, %llu accepted (%.0f%%)\n", (unsigned long long)col->drafted,
+                        (unsigned long long)col->accepted, col->drafted ? 100.0 * col->accepted / col->drafted : 0.0);
+    printf("achieved expert read bandwidth: %.3f GB/s (%.0f%% of the device)\n", f->read_gbps,
+           f->dev > 0 ? 100 * f->read_gbps / f->dev : 0);
+    printf("time per token by phase:");
+    for (int p = 0; p < RM_PHASE_COUNT; p++) printf(" %s %.3f s", phase_names[p], col->phase[p] / n);
+    printf("\nroofline: %.3f s/token from bytes read at the device's bandwidth; measured/roofline = %.2f\n", f->roof,
+           f->ratio);
+    printf("peak RSS %.3f GB; budget %.3f GB + overhead %.3f GB = %.3f GB\n", hwm / 1e9, in->ram_budget / 1e9,
+           in->overhead_bytes / 1e9, (in->ram_budget + in->overhead_bytes) / 1e9);
+}
+
+/* The --json line: every figure above in one object. */
+static void print_json(const char *model, const figures *f, const collect *col, const rm_model_info *in, int block,
+                       int qd, uint64_t hwm)
+{
+    const int n = f->n;
+    json_t *j = json_pack("{s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:f}", "model", model,
+                          "tokens", n, "s_per_token", f->med, "s_per_token_p90", f->p90, "gb_per_token_spine",
+                          f->gb_spine, "gb_per_token_experts", f->gb_exp, "read_gbps", f->read_gbps, "device_gbps",
+                          f->dev, "roofline_s_per_token", f->roof, "roofline_ratio", f->ratio, "ram_budget_gb",
+                          in->ram_budget / 1e9, "model_gb", in->total_weight_bytes / 1e9, "block_bytes", block,
+                          "queue_depth", qd, "tokens_per_s", f->tps);
+    json_t *ph = json_object();
+    for (int p = 0; p < RM_PHASE_COUNT; p++) json_object_set_new(ph, phase_names[p], json_real(col->phase[p] / n));
+    json_object_set_new(j, "phase_seconds", ph);
+    json_object_set_new(j, "expert_hit_rate", json_real(col->looks > 0 ? col->hits / col->looks : 0));
+    json_object_set_new(j, "peak_rss_gb", json_real(hwm / 1e9));
+    json_object_set_new(j, "overhead_gb", json_real(in->overhead_bytes / 1e9));
+    json_object_set_new(j, "spec_drafted", json_integer((json_int_t)col->drafted));
+    json_object_set_new(j, "spec_accepted", json_integer((json_int_t)col->accepted));
+    char *str = json_dumps(j, JSON_COMPACT);
+    printf("%s\n", str);
+    free(str);
+    json_decref(j);
+}
+
 int cmd_bench(int argc, char **argv)
 {
     const char *prompt = NULL;
@@ -160,12 +246,7 @@ int cmd_bench(int argc, char **argv)
     }
     if (s) m = rm_session_model(s);
     const rm_model_info *in = rm_model_get_info(m);
-    printf("model %s: %s, %d layers, %.2f GB of weights (%.2f GB spine, %.2f GB in %d experts)\n", model,
-           in->family, in->num_layers, in->total_weight_bytes / 1e9, in->spine_bytes / 1e9,
-           in->expert_bytes / 1e9, in->total_experts);
-    printf("RAM budget %.2f GB: spine %.2f of %.2f GB resident, expert cache %.2f GB (%d slots), %s reads\n",
-           in->ram_budget / 1e9, in->spine_resident_bytes / 1e9, in->spine_bytes / 1e9,
-           in->expert_cache_bytes / 1e9, in->expert_cache_slots, in->direct_io ? "O_DIRECT" : "page-cache");
+    print_model(model, in);
     int block = 0, qd = 0;
     double dev = in->total_experts ? rm_bench_device(m, dev_s, &block, &qd, &err) : -1;
     if (dev > 0) printf("device random read: %.3f GB/s at %.1f MB blocks, queue depth %d\n", dev, block / 1e6, qd);
@@ -193,54 +274,11 @@ int cmd_bench(int argc, char **argv)
             dev = (dev + dev2) / 2;
         }
     }
-    const int n = col.n < col.cap ? col.n : col.cap;
-    double decode_s = 0;
-    for (int t = 0; t < n; t++) decode_s += col.sec[t];
-    qsort(col.sec, (size_t)n, sizeof *col.sec, cmp_d);
-    double med = n % 2 ? col.sec[n / 2] : (col.sec[n / 2 - 1] + col.sec[n / 2]) / 2;
-    double p90 = col.sec[(int)(0.9 * (n - 1) + 0.5)];
-    double gb_spine = col.spine / n / 1e9, gb_exp = col.experts / n / 1e9;
-    double read_gbps = col.busy > 0 ? col.experts / col.busy / 1e9 : 0;
-    double roof = dev > 0 ? (gb_spine + gb_exp) / dev : 0;
-    double ratio = roof > 0 ? med / roof : 0;
-    double tps = decode_s > 0 ? n / decode_s : 0;
-    static const char *names[RM_PHASE_COUNT] = { "wait_io", "spine", "attention", "experts", "lm_head" };
-    printf("decode: %.3f s/token median, %.3f p90 over %d tokens; %.2f tokens/s (%.1f s wall with prefill)\n",
-           med, p90, n, tps, wall);
-    printf("read per token: %.3f GB spine + %.3f GB experts; expert hit rate %.1f%%\n", gb_spine, gb_exp,
-           col.looks > 0 ? 100 * col.hits / col.looks : 0);
-    printf("early reads: %llu issued, %llu used by the layer that asked\n", (unsigned long long)col.pf_issued,
-           (unsigned long long)col.pf_used);
-    if (s) printf("speculation: %llu drafted, %llu accepted (%.0f%%)\n", (unsigned long long)col.drafted,
-                  (unsigned long long)col.accepted, col.drafted ? 100.0 * col.accepted / col.drafted : 0.0);
-    printf("achieved expert read bandwidth: %.3f GB/s (%.0f%% of the device)\n", read_gbps,
-           dev > 0 ? 100 * read_gbps / dev : 0);
-    printf("time per token by phase:");
-    for (int p = 0; p < RM_PHASE_COUNT; p++) printf(" %s %.3f s", names[p], col.phase[p] / n);
-    printf("\nroofline: %.3f s/token from bytes read at the device's bandwidth; measured/roofline = %.2f\n", roof, ratio);
+    figures f;
+    compute(&col, dev, wall, &f);
     const uint64_t hwm = peak_rss();
-    printf("peak RSS %.3f GB; budget %.3f GB + overhead %.3f GB = %.3f GB\n", hwm / 1e9, in->ram_budget / 1e9,
-           in->overhead_bytes / 1e9, (in->ram_budget + in->overhead_bytes) / 1e9);
-    if (json) {
-        json_t *j = json_pack("{s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:f}", "model", model,
-                              "tokens", n, "s_per_token", med, "s_per_token_p90", p90, "gb_per_token_spine", gb_spine,
-                              "gb_per_token_experts", gb_exp, "read_gbps", read_gbps, "device_gbps", dev > 0 ? dev : 0.0,
-                              "roofline_s_per_token", roof, "roofline_ratio", ratio, "ram_budget_gb", in->ram_budget / 1e9,
-                              "model_gb", in->total_weight_bytes / 1e9, "block_bytes", block, "queue_depth", qd,
-                              "tokens_per_s", tps);
-        json_t *ph = json_object();
-        for (int p = 0; p < RM_PHASE_COUNT; p++) json_object_set_new(ph, names[p], json_real(col.phase[p] / n));
-        json_object_set_new(j, "phase_seconds", ph);
-        json_object_set_new(j, "expert_hit_rate", json_real(col.looks > 0 ? col.hits / col.looks : 0));
-        json_object_set_new(j, "peak_rss_gb", json_real(hwm / 1e9));
-        json_object_set_new(j, "overhead_gb", json_real(in->overhead_bytes / 1e9));
-        json_object_set_new(j, "spec_drafted", json_integer((json_int_t)col.drafted));
-        json_object_set_new(j, "spec_accepted", json_integer((json_int_t)col.accepted));
-        char *str = json_dumps(j, JSON_COMPACT);
-        printf("%s\n", str);
-        free(str);
-        json_decref(j);
-    }
+    print_figures(&f, &col, in, s != NULL, hwm);
+    if (json) print_json(model, &f, &col, in, block, qd, hwm);
 out:
     free(col.sec);
     if (s) rm_session_free(s);

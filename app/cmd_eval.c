@@ -134,6 +134,119 @@ out:
     return rc;
 }
 
+/* Sets up the load counters: one row per MoE layer (those with routed
+ * experts, from first_moe_layer on). Returns 0 or -1 (out of memory). */
+static int load_init(load_acc *la, const rm_model_info *in)
+{
+    *la = (load_acc){ 0, in->num_experts, NULL, NULL };
+    la->layer_of = malloc((size_t)in->num_layers * sizeof *la->layer_of);
+    if (!la->layer_of) return -1;
+    for (int l = 0; l < in->num_layers; l++)
+        la->layer_of[l] = in->num_experts && l >= in->first_moe_layer && in->first_moe_layer >= 0 ? la->layers++ : -1;
+    la->count = calloc((size_t)(la->layers ? la->layers : 1) * (la->experts ? la->experts : 1), sizeof *la->count);
+    return la->count ? 0 : -1;
+}
+
+/* What one run of eval works with. */
+typedef struct eval_run {
+    rm_session *s;
+    const char *data;       /* the file name, for messages */
+    int         max_new, think, json;
+    task_acc   *tasks;
+    int         ntasks, items;
+    load_acc    la;
+} eval_run;
+
+/* One line of the data: its NLL pass, then its greedy answer. Returns 0, or
+ * the exit status (2 bad item, 1 runtime failure) after printing why. */
+static int eval_item(eval_run *r, const char *line, int lineno)
+{
+    rm_err err = { "" };
+    json_error_t je;
+    json_t *j = json_loads(line, 0, &je);
+    const char *task = j ? json_string_value(json_object_get(j, "task")) : NULL;
+    const char *prompt = j ? json_string_value(json_object_get(j, "prompt")) : NULL;
+    const char *ref = j ? json_string_value(json_object_get(j, "reference")) : NULL;
+    const char *reasoning = j ? json_string_value(json_object_get(j, "reasoning")) : NULL;
+    int rc = 0;
+    if (!prompt || !ref) {
+        fprintf(stderr, "remora eval: %s:%d: %s\n", r->data, lineno,
+                j ? "each line needs string \"prompt\" and \"reference\"" : je.text);
+        json_decref(j);
+        return 2;
+    }
+    task_acc *ta = task_for(r->tasks, &r->ntasks, task ? task : "all");
+    double nats = 0;
+    int n = item_nll(r->s, prompt, reasoning ? reasoning : "", ref, r->think, &r->la, &nats, &err);
+    gen_text g = { { 0 }, 0 };
+    if (n < 0) { rc = 1; goto out; }
+    ta->nll_sum += nats;
+    ta->nll_tokens += n;
+    rm_session_clear(r->s);
+    rm_gen_opts go = { .max_new = r->max_new, .think = r->think, .spec = RM_SPEC_AUTO };
+    rm_gen_events ev = { &g, on_text, NULL };
+    if (rm_session_turn(r->s, prompt, &go, &ev, NULL, &err) || (g.lost && rm_errf(&err, "out of memory"))) {
+        rc = 1;
+        goto out;
+    }
+    int ok = g.b.p ? !strcmp(g.b.p, ref) : !*ref;
+    ta->correct += ok;
+    ta->n++;
+    r->items++;
+    if (!r->json) fprintf(stderr, "%4d %-12s %s  %s\n", r->items, ta->name, ok ? "ok  " : "MISS", g.b.p ? g.b.p : "");
+    rm_session_clear(r->s);
+out:
+    if (rc) fprintf(stderr, "remora eval: %s:%d: %s\n", r->data, lineno, err.msg);
+    rm_buf_free(&g.b);
+    json_decref(j);
+    return rc;
+}
+
+/* Prints the per-task table and the overall line; returns the JSON of the
+ * figures (tasks and overall) for --json. */
+static json_t *report_tasks(const eval_run *r)
+{
+    int tn = 0, tc = 0;
+    long ttok = 0;
+    double tnll = 0;
+    printf("%-12s %6s %9s %12s\n", "task", "items", "accuracy", "NLL/token");
+    json_t *jt = json_object();
+    for (int i = 0; i < r->ntasks; i++) {
+        const task_acc *t = &r->tasks[i];
+        double acc = t->n ? (double)t->correct / t->n : 0, nll = t->nll_tokens ? t->nll_sum / t->nll_tokens : 0;
+        printf("%-12s %6d %8.1f%% %12.7f\n", t->name, t->n, 100 * acc, nll);
+        json_object_set_new(jt, t->name, json_pack("{s:i,s:f,s:f}", "items", t->n, "accuracy", acc, "nll", nll));
+        tn += t->n; tc += t->correct; ttok += t->nll_tokens; tnll += t->nll_sum;
+    }
+    double oacc = tn ? (double)tc / tn : 0, onll = ttok ? tnll / ttok : 0;
+    printf("%-12s %6d %8.1f%% %12.7f\n", "overall", tn, 100 * oacc, onll);
+    return json_pack("{s:o,s:i,s:f,s:f}", "tasks", jt, "items", tn, "accuracy", oacc, "nll", onll);
+}
+
+/* Prints the expert load: dead experts and the smallest and largest share
+ * of a layer's choices; adds them to the JSON figures. */
+static void report_load(const load_acc *la, json_t *o)
+{
+    int dead = 0;
+    double minshare = 1, maxshare = 0;
+    for (int l = 0; l < la->layers; l++) {
+        long tot = 0;
+        for (int e = 0; e < la->experts; e++) tot += la->count[(size_t)l * la->experts + e];
+        for (int e = 0; e < la->experts && tot; e++) {
+            double sh = (double)la->count[(size_t)l * la->experts + e] / tot;
+            if (!la->count[(size_t)l * la->experts + e]) dead++;
+            if (sh < minshare) minshare = sh;
+            if (sh > maxshare) maxshare = sh;
+        }
+    }
+    if (la->layers && la->experts)
+        printf("expert load over %d MoE layers x %d experts: %d dead; share per expert min %.4f, max %.4f "
+               "(uniform %.4f)\n", la->layers, la->experts, dead, minshare, maxshare, 1.0 / la->experts);
+    json_object_set_new(o, "dead_experts", json_integer(dead));
+    json_object_set_new(o, "min_share", json_real(minshare));
+    json_object_set_new(o, "max_share", json_real(maxshare));
+}
+
 int cmd_eval(int argc, char **argv)
 {
     const char *data = NULL;
@@ -157,119 +270,44 @@ int cmd_eval(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
-    const char *model = so.model;
-    const int max_new = so.gen.max_new, think = so.gen.think;
-    if (!model || !data || optind != argc) { usage(stderr); return 2; }
+    if (!so.model || !data || optind != argc) { usage(stderr); return 2; }
     FILE *f = fopen(data, "r");
     if (!f) { fprintf(stderr, "remora eval: %s: cannot open\n", data); return 2; }
     rm_err err = { "" };
-    rm_session *s = NULL;
-    if (rm_session_open(model, NULL, &s, &err)) {
+    eval_run r = { .data = data, .max_new = so.gen.max_new, .think = so.gen.think, .json = json };
+    if (rm_session_open(so.model, NULL, &r.s, &err)) {
         fprintf(stderr, "remora eval: %s\n", err.msg);
         fclose(f);
         return 2;
     }
-    const rm_model_info *in = rm_model_get_info(rm_session_model(s));
-    load_acc la = { 0, in->num_experts, NULL, NULL };
-    la.layer_of = malloc((size_t)in->num_layers * sizeof *la.layer_of);
-    task_acc *tasks = calloc(MAX_TASKS, sizeof *tasks);
-    int nt = 0, rc = 0, lineno = 0, items = 0;
+    int rc = 0, lineno = 0;
     char *line = NULL;
     size_t cap = 0;
-    if (!la.layer_of || !tasks) { fprintf(stderr, "remora eval: out of memory\n"); rc = 1; goto done; }
-    /* MoE layers are those with routed experts: first_moe_layer onwards */
-    for (int l = 0; l < in->num_layers; l++)
-        la.layer_of[l] = in->num_experts && l >= in->first_moe_layer && in->first_moe_layer >= 0 ? la.layers++ : -1;
-    la.count = calloc((size_t)(la.layers ? la.layers : 1) * (la.experts ? la.experts : 1), sizeof *la.count);
-    if (!la.count) { fprintf(stderr, "remora eval: out of memory\n"); rc = 1; goto done; }
-    while (getline(&line, &cap, f) > 0 && (!limit || items < limit)) {
+    r.tasks = calloc(MAX_TASKS, sizeof *r.tasks);
+    if (!r.tasks || load_init(&r.la, rm_model_get_info(rm_session_model(r.s)))) {
+        fprintf(stderr, "remora eval: out of memory\n");
+        rc = 1;
+        goto done;
+    }
+    while (!rc && getline(&line, &cap, f) > 0 && (!limit || r.items < limit)) {
         lineno++;
-        if (line[strspn(line, " \t\r\n")] == 0) continue;
-        json_error_t je;
-        json_t *j = json_loads(line, 0, &je);
-        const char *task = j ? json_string_value(json_object_get(j, "task")) : NULL;
-        const char *prompt = j ? json_string_value(json_object_get(j, "prompt")) : NULL;
-        const char *ref = j ? json_string_value(json_object_get(j, "reference")) : NULL;
-        const char *reasoning = j ? json_string_value(json_object_get(j, "reasoning")) : NULL;
-        if (!prompt || !ref) {
-            fprintf(stderr, "remora eval: %s:%d: %s\n", data, lineno,
-                    j ? "each line needs string \"prompt\" and \"reference\"" : je.text);
-            json_decref(j);
-            rc = 2;
-            goto done;
-        }
-        task_acc *ta = task_for(tasks, &nt, task ? task : "all");
-        double nats = 0;
-        int n = item_nll(s, prompt, reasoning ? reasoning : "", ref, think, &la, &nats, &err);
-        if (n < 0) { fprintf(stderr, "remora eval: %s:%d: %s\n", data, lineno, err.msg); json_decref(j); rc = 1; goto done; }
-        ta->nll_sum += nats;
-        ta->nll_tokens += n;
-        rm_session_clear(s);
-        gen_text g = { { 0 }, 0 };
-        rm_gen_opts go = { .max_new = max_new, .think = think, .spec = RM_SPEC_AUTO };
-        rm_gen_events ev = { &g, on_text, NULL };
-        if (rm_session_turn(s, prompt, &go, &ev, NULL, &err) || (g.lost && rm_errf(&err, "out of memory"))) {
-            fprintf(stderr, "remora eval: %s:%d: %s\n", data, lineno, err.msg);
-            rm_buf_free(&g.b);
-            json_decref(j);
-            rc = 1;
-            goto done;
-        }
-        int ok = g.b.p ? !strcmp(g.b.p, ref) : !*ref;
-        ta->correct += ok;
-        ta->n++;
-        items++;
-        if (!json) fprintf(stderr, "%4d %-12s %s  %s\n", items, ta->name, ok ? "ok  " : "MISS", g.b.p ? g.b.p : "");
-        rm_buf_free(&g.b);
-        rm_session_clear(s);
-        json_decref(j);
+        if (line[strspn(line, " \t\r\n")] != 0) rc = eval_item(&r, line, lineno);
     }
-    int tn = 0, tc = 0;
-    long ttok = 0;
-    double tnll = 0;
-    printf("%-12s %6s %9s %12s\n", "task", "items", "accuracy", "NLL/token");
-    json_t *jt = json_object();
-    for (int i = 0; i < nt; i++) {
-        const task_acc *t = &tasks[i];
-        double acc = t->n ? (double)t->correct / t->n : 0, nll = t->nll_tokens ? t->nll_sum / t->nll_tokens : 0;
-        printf("%-12s %6d %8.1f%% %12.7f\n", t->name, t->n, 100 * acc, nll);
-        json_object_set_new(jt, t->name, json_pack("{s:i,s:f,s:f}", "items", t->n, "accuracy", acc, "nll", nll));
-        tn += t->n; tc += t->correct; ttok += t->nll_tokens; tnll += t->nll_sum;
-    }
-    double oacc = tn ? (double)tc / tn : 0, onll = ttok ? tnll / ttok : 0;
-    printf("%-12s %6d %8.1f%% %12.7f\n", "overall", tn, 100 * oacc, onll);
-    /* expert load */
-    int dead = 0;
-    double minshare = 1, maxshare = 0;
-    for (int l = 0; l < la.layers; l++) {
-        long tot = 0;
-        for (int e = 0; e < la.experts; e++) tot += la.count[(size_t)l * la.experts + e];
-        for (int e = 0; e < la.experts && tot; e++) {
-            double sh = (double)la.count[(size_t)l * la.experts + e] / tot;
-            if (!la.count[(size_t)l * la.experts + e]) dead++;
-            if (sh < minshare) minshare = sh;
-            if (sh > maxshare) maxshare = sh;
-        }
-    }
-    if (la.layers && la.experts)
-        printf("expert load over %d MoE layers x %d experts: %d dead; share per expert min %.4f, max %.4f "
-               "(uniform %.4f)\n", la.layers, la.experts, dead, minshare, maxshare, 1.0 / la.experts);
+    if (rc) goto done;
+    json_t *o = report_tasks(&r);
+    report_load(&r.la, o);
     if (json) {
-        json_t *o = json_pack("{s:o,s:i,s:f,s:f,s:i,s:f,s:f}", "tasks", jt, "items", tn, "accuracy", oacc, "nll", onll,
-                              "dead_experts", dead, "min_share", minshare, "max_share", maxshare);
         char *str = json_dumps(o, JSON_COMPACT);
         printf("%s\n", str);
         free(str);
-        json_decref(o);
-    } else {
-        json_decref(jt);
     }
+    json_decref(o);
 done:
     free(line);
     fclose(f);
-    free(tasks);
-    free(la.count);
-    free(la.layer_of);
-    rm_session_free(s);
+    free(r.tasks);
+    free(r.la.count);
+    free(r.la.layer_of);
+    rm_session_free(r.s);
     return rc;
 }

@@ -103,6 +103,59 @@ static int read_stdin(rm_buf *b)
     return ferror(stdin) ? -2 : 0;
 }
 
+/* The prompt of `--prompt -`: all of stdin, malloc'd into *out. Returns 0,
+ * or the exit status after saying why. */
+static int prompt_from_stdin(char **out)
+{
+    rm_buf in = { 0 };
+    int r = read_stdin(&in);
+    if (r) {
+        fprintf(stderr, "remora run: %s\n", r == -1 ? "out of memory reading the prompt" : "cannot read the prompt from stdin");
+        rm_buf_free(&in);
+        return r == -1 ? 1 : 2;
+    }
+    if (!(*out = rm_buf_take(&in, NULL))) { fprintf(stderr, "remora run: out of memory\n"); return 1; }
+    return 0;
+}
+
+/* A stream-mode model says how much of it is local before it starts. */
+static void stream_note(rm_session *s)
+{
+    rm_pool_status ps;
+    rm_err err;
+    char pl[32], pt[32], pf[32];
+    if (!rm_model_pool_status(rm_session_model(s), &ps, &err) && ps.stream)
+        fprintf(stderr, "[stream mode from %s: %d of %d experts local (%s of %s); the rest is fetched on first use, "
+                "%s more to finish (remora fetch)]\n", ps.source, ps.experts_local, ps.experts_total,
+                progress_bytes(pl, sizeof pl, (double)ps.bytes_local), progress_bytes(pt, sizeof pt, (double)ps.bytes_total),
+                progress_bytes(pf, sizeof pf, (double)(ps.bytes_total - ps.bytes_local)));
+}
+
+static void summary(const run_ctx *r)
+{
+    fprintf(stderr, "[%d prompt tokens, prefill %.1f tok/s, decode %.3f s/token over %llu tokens, "
+            "%.1f MB read/token, %llu of %llu drafted tokens accepted]%s\n",
+            r->prompt_tokens, r->prefill_s > 0 ? r->prefilled / r->prefill_s : 0.0,
+            r->tokens ? r->decode_s / (double)r->tokens : 0.0, (unsigned long long)r->tokens,
+            r->tokens ? (double)r->bytes / (double)r->tokens / 1e6 : 0.0, (unsigned long long)r->accepted,
+            (unsigned long long)r->drafted, stop_flag ? " (stopped)" : "");
+}
+
+/* Streams one turn (chat) or completion; Ctrl-C stops it at a token. */
+static int generate(rm_session *s, int chat, const char *prompt, const rm_gen_opts *go, run_ctx *r, rm_err *err)
+{
+    r->dim = isatty(2);
+    rm_gen_events ev = { r, on_text, on_stats };
+    signal(SIGINT, on_sigint);
+    int fail = chat ? rm_session_turn(s, prompt, go, &ev, &stop_flag, err)
+                    : rm_session_complete(s, prompt, go, &ev, &stop_flag, err);
+    signal(SIGINT, SIG_DFL);
+    if (r->reasoning_open && r->dim) fputs("\033[0m", stderr);
+    fputs("\n", stdout);
+    fflush(stdout);
+    return fail;
+}
+
 int cmd_run(int argc, char **argv)
 {
     const char *prompt = NULL, *system = NULL, *transcript = NULL;
@@ -129,62 +182,34 @@ int cmd_run(int argc, char **argv)
         }
     }
     if (so.given & OPT_BIT(OPT_EFFORT)) chat = 1;
-    const char *model = so.model;
-    rm_gen_opts go = so.gen;
-    if (!model || !prompt || optind != argc) { usage(stderr); return 2; }
+    if (!so.model || !prompt || optind != argc) { usage(stderr); return 2; }
     char *owned = NULL;
-    if (!strcmp(prompt, "-")) {
-        rm_buf in = { 0 };
-        int r = read_stdin(&in);
-        if (r) {
-            fprintf(stderr, "remora run: %s\n", r == -1 ? "out of memory reading the prompt" : "cannot read the prompt from stdin");
-            rm_buf_free(&in);
-            return r == -1 ? 1 : 2;
-        }
-        prompt = owned = rm_buf_take(&in, NULL);
-        if (!owned) { fprintf(stderr, "remora run: out of memory\n"); return 1; }
-    }
+    int rc = !strcmp(prompt, "-") ? prompt_from_stdin(&owned) : 0;
+    if (rc) return rc;
+    if (owned) prompt = owned;
     rm_err err = { "" };
     rm_session *s = NULL;
-    if (rm_session_open(model, &so.open, &s, &err)) {
+    if (rm_session_open(so.model, &so.open, &s, &err)) {
         fprintf(stderr, "remora run: %s\n", err.msg);
         free(owned);
         return 2;
     }
-    rm_pool_status ps;
-    char pl[32], pt[32], pf[32];
-    if (!rm_model_pool_status(rm_session_model(s), &ps, &err) && ps.stream)
-        fprintf(stderr, "[stream mode from %s: %d of %d experts local (%s of %s); the rest is fetched on first use, "
-                "%s more to finish (remora fetch)]\n", ps.source, ps.experts_local, ps.experts_total,
-                progress_bytes(pl, sizeof pl, (double)ps.bytes_local), progress_bytes(pt, sizeof pt, (double)ps.bytes_total),
-                progress_bytes(pf, sizeof pf, (double)(ps.bytes_total - ps.bytes_local)));
-    int rc = 0;
+    stream_note(s);
+    run_ctx r = { 0 };
     if (transcript && access(transcript, F_OK) == 0 && rm_session_load(s, transcript, &err)) {
         fprintf(stderr, "remora run: %s\n", err.msg);
         rc = 2;
-        goto out;
+    } else if (system && rm_session_set_system(s, system)) {
+        fprintf(stderr, "remora run: out of memory\n");
+        rc = 1;
+    } else if (generate(s, chat, prompt, &so.gen, &r, &err)) {
+        fprintf(stderr, "remora run: %s\n", err.msg);
+        rc = 1;
+    } else {
+        summary(&r);
+        if (transcript && rm_session_save(s, transcript, &err)) { fprintf(stderr, "remora run: %s\n", err.msg); rc = 1; }
+        if (!rc && stop_flag) rc = 130;
     }
-    if (system && rm_session_set_system(s, system)) { fprintf(stderr, "remora run: out of memory\n"); rc = 1; goto out; }
-    run_ctx r = { 0 };
-    r.dim = isatty(2);
-    rm_gen_events ev = { &r, on_text, on_stats };
-    signal(SIGINT, on_sigint);
-    int fail = chat ? rm_session_turn(s, prompt, &go, &ev, &stop_flag, &err)
-                    : rm_session_complete(s, prompt, &go, &ev, &stop_flag, &err);
-    signal(SIGINT, SIG_DFL);
-    if (r.reasoning_open && r.dim) fputs("\033[0m", stderr);
-    fputs("\n", stdout);
-    fflush(stdout);
-    if (fail) { fprintf(stderr, "remora run: %s\n", err.msg); rc = 1; goto out; }
-    fprintf(stderr, "[%d prompt tokens, prefill %.1f tok/s, decode %.3f s/token over %llu tokens, "
-            "%.1f MB read/token, %llu of %llu drafted tokens accepted]%s\n",
-            r.prompt_tokens, r.prefill_s > 0 ? r.prefilled / r.prefill_s : 0.0,
-            r.tokens ? r.decode_s / (double)r.tokens : 0.0, (unsigned long long)r.tokens,
-            r.tokens ? (double)r.bytes / (double)r.tokens / 1e6 : 0.0, (unsigned long long)r.accepted,
-            (unsigned long long)r.drafted, stop_flag ? " (stopped)" : "");
-    if (transcript && rm_session_save(s, transcript, &err)) { fprintf(stderr, "remora run: %s\n", err.msg); rc = 1; }
-    if (!rc && stop_flag) rc = 130;
-out:
     rm_session_free(s);
     free(owned);
     return rc;
