@@ -1,4 +1,4 @@
-/* test_ui_keys.c — the terminal input parser of ui/keys.c: keys split across
+/* test_keys.c — the terminal input parser of ui/keys.c: keys split across
  * reads, lone Esc, bracketed paste of 100 KB delivered whole, UTF-8 never
  * cut, mouse wheel reports, and the binding table's consistency. */
 #include <stdio.h>

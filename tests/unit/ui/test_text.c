@@ -1,4 +1,4 @@
-/* test_ui_text.c — the glyph decoder of ui/text.c: widths and what is drawn
+/* test_text.c — the glyph decoder of ui/text.c: widths and what is drawn
  * for CJK, emoji (new, ZWJ, flags, VS16), combining marks, controls, invalid
  * and truncated UTF-8, and the ASCII fallback. */
 #include <locale.h>

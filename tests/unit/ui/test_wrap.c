@@ -1,11 +1,8 @@
-/* test_ui_wrap.c — line breaking (ui/wrap.c) and the streaming document
- * (ui/doc.c): widths never exceed the line, text is covered in order, and
- * appending in arbitrary byte chunks (cutting UTF-8 and clusters) ends with
- * exactly the lines of wrapping the whole text at once. */
+/* test_wrap.c — line breaking (ui/wrap.c): words and wide glyphs, and on
+ * random text widths never exceed the line and text is covered in order. */
 #include <locale.h>
 #include <string.h>
 #include "tests/unit/test.h"
-#include "ui/doc.h"
 #include "ui/text.h"
 #include "ui/wrap.h"
 
@@ -68,36 +65,15 @@ TEST(ui_wrap_wide_glyphs_never_split)
     CHECK(l.n == 3 && line_is(s, &l, 0, "x") && l.w[1] == 2);
 }
 
-/* Text made of pieces that stress wrapping and decoding. */
-static const char *pieces[] = {
-    "word ", "longerword ", "中文", "日本語 ", "😀", "🧑‍🌾 ", "🇬🇧", "e\xcc\x81", "❤️ ", "\n", "  ",
-    "supercalifragilisticexpialidocious ", "a", "\xe2\x80\x8b", "\t", "한국어 ",
-};
-
-static uint64_t rng = 88172645463325252ull;
-static unsigned rnd(unsigned n) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return (unsigned)(rng % n); }
-
-static size_t make_text(char *buf, size_t cap, int npieces)
-{
-    size_t n = 0;
-    for (int i = 0; i < npieces; i++) {
-        const char *p = pieces[rnd(sizeof pieces / sizeof *pieces)];
-        size_t k = strlen(p);
-        if (n + k + 1 > cap) break;
-        memcpy(buf + n, p, k);
-        n += k;
-    }
-    buf[n] = 0;
-    return n;
-}
+#include "stress_text.h"
 
 TEST(ui_wrap_property_random_text)
 {
     setup();
     static char buf[8192];
     for (int iter = 0; iter < 200; iter++) {
-        size_t n = make_text(buf, sizeof buf, 60);
-        int width = 1 + (int)rnd(40);
+        size_t n = stress_text(buf, sizeof buf, 60);
+        int width = 1 + (int)stress_rnd(40);
         lines l = wrap(buf, width, iter % 2 ? UI_WRAP_CHAR : UI_WRAP_WORD);
         size_t prev = 0;
         for (int i = 0; i < l.n; i++) {
@@ -116,62 +92,4 @@ TEST(ui_wrap_property_random_text)
         }
         for (size_t k = prev; k < n; k++) CHECK(buf[k] == ' ' || buf[k] == '\n' || buf[k] == '\t');
     }
-}
-
-TEST(ui_doc_streamed_equals_whole)
-{
-    setup();
-    static char buf[8192];
-    for (int iter = 0; iter < 100; iter++) {
-        size_t n = make_text(buf, sizeof buf, 80);
-        int width = 4 + (int)rnd(30);
-        ui_doc whole, streamed;
-        ui_doc_init(&whole, width);
-        ui_doc_init(&streamed, width);
-        ui_doc_add(&whole, 0, "header", 6, 0, 0);
-        ui_doc_add(&whole, 1, buf, n, 1, 0);
-        ui_doc_finish(&whole);
-        ui_doc_add(&streamed, 0, "header", 6, 0, 0);
-        ui_doc_add(&streamed, 1, "", 0, 1, 0);
-        for (size_t pos = 0; pos < n;) {
-            size_t k = 1 + rnd(7);          /* cuts UTF-8 sequences and clusters */
-            if (k > n - pos) k = n - pos;
-            ui_doc_append(&streamed, buf + pos, k);
-            pos += k;
-            /* while streaming, no line may end inside a cut character */
-            const ui_line *last = &streamed.lines[streamed.nlines - 1];
-            CHECK(ui_utf8_complete(buf, last->end) == last->end);
-        }
-        ui_doc_finish(&streamed);
-        REQUIRE(whole.nlines == streamed.nlines);
-        for (int i = 0; i < whole.nlines; i++) {
-            CHECK(whole.lines[i].start == streamed.lines[i].start);
-            CHECK(whole.lines[i].end == streamed.lines[i].end);
-            CHECK(whole.lines[i].width == streamed.lines[i].width);
-        }
-        ui_doc_free(&whole);
-        ui_doc_free(&streamed);
-    }
-}
-
-TEST(ui_doc_cap_gap_and_find)
-{
-    setup();
-    ui_doc d;
-    ui_doc_init(&d, 10);
-    ui_doc_add(&d, 0, "first", 5, 1, 0);           /* no gap before the first block */
-    CHECK(d.nlines == 1);
-    ui_doc_add(&d, 0, "1\n2\n3\n4\n5\n6\n7\n8\n9\n10", 20, 1, 4);
-    CHECK(d.nlines == 1 + 1 + 4);                  /* gap + 3 lines + "more" */
-    CHECK(d.lines[1].kind == UI_LINE_GAP);
-    CHECK(d.lines[5].kind == UI_LINE_MORE && d.lines[5].end == 7);
-    ui_doc_add(&d, 0, "aaaa bbbb cccc dddd", 19, 0, 0);
-    int at = ui_doc_find(&d, 2, 10);               /* the line showing "cccc" */
-    CHECK(d.lines[at].block == 2 && d.lines[at].start == 10);
-    ui_doc_set_width(&d, 4);
-    at = ui_doc_find(&d, 2, 10);
-    CHECK(d.lines[at].block == 2 && d.lines[at].start == 10);
-    ui_doc_clear(&d);
-    CHECK(d.nlines == 0 && d.nblocks == 0);
-    ui_doc_free(&d);
 }
