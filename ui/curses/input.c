@@ -1,5 +1,8 @@
-/* input.c — readline inside curses through the callback interface (see
- * input.h; the recipe is docs/tui-notes §2.1). */
+/* input.c — readline inside curses through its callback interface
+ * ("Alternate Interface" in the GNU Readline Library manual, `info
+ * readline`), with readline's terminal preparation, signal handling, input
+ * and redisplay replaced by hooks (rl_prep_term_function, rl_catch_signals,
+ * rl_getc_function, rl_redisplay_function), as input.h describes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
