@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
+#include "opts.h"
 #include "engine.h"
 
 static const char *const samples[] = {
@@ -43,8 +44,11 @@ int cmd_bench_tokenizer(int argc, char **argv)
     int passes = 3;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc) dir = argv[++i];
-        else if (!strcmp(argv[i], "--mb") && i + 1 < argc) mb = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--passes") && i + 1 < argc) passes = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--mb") && i + 1 < argc) {
+            if (opts_real_arg("bench-tokenizer", "mb", argv[++i], 0, 1024, 1, &mb)) return 2;
+        } else if (!strcmp(argv[i], "--passes") && i + 1 < argc) {
+            if (opts_int_arg("bench-tokenizer", "passes", argv[++i], 1, 1000000, &passes)) return 2;
+        }
         else {
             int help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
             fprintf(help ? stdout : stderr,

@@ -120,6 +120,16 @@ int opts_real_arg(const char *cmd, const char *name, const char *s, double lo, d
     return 0;
 }
 
+int opts_u64_arg(const char *cmd, const char *name, const char *s, uint64_t *out)
+{
+    char msg[256];
+    if (opts_parse_u64(name, s, out, msg, sizeof msg)) {
+        fprintf(stderr, "remora %s: %s\n", cmd, msg);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- the shared options ------------------------------------------------ */
 
 /* "a, b or c" */

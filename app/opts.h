@@ -84,5 +84,6 @@ int opts_parse_real(const char *name, const char *s, double lo, double hi, int l
 int opts_int_arg(const char *cmd, const char *name, const char *s, long long lo, long long hi, int *out);
 int opts_real_arg(const char *cmd, const char *name, const char *s, double lo, double hi, int lo_open,
                   double *out);
+int opts_u64_arg(const char *cmd, const char *name, const char *s, uint64_t *out);
 
 #endif

@@ -4,7 +4,9 @@
 # value, an overflowing integer, an empty value and trailing junk are
 # refused with exit status 2 and "remora CMD: --OPTION VALUE: must ..."
 # naming the accepted range; the bounds themselves are taken (run, bench
-# and eval on the fixture model), a 64-bit seed whole.
+# and eval on the fixture model), a 64-bit seed whole. The numbers of the
+# other commands (synth, setup, fetch, bench-ui, bench-tokenizer) go
+# through the same rules.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 FX=${REMORA_FIXTURES:-$(pwd)/tests/fixtures}
@@ -61,6 +63,17 @@ refused run max-new 1.5 "must be an integer in [1, 1000000000]"
 refused run seed 18446744073709551616 "must be an integer in [0, 18446744073709551615]"
 refused bench ram 0.0009 "must be in [0.001, 1000000]"
 refused bench io-threads 257 "must be an integer in [1, 256]"
+# the other commands' numbers follow the same rules
+EXTRA="--out $T/none"; for v in nan 99999999999999999999 -1 2x ""; do refused synth seed "$v" "must be an integer in [0, 18446744073709551615]"; done
+for v in nan 1 99999999999 2x ""; do refused synth layers "$v" "must be an integer in [2, 2147483647]"; done
+EXTRA="--dir $T/none"; for v in nan 0 65 99999999999 2x ""; do refused setup connections "$v" "must be an integer in [1, 64]"; done
+for v in nan 0 65 2x; do refused fetch connections "$v" "must be an integer in [1, 64]"; done
+for v in 3-1 1-x - -3 3- 99999999999 ""; do refused fetch layers "$v" "must be A-B with 0 <= A <= B"; done
+EXTRA=""; for v in nan inf 0 1e300 -1 2x ""; do refused bench-ui rate "$v" "must be in (0, 1000000]"; done
+for v in nan 0 99999999999 2x ""; do refused bench-ui tokens "$v" "must be an integer in [1, 2147483647]"; done
+EXTRA="--tokenizer $T/none"; for v in nan inf 0 1e300 2x ""; do refused bench-tokenizer mb "$v" "must be in (0, 1024]"; done
+for v in nan 0 99999999999 2x; do refused bench-tokenizer passes "$v" "must be an integer in [1, 1000000]"; done
+EXTRA=""
 echo "ok   $n refused values"
 
 # the bounds are taken
