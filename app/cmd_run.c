@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "progress.h"
+#include "read_all.h"
 
 static volatile int stop_flag;
 
@@ -92,23 +93,12 @@ static void on_stats(void *ud, const rm_token_stats *st)
     r->bytes += st->bytes_spine_read + st->bytes_expert_read + st->bytes_net;
 }
 
-/* The whole of stdin into b. Returns 0, -1 when out of memory, -2 on a
- * read error. */
-static int read_stdin(rm_buf *b)
-{
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
-        if (rm_buf_add(b, chunk, n)) return -1;
-    return ferror(stdin) ? -2 : 0;
-}
-
 /* The prompt of `--prompt -`: all of stdin, malloc'd into *out. Returns 0,
  * or the exit status after saying why. */
 static int prompt_from_stdin(char **out)
 {
     rm_buf in = { 0 };
-    int r = read_stdin(&in);
+    int r = read_all(stdin, &in);
     if (r) {
         fprintf(stderr, "remora run: %s\n", r == -1 ? "out of memory reading the prompt" : "cannot read the prompt from stdin");
         rm_buf_free(&in);

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include "commands.h"
 #include "engine.h"
+#include "read_all.h"
 
 static void usage(FILE *f)
 {
@@ -33,17 +34,6 @@ static void usage(FILE *f)
         "\n"
         "Exit status: 0 success; 2 bad usage, an unreadable or damaged tokenizer, or\n"
         "bad input (with a message on stderr); 1 out of memory or a write error.\n");
-}
-
-/* The whole of stdin into b. Returns 0, -1 when out of memory, -2 on a
- * read error. */
-static int read_stdin(rm_buf *b)
-{
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0)
-        if (rm_buf_add(b, chunk, n)) return -1;
-    return ferror(stdin) ? -2 : 0;
 }
 
 static void print_ids(const int32_t *ids, int n)
@@ -142,7 +132,7 @@ int cmd_tokenize(int argc, char **argv)
         return 2;
     }
     rm_buf in = { 0 };
-    int rc, r = read_stdin(&in);
+    int rc, r = read_all(stdin, &in);
     if (r) {
         fprintf(stderr, "remora tokenize: %s\n", r == -1 ? "out of memory reading stdin" : "cannot read stdin");
         rc = r == -1 ? 1 : 2;

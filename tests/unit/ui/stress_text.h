@@ -1,11 +1,21 @@
 /* stress_text.h — random text for the wrapping and document tests: pieces
  * that stress line breaking and decoding (CJK, emoji with ZWJ and flags,
  * combining marks, variation selectors, zero-width spaces, tabs, newlines,
- * a word longer than any line), drawn by a fixed xorshift sequence. */
+ * a word longer than any line), drawn by a fixed xorshift sequence; and the
+ * locale they are measured in. */
 #ifndef REMORA_TEST_STRESS_TEXT_H
 #define REMORA_TEST_STRESS_TEXT_H
+#include <locale.h>
 #include <stdint.h>
 #include <string.h>
+#include "ui/text.h"
+
+/* A UTF-8 locale and UTF-8 drawing, which the widths in these tests assume. */
+static inline void stress_setup(void)
+{
+    setlocale(LC_ALL, "C.UTF-8");
+    ui_text_set_utf8(1);
+}
 
 static const char *const stress_pieces[] = {
     "word ", "longerword ", "中文", "日本語 ", "😀", "🧑‍🌾 ", "🇬🇧", "e\xcc\x81", "❤️ ", "\n", "  ",

@@ -2,22 +2,15 @@
  * random text in arbitrary byte chunks (cutting UTF-8 and clusters) keeps
  * every byte and ends with exactly the lines of wrapping the whole text at
  * once; height caps, gaps, finding a line across a rewrap. */
-#include <locale.h>
 #include <string.h>
 #include "tests/unit/test.h"
 #include "ui/doc.h"
 #include "ui/text.h"
 #include "stress_text.h"
 
-static void setup(void)
-{
-    setlocale(LC_ALL, "C.UTF-8");
-    ui_text_set_utf8(1);
-}
-
 TEST(ui_doc_streamed_equals_whole)
 {
-    setup();
+    stress_setup();
     static char buf[8192];
     for (int iter = 0; iter < 100; iter++) {
         size_t n = stress_text(buf, sizeof buf, 80);
@@ -54,7 +47,7 @@ TEST(ui_doc_streamed_equals_whole)
 
 TEST(ui_doc_cap_gap_and_find)
 {
-    setup();
+    stress_setup();
     ui_doc d;
     ui_doc_init(&d, 10);
     ui_doc_add(&d, 0, "first", 5, 1, 0);           /* no gap before the first block */

@@ -3,12 +3,12 @@
  * is written at the end atomically (rm_atomic_*: a complete file of mode
  * 0600, no temporary left) or fails with a message naming the history file
  * when its folder is missing or a folder is in the way. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "tests/unit/test.h"
+#include "scratch.h"
 #include "ui/curses/input.h"
 
 static char last_line[64];
@@ -20,15 +20,6 @@ static void on_line(void *ud, char *line)
     snprintf(last_line, sizeof last_line, "%s", line ? line : "(eof)");
     nlines++;
     free(line);
-}
-
-static int entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
-    if (d) closedir(d);
-    return n;
 }
 
 /* Types two lines into an input with history at path and closes it. */
@@ -56,7 +47,7 @@ TEST(ui_input_history_is_written_atomically)
     struct stat st;
     REQUIRE(stat(path, &st) == 0);
     CHECK((st.st_mode & 0777) == 0600);
-    CHECK(entries(dir) == 1);
+    CHECK(scratch_entries(dir) == 1);
     char *h = t_read_file(path, NULL);
     REQUIRE(h);
     CHECK(strstr(h, "first line\n") && strstr(h, "second\n"));
@@ -78,8 +69,6 @@ TEST(ui_input_history_is_written_atomically)
     CHECK(session(folder, &err) == -1);
     snprintf(want, sizeof want, "%s: is a directory", folder);
     CHECKF(!strcmp(err.msg, want), "%s", err.msg);
-    CHECK(entries(dir) == 2);               /* history and adir: no temporary left */
-    char cmd[4300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd)) {}
+    CHECK(scratch_entries(dir) == 2);               /* history and adir: no temporary left */
+    scratch_remove(dir);
 }

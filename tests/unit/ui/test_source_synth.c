@@ -2,29 +2,13 @@
  * transcript is written atomically through rm_write_atomic (one complete
  * file, no temporary left, an error naming the user's file when the folder
  * is missing or a folder is in the way) and loads back as it was. */
-#include <dirent.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "tests/unit/test.h"
+#include "scratch.h"
 #include "ui/source.h"
-
-static int entries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int n = 0;
-    for (struct dirent *e; d && (e = readdir(d));) n += e->d_name[0] != '.';
-    if (d) closedir(d);
-    return n;
-}
-
-static void rm_tree(const char *dir)
-{
-    char cmd[4300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd)) {}
-}
 
 TEST(ui_source_synth_save_is_atomic_and_loads_back)
 {
@@ -45,7 +29,7 @@ TEST(ui_source_synth_save_is_atomic_and_loads_back)
     snprintf(missing, sizeof missing, "%s/none/conv.jsonl", dir);
     snprintf(folder, sizeof folder, "%s/adir", dir);
     CHECKF(a->vt->save(a, path, &err) == 0, "%s", err.msg);
-    CHECK(entries(dir) == 1);               /* no temporary file left */
+    CHECK(scratch_entries(dir) == 1);               /* no temporary file left */
     size_t len = 0;
     char *text = t_read_file(path, &len);
     REQUIRE(text);
@@ -75,9 +59,9 @@ TEST(ui_source_synth_save_is_atomic_and_loads_back)
     CHECK(a->vt->save(a, folder, &err) == -1);
     snprintf(want, sizeof want, "%s: is a directory", folder);
     CHECKF(!strcmp(err.msg, want), "%s", err.msg);
-    CHECK(entries(dir) == 2);               /* conv.jsonl and adir only */
+    CHECK(scratch_entries(dir) == 2);               /* conv.jsonl and adir only */
 
     a->vt->free(a);
     b->vt->free(b);
-    rm_tree(dir);
+    scratch_remove(dir);
 }

@@ -1,10 +1,10 @@
 /* test_wrap.c — line breaking (ui/wrap.c): words and wide glyphs, and on
  * random text widths never exceed the line and text is covered in order. */
-#include <locale.h>
 #include <string.h>
 #include "tests/unit/test.h"
 #include "ui/text.h"
 #include "ui/wrap.h"
+#include "stress_text.h"
 
 typedef struct lines { size_t a[4096], b[4096]; int w[4096]; int n; } lines;
 
@@ -27,15 +27,9 @@ static int line_is(const char *s, const lines *l, int i, const char *want)
     return i < l->n && l->b[i] - l->a[i] == strlen(want) && !memcmp(s + l->a[i], want, strlen(want));
 }
 
-static void setup(void)
-{
-    setlocale(LC_ALL, "C.UTF-8");
-    ui_text_set_utf8(1);
-}
-
 TEST(ui_wrap_words)
 {
-    setup();
+    stress_setup();
     const char *s = "hello world foo";
     lines l = wrap(s, 11, UI_WRAP_WORD);
     CHECK(l.n == 2 && line_is(s, &l, 0, "hello world") && line_is(s, &l, 1, "foo"));
@@ -54,7 +48,7 @@ TEST(ui_wrap_words)
 
 TEST(ui_wrap_wide_glyphs_never_split)
 {
-    setup();
+    stress_setup();
     const char *s = "中文中文中";
     lines l = wrap(s, 5, UI_WRAP_WORD);
     CHECK(l.n == 3);
@@ -65,11 +59,9 @@ TEST(ui_wrap_wide_glyphs_never_split)
     CHECK(l.n == 3 && line_is(s, &l, 0, "x") && l.w[1] == 2);
 }
 
-#include "stress_text.h"
-
 TEST(ui_wrap_property_random_text)
 {
-    setup();
+    stress_setup();
     static char buf[8192];
     for (int iter = 0; iter < 200; iter++) {
         size_t n = stress_text(buf, sizeof buf, 60);
