@@ -1,5 +1,5 @@
 /* cmd_bench_ui.c — `remora bench-ui`: measures the terminal UI's own CPU
- * cost per streamed token (see ui/bench.c). */
+ * cost per streamed token (see ui/curses/bench.c). */
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
