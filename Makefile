@@ -30,7 +30,7 @@ endif
 CFLAGS_ALL = $(BASE_CFLAGS) $(OPT) $(CFLAGS)
 
 ENGINE_SRC := $(wildcard engine/*/*.c)
-UI_SRC     := $(wildcard ui/*.c)
+UI_SRC     := $(wildcard ui/*.c ui/curses/*.c)
 APP_SRC    := $(wildcard app/*.c)
 TEST_SRC   := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 
@@ -40,6 +40,8 @@ APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
 # the unit tests see the engine's test hooks (declared under REMORA_TEST)
 $(TEST_OBJ): CFLAGS_ALL += -DREMORA_TEST
+# app/ files the unit tests link (the rest of app/ holds main and the commands)
+APP_TEST_OBJ := $(B)/app/opts.o
 
 .PHONY: all run test deps test-deps clean install unit bench fuzz
 # The package check runs first, in its own make: pkg-config is read when a
@@ -58,8 +60,8 @@ $(B)/libremora.a: $(ENGINE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(B)/remora-tests: $(TEST_OBJ) $(UI_OBJ) $(B)/libremora.a
-	$(CC) $(LDOPT) -o $@ $(TEST_OBJ) $(UI_OBJ) $(B)/libremora.a $(PKG_LIBS)
+$(B)/remora-tests: $(TEST_OBJ) $(UI_OBJ) $(APP_TEST_OBJ) $(B)/libremora.a
+	$(CC) $(LDOPT) -o $@ $(TEST_OBJ) $(UI_OBJ) $(APP_TEST_OBJ) $(B)/libremora.a $(PKG_LIBS)
 
 # SIMD variants are compiled with their own target flags; dispatch picks one at run time.
 $(B)/%_avx2.o: %_avx2.c

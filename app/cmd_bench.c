@@ -15,24 +15,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <jansson.h>
 #include "engine.h"
 #include "commands.h"
+#include "opts.h"
+
+/* The shared options bench accepts (opts.h). */
+#define BENCH_OPTS (OPT_BIT(OPT_MODEL) | OPT_BIT(OPT_SPEC) | OPT_BIT(OPT_IO_THREADS) | OPT_BIT(OPT_RAM))
 
 static void usage(FILE *f)
 {
+    static const char *const text[OPT_COUNT] = {
+        [OPT_SPEC] = "speculation for --prompt runs (default auto)",
+    };
     fprintf(f, "usage: remora bench --model DIR [--tokens N] [--ram GB] [--json] [--device-seconds S]\n"
-               "                    [--io-threads N] [--prompt TEXT [--chat] [--spec auto|on|off]]\n"
-               "  --tokens N          tokens to decode (default 16)\n"
-               "  --ram GB            RAM budget for weights (default: 60%% of available memory)\n"
-               "  --json              end stdout with one JSON object of the figures\n"
-               "  --device-seconds S  how long to measure the device (default 3)\n"
-               "  --io-threads N      expert reader threads = queue depth (default 8)\n"
-               "  --prompt TEXT       generate from this prompt through a session instead\n"
-               "  --chat              wrap the prompt as a chat turn (reasoning on)\n"
-               "  --spec MODE         speculation for --prompt runs: auto (default), on, off\n"
-               "exit status: 0 done, 1 runtime failure, 2 bad input\n");
+               "                    [--io-threads N] [--prompt TEXT [--chat] [--spec auto|on|off]]\n");
+    opts_help(f, OPT_BIT(OPT_MODEL), text);
+    opts_help_line(f, "--tokens N", "tokens to decode (default 16); N in [1, 1000000000]");
+    opts_help_line(f, "--json", "end stdout with one JSON object of the figures");
+    opts_help_line(f, "--device-seconds S", "how long to measure the device (default 3); S in (0, 3600]");
+    opts_help_line(f, "--prompt TEXT", "generate from this prompt through a session instead");
+    opts_help_line(f, "--chat", "wrap the prompt as a chat turn (reasoning on)");
+    opts_help(f, BENCH_OPTS & ~OPT_BIT(OPT_MODEL), text);
+    fprintf(f, "exit status: 0 done, 1 runtime failure, 2 bad input\n");
 }
 
 /* Peak resident set of this process (VmHWM), bytes. */
@@ -102,12 +107,11 @@ static int decode_ids(rm_model *m, collect *col, int tokens, rm_err *err)
     for (int t = 0; t < tokens; t++) {
         int32_t id = 0;
         for (int v = 1; v < V; v++) if (logits[v] > logits[id]) id = v;
-        struct timespec a, b;
-        clock_gettime(CLOCK_MONOTONIC, &a);
+        double t0 = rm_now();
         if (rm_forward(m, st, &id, 1, NULL, logits, NULL, NULL, err)) goto out;
-        clock_gettime(CLOCK_MONOTONIC, &b);
+        double dt = rm_now() - t0;
         rm_model_take_stats(m, &ts);
-        add_token(col, (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9, &ts);
+        add_token(col, dt, &ts);
     }
     rc = 0;
 out:
@@ -116,56 +120,133 @@ out:
     return rc;
 }
 
-int cmd_bench(int argc, char **argv)
+static const char *const phase_names[RM_PHASE_COUNT] = { "wait_io", "spine", "attention", "experts", "lm_head" };
+
+/* The figures of a run, from its per-token records and the device. */
+typedef struct figures {
+    int n;                              /* tokens measured */
+    double med, p90, tps, wall;         /* s/token, tokens/s, wall seconds with prefill */
+    double gb_spine, gb_exp;            /* GB read per token */
+    double read_gbps, dev;              /* achieved expert reads; device ceiling (0: unknown) */
+    double roof, ratio;                 /* roofline s/token; measured / roofline */
+} figures;
+
+static void compute(collect *col, double dev, double wall, figures *f)
 {
-    const char *model = NULL, *prompt = NULL;
-    int tokens = 16, json = 0, io_threads = 0, chat = 0, spec = RM_SPEC_AUTO;
-    double ram = 0, dev_s = 3;
-    static const struct option opts[] = {
-        { "model", required_argument, 0, 'm' }, { "tokens", required_argument, 0, 't' },
-        { "ram", required_argument, 0, 'r' },   { "json", no_argument, 0, 'j' },
-        { "device-seconds", required_argument, 0, 'd' }, { "io-threads", required_argument, 0, 'q' },
-        { "prompt", required_argument, 0, 'p' }, { "chat", no_argument, 0, 'c' },
-        { "spec", required_argument, 0, 's' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-    int c;
-    char *end;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm': model = optarg; break;
-        case 't': tokens = (int)strtol(optarg, &end, 10); if (*end || tokens < 1) { fprintf(stderr, "remora bench: --tokens wants a positive integer\n"); return 2; } break;
-        case 'r': ram = strtod(optarg, &end); if (*end || ram <= 0) { fprintf(stderr, "remora bench: --ram wants a positive number\n"); return 2; } break;
-        case 'd': dev_s = strtod(optarg, &end); if (*end || dev_s <= 0) { fprintf(stderr, "remora bench: bad --device-seconds\n"); return 2; } break;
-        case 'j': json = 1; break;
-        case 'q': io_threads = (int)strtol(optarg, &end, 10); if (*end || io_threads < 1 || io_threads > 256) { fprintf(stderr, "remora bench: --io-threads wants 1..256\n"); return 2; } break;
-        case 'p': prompt = optarg; break;
-        case 'c': chat = 1; break;
-        case 's':
-            if (!strcmp(optarg, "auto")) spec = RM_SPEC_AUTO;
-            else if (!strcmp(optarg, "on")) spec = RM_SPEC_ON;
-            else if (!strcmp(optarg, "off")) spec = RM_SPEC_OFF;
-            else { fprintf(stderr, "remora bench: --spec wants auto, on or off\n"); return 2; }
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (!model || optind != argc) { usage(stderr); return 2; }
-    rm_err err = { "" };
-    rm_model *m = NULL;
-    rm_session *s = NULL;
-    const rm_open_opts oo = { .ram_gb = ram, .io_threads = io_threads };
-    if (prompt ? rm_session_open(model, &oo, &s, &err) : rm_model_open(model, &oo, &m, &err)) {
-        fprintf(stderr, "remora bench: %s\n", err.msg);
-        return 2;
-    }
-    if (s) m = rm_session_model(s);
-    const rm_model_info *in = rm_model_get_info(m);
+    const int n = col->n < col->cap ? col->n : col->cap;
+    double decode_s = 0;
+    for (int t = 0; t < n; t++) decode_s += col->sec[t];
+    qsort(col->sec, (size_t)n, sizeof *col->sec, cmp_d);
+    f->n = n;
+    f->wall = wall;
+    f->dev = dev > 0 ? dev : 0;
+    f->med = n % 2 ? col->sec[n / 2] : (col->sec[n / 2 - 1] + col->sec[n / 2]) / 2;
+    f->p90 = col->sec[(int)(0.9 * (n - 1) + 0.5)];
+    f->gb_spine = col->spine / n / 1e9;
+    f->gb_exp = col->experts / n / 1e9;
+    f->read_gbps = col->busy > 0 ? col->experts / col->busy / 1e9 : 0;
+    f->roof = dev > 0 ? (f->gb_spine + f->gb_exp) / dev : 0;
+    f->ratio = f->roof > 0 ? f->med / f->roof : 0;
+    f->tps = decode_s > 0 ? n / decode_s : 0;
+}
+
+static void print_model(const char *model, const rm_model_info *in)
+{
     printf("model %s: %s, %d layers, %.2f GB of weights (%.2f GB spine, %.2f GB in %d experts)\n", model,
            in->family, in->num_layers, in->total_weight_bytes / 1e9, in->spine_bytes / 1e9,
            in->expert_bytes / 1e9, in->total_experts);
     printf("RAM budget %.2f GB: spine %.2f of %.2f GB resident, expert cache %.2f GB (%d slots), %s reads\n",
            in->ram_budget / 1e9, in->spine_resident_bytes / 1e9, in->spine_bytes / 1e9,
            in->expert_cache_bytes / 1e9, in->expert_cache_slots, in->direct_io ? "O_DIRECT" : "page-cache");
+}
+
+static void print_figures(const figures *f, const collect *col, const rm_model_info *in, int session, uint64_t hwm)
+{
+    const int n = f->n;
+    printf("decode: %.3f s/token median, %.3f p90 over %d tokens; %.2f tokens/s (%.1f s wall with prefill)\n",
+           f->med, f->p90, n, f->tps, f->wall);
+    printf("read per token: %.3f GB spine + %.3f GB experts; expert hit rate %.1f%%\n", f->gb_spine, f->gb_exp,
+           col->looks > 0 ? 100 * col->hits / col->looks : 0);
+    printf("early reads: %llu issued, %llu used by the layer that asked\n", (unsigned long long)col->pf_issued,
+           (unsigned long long)col->pf_used);
+    if (session) printf("speculation: %llu drafted, %llu accepted (%.0f%%)\n", (unsigned long long)col->drafted,
+                        (unsigned long long)col->accepted, col->drafted ? 100.0 * col->accepted / col->drafted : 0.0);
+    printf("achieved expert read bandwidth: %.3f GB/s (%.0f%% of the device)\n", f->read_gbps,
+           f->dev > 0 ? 100 * f->read_gbps / f->dev : 0);
+    printf("time per token by phase:");
+    for (int p = 0; p < RM_PHASE_COUNT; p++) printf(" %s %.3f s", phase_names[p], col->phase[p] / n);
+    printf("\nroofline: %.3f s/token from bytes read at the device's bandwidth; measured/roofline = %.2f\n", f->roof,
+           f->ratio);
+    printf("peak RSS %.3f GB; budget %.3f GB + overhead %.3f GB = %.3f GB\n", hwm / 1e9, in->ram_budget / 1e9,
+           in->overhead_bytes / 1e9, (in->ram_budget + in->overhead_bytes) / 1e9);
+}
+
+/* The --json line: every figure above in one object. */
+static void print_json(const char *model, const figures *f, const collect *col, const rm_model_info *in, int block,
+                       int qd, uint64_t hwm)
+{
+    const int n = f->n;
+    json_t *j = json_pack("{s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:f}", "model", model,
+                          "tokens", n, "s_per_token", f->med, "s_per_token_p90", f->p90, "gb_per_token_spine",
+                          f->gb_spine, "gb_per_token_experts", f->gb_exp, "read_gbps", f->read_gbps, "device_gbps",
+                          f->dev, "roofline_s_per_token", f->roof, "roofline_ratio", f->ratio, "ram_budget_gb",
+                          in->ram_budget / 1e9, "model_gb", in->total_weight_bytes / 1e9, "block_bytes", block,
+                          "queue_depth", qd, "tokens_per_s", f->tps);
+    json_t *ph = json_object();
+    for (int p = 0; p < RM_PHASE_COUNT; p++) json_object_set_new(ph, phase_names[p], json_real(col->phase[p] / n));
+    json_object_set_new(j, "phase_seconds", ph);
+    json_object_set_new(j, "expert_hit_rate", json_real(col->looks > 0 ? col->hits / col->looks : 0));
+    json_object_set_new(j, "peak_rss_gb", json_real(hwm / 1e9));
+    json_object_set_new(j, "overhead_gb", json_real(in->overhead_bytes / 1e9));
+    json_object_set_new(j, "spec_drafted", json_integer((json_int_t)col->drafted));
+    json_object_set_new(j, "spec_accepted", json_integer((json_int_t)col->accepted));
+    char *str = json_dumps(j, JSON_COMPACT);
+    printf("%s\n", str);
+    free(str);
+    json_decref(j);
+}
+
+int cmd_bench(int argc, char **argv)
+{
+    const char *prompt = NULL;
+    int tokens = 16, json = 0, chat = 0;
+    double dev_s = 3;
+    opts_shared so = { .gen = { .spec = RM_SPEC_AUTO } };
+    enum { O_TOKENS = 256, O_JSON, O_DEVICE_S, O_PROMPT, O_CHAT, O_HELP };
+    static const struct option own[] = {
+        { "tokens", required_argument, 0, O_TOKENS }, { "json", no_argument, 0, O_JSON },
+        { "device-seconds", required_argument, 0, O_DEVICE_S }, { "prompt", required_argument, 0, O_PROMPT },
+        { "chat", no_argument, 0, O_CHAT }, { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
+    const struct option *opts = opts_longopts(own, BENCH_OPTS);
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int taken = opts_take("bench", c, optarg, &so);
+        if (taken < 0) return 2;
+        if (taken) continue;
+        switch (c) {
+        case O_TOKENS: if (opts_int_arg("bench", "tokens", optarg, 1, 1000000000, &tokens)) return 2; break;
+        case O_DEVICE_S: if (opts_real_arg("bench", "device-seconds", optarg, 0, 3600, 1, &dev_s)) return 2; break;
+        case O_JSON: json = 1; break;
+        case O_PROMPT: prompt = optarg; break;
+        case O_CHAT: chat = 1; break;
+        case O_HELP: usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    const char *model = so.model;
+    const int spec = so.gen.spec;
+    if (!model || optind != argc) { usage(stderr); return 2; }
+    rm_err err = { "" };
+    rm_model *m = NULL;
+    rm_session *s = NULL;
+    const rm_open_opts oo = { .ram_gb = so.open.ram_gb, .io_threads = so.open.io_threads };
+    if (prompt ? rm_session_open(model, &oo, &s, &err) : rm_model_open(model, &oo, &m, &err)) {
+        fprintf(stderr, "remora bench: %s\n", err.msg);
+        return 2;
+    }
+    if (s) m = rm_session_model(s);
+    const rm_model_info *in = rm_model_get_info(m);
+    print_model(model, in);
     int block = 0, qd = 0;
     double dev = in->total_experts ? rm_bench_device(m, dev_s, &block, &qd, &err) : -1;
     if (dev > 0) printf("device random read: %.3f GB/s at %.1f MB blocks, queue depth %d\n", dev, block / 1e6, qd);
@@ -174,8 +255,7 @@ int cmd_bench(int argc, char **argv)
     col.verbose = !json;
     int rc = 0;
     if (!(col.sec = malloc((size_t)tokens * sizeof *col.sec))) { fprintf(stderr, "remora bench: out of memory\n"); rc = 1; goto out; }
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
+    const double t0 = rm_now();
     if (s) {
         rm_gen_opts go = { .max_new = tokens, .think = 1, .spec = spec };
         rm_gen_events ev = { &col, NULL, on_stats };
@@ -183,7 +263,7 @@ int cmd_bench(int argc, char **argv)
     } else {
         rc = decode_ids(m, &col, tokens, &err);
     }
-    clock_gettime(CLOCK_MONOTONIC, &b);
+    const double wall = rm_now() - t0;
     if (rc || col.n == 0) { fprintf(stderr, "remora bench: %s\n", rc ? err.msg : "no token was generated"); rc = 1; goto out; }
     /* shared storage drifts: measure the ceiling again after decoding and
      * judge the run against the mean of both */
@@ -194,55 +274,11 @@ int cmd_bench(int argc, char **argv)
             dev = (dev + dev2) / 2;
         }
     }
-    const int n = col.n < col.cap ? col.n : col.cap;
-    const double wall = (b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9;
-    double decode_s = 0;
-    for (int t = 0; t < n; t++) decode_s += col.sec[t];
-    qsort(col.sec, (size_t)n, sizeof *col.sec, cmp_d);
-    double med = n % 2 ? col.sec[n / 2] : (col.sec[n / 2 - 1] + col.sec[n / 2]) / 2;
-    double p90 = col.sec[(int)(0.9 * (n - 1) + 0.5)];
-    double gb_spine = col.spine / n / 1e9, gb_exp = col.experts / n / 1e9;
-    double read_gbps = col.busy > 0 ? col.experts / col.busy / 1e9 : 0;
-    double roof = dev > 0 ? (gb_spine + gb_exp) / dev : 0;
-    double ratio = roof > 0 ? med / roof : 0;
-    double tps = decode_s > 0 ? n / decode_s : 0;
-    static const char *names[RM_PHASE_COUNT] = { "wait_io", "spine", "attention", "experts", "lm_head" };
-    printf("decode: %.3f s/token median, %.3f p90 over %d tokens; %.2f tokens/s (%.1f s wall with prefill)\n",
-           med, p90, n, tps, wall);
-    printf("read per token: %.3f GB spine + %.3f GB experts; expert hit rate %.1f%%\n", gb_spine, gb_exp,
-           col.looks > 0 ? 100 * col.hits / col.looks : 0);
-    printf("early reads: %llu issued, %llu used by the layer that asked\n", (unsigned long long)col.pf_issued,
-           (unsigned long long)col.pf_used);
-    if (s) printf("speculation: %llu drafted, %llu accepted (%.0f%%)\n", (unsigned long long)col.drafted,
-                  (unsigned long long)col.accepted, col.drafted ? 100.0 * col.accepted / col.drafted : 0.0);
-    printf("achieved expert read bandwidth: %.3f GB/s (%.0f%% of the device)\n", read_gbps,
-           dev > 0 ? 100 * read_gbps / dev : 0);
-    printf("time per token by phase:");
-    for (int p = 0; p < RM_PHASE_COUNT; p++) printf(" %s %.3f s", names[p], col.phase[p] / n);
-    printf("\nroofline: %.3f s/token from bytes read at the device's bandwidth; measured/roofline = %.2f\n", roof, ratio);
+    figures f;
+    compute(&col, dev, wall, &f);
     const uint64_t hwm = peak_rss();
-    printf("peak RSS %.3f GB; budget %.3f GB + overhead %.3f GB = %.3f GB\n", hwm / 1e9, in->ram_budget / 1e9,
-           in->overhead_bytes / 1e9, (in->ram_budget + in->overhead_bytes) / 1e9);
-    if (json) {
-        json_t *j = json_pack("{s:s,s:i,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:i,s:f}", "model", model,
-                              "tokens", n, "s_per_token", med, "s_per_token_p90", p90, "gb_per_token_spine", gb_spine,
-                              "gb_per_token_experts", gb_exp, "read_gbps", read_gbps, "device_gbps", dev > 0 ? dev : 0.0,
-                              "roofline_s_per_token", roof, "roofline_ratio", ratio, "ram_budget_gb", in->ram_budget / 1e9,
-                              "model_gb", in->total_weight_bytes / 1e9, "block_bytes", block, "queue_depth", qd,
-                              "tokens_per_s", tps);
-        json_t *ph = json_object();
-        for (int p = 0; p < RM_PHASE_COUNT; p++) json_object_set_new(ph, names[p], json_real(col.phase[p] / n));
-        json_object_set_new(j, "phase_seconds", ph);
-        json_object_set_new(j, "expert_hit_rate", json_real(col.looks > 0 ? col.hits / col.looks : 0));
-        json_object_set_new(j, "peak_rss_gb", json_real(hwm / 1e9));
-        json_object_set_new(j, "overhead_gb", json_real(in->overhead_bytes / 1e9));
-        json_object_set_new(j, "spec_drafted", json_integer((json_int_t)col.drafted));
-        json_object_set_new(j, "spec_accepted", json_integer((json_int_t)col.accepted));
-        char *str = json_dumps(j, JSON_COMPACT);
-        printf("%s\n", str);
-        free(str);
-        json_decref(j);
-    }
+    print_figures(&f, &col, in, s != NULL, hwm);
+    if (json) print_json(model, &f, &col, in, block, qd, hwm);
 out:
     free(col.sec);
     if (s) rm_session_free(s);

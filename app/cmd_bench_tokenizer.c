@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "commands.h"
+#include "opts.h"
 #include "engine.h"
 
 static const char *const samples[] = {
@@ -37,13 +37,6 @@ static const char *const samples[] = {
 };
 #define NSAMPLES (sizeof samples / sizeof samples[0])
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 int cmd_bench_tokenizer(int argc, char **argv)
 {
     const char *dir = NULL;
@@ -51,8 +44,11 @@ int cmd_bench_tokenizer(int argc, char **argv)
     int passes = 3;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc) dir = argv[++i];
-        else if (!strcmp(argv[i], "--mb") && i + 1 < argc) mb = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--passes") && i + 1 < argc) passes = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--mb") && i + 1 < argc) {
+            if (opts_real_arg("bench-tokenizer", "mb", argv[++i], 0, 1024, 1, &mb)) return 2;
+        } else if (!strcmp(argv[i], "--passes") && i + 1 < argc) {
+            if (opts_int_arg("bench-tokenizer", "passes", argv[++i], 1, 1000000, &passes)) return 2;
+        }
         else {
             int help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
             fprintf(help ? stdout : stderr,
@@ -92,9 +88,9 @@ int cmd_bench_tokenizer(int argc, char **argv)
     int ntok = 0;
     for (int p = 0; p < passes; p++) {
         int32_t *ids;
-        double t0 = now();
+        double t0 = rm_now();
         ntok = rm_tokenizer_encode(t, text, len, 0, &ids, &err);
-        double dt = now() - t0;
+        double dt = rm_now() - t0;
         if (ntok < 0) {
             fprintf(stderr, "remora bench-tokenizer: %s\n", err.msg);
             free(text);

@@ -1,10 +1,12 @@
 /* cmd_bench_ui.c — `remora bench-ui`: measures the terminal UI's own CPU
- * cost per streamed token (see ui/bench.c). */
+ * cost per streamed token (see ui/curses/bench.c). */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "commands.h"
-#include "ui/chat.h"
+#include "opts.h"
+#include "ui/main.h"
 
 static void usage(FILE *f)
 {
@@ -35,16 +37,9 @@ int cmd_bench_ui(int argc, char **argv)
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        char *end;
         switch (c) {
-        case 't':
-            o.tokens = (int)strtol(optarg, &end, 10);
-            if (*end || o.tokens < 1) { fprintf(stderr, "remora bench-ui: bad --tokens\n"); return 2; }
-            break;
-        case 'r':
-            o.rate = strtod(optarg, &end);
-            if (*end || o.rate <= 0) { fprintf(stderr, "remora bench-ui: bad --rate\n"); return 2; }
-            break;
+        case 't': if (opts_int_arg("bench-ui", "tokens", optarg, 1, INT_MAX, &o.tokens)) return 2; break;
+        case 'r': if (opts_real_arg("bench-ui", "rate", optarg, 0, 1e6, 1, &o.rate)) return 2; break;
         case 's':
             if (sscanf(optarg, "%dx%d", &o.cols, &o.rows) != 2 || o.cols < 1 || o.rows < 1 ||
                 o.cols > 1000 || o.rows > 1000) {

@@ -1,140 +1,81 @@
 /* cmd_chat.c — `remora chat`: the full-screen chat (also what `remora` with
- * no arguments runs). Parses the options and hands over to ui/chat.c. The
- * generation options have the names and defaults of `remora run`. */
+ * no arguments runs). Parses the options and hands over to ui/main.h. The
+ * generation options are those of `remora run` with the same rules
+ * (app/opts.c), except that a reply runs to the end of the message unless
+ * --max-new is given. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
-#include "ui/chat.h"
+#include "opts.h"
+#include "ui/main.h"
 #include "ui/keys.h"
 
 #define DEFAULT_MODEL "assets/model"
 
+/* The shared options chat accepts (opts.h). */
+#define GEN_OPTS (OPT_BIT(OPT_THINK) | OPT_BIT(OPT_NO_THINK) | OPT_BIT(OPT_EFFORT) | OPT_BIT(OPT_MAX_NEW) | \
+                  OPT_BIT(OPT_TEMPERATURE) | OPT_BIT(OPT_TOP_P) | OPT_BIT(OPT_SEED) | OPT_BIT(OPT_SPEC))
+#define OPEN_OPTS (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE))
+
 static void usage(FILE *f)
 {
+    static const char *const text[OPT_COUNT] = {
+        [OPT_MODEL] = "model directory (default " DEFAULT_MODEL ")",
+        [OPT_NO_THINK] = "start with thinking off (/think on turns it back on)",
+        [OPT_MAX_NEW] = "stop a reply after N tokens (default: end of message)",
+    };
     fprintf(f,
         "usage: remora chat [--model DIR | --synthetic [--synthetic-rate R]] [OPTIONS]\n"
         "\n"
         "Full-screen chat: answer and reasoning side by side, live engine panels.\n"
         "\n"
-        "options:\n"
-        "  --model DIR           model directory (default " DEFAULT_MODEL ")\n"
-        "  --synthetic           demo and testing mode: a synthetic source, no model\n"
-        "  --synthetic-rate R    tokens per second of the synthetic source (default 20)\n"
-        "  --system TEXT         system prompt\n"
-        "  --think               open the reasoning channel (the default)\n"
-        "  --no-think            start with thinking off (/think on turns it back on)\n"
-        "  --thinking-effort E   add K3's thinking-effort note (low, medium, high, max)\n"
-        "  --max-new N           stop a reply after N tokens (default: end of message)\n"
-        "  --temperature T       sampling temperature; 0 = greedy (default 0)\n"
-        "  --top-p P             nucleus sampling mass (default 1 = off)\n"
-        "  --seed S              random seed for sampling (default 0)\n"
-        "  --spec MODE           n-gram speculation: auto (default), on or off\n"
-        "  --threads N           compute threads (default: all cores)\n"
-        "  --ram GB              RAM budget for weights (default: 60%% of available memory)\n"
-        "  --trace FILE          write a JSONL trace: per-token figures and router choices\n"
-        "  --mouse               scroll with the mouse wheel (Shift+drag still selects)\n"
-        "  --keys                print the key bindings and exit\n"
-        "  --help                print this help and exit\n");
-}
-
-static int number(const char *opt, const char *s, double lo, double hi, double *out)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (!*s || *end || v < lo || v > hi) {
-        fprintf(stderr, "remora chat: %s wants a number in [%g, %g], not '%s'\n", opt, lo, hi, s);
-        return -1;
-    }
-    *out = v;
-    return 0;
+        "options:\n");
+    opts_help(f, OPT_BIT(OPT_MODEL), text);
+    opts_help_line(f, "--synthetic", "demo and testing mode: a synthetic source, no model");
+    opts_help_line(f, "--synthetic-rate R", "tokens per second of the synthetic source (default 20);\n"
+                                            "R in [0.1, 1000000]");
+    opts_help_line(f, "--system TEXT", "system prompt");
+    opts_help(f, GEN_OPTS | OPEN_OPTS, text);
+    opts_help_line(f, "--mouse", "scroll with the mouse wheel (Shift+drag still selects)");
+    opts_help_line(f, "--keys", "print the key bindings and exit");
+    opts_help_line(f, "--help", "print this help and exit");
 }
 
 int cmd_chat(int argc, char **argv)
 {
-    enum { O_MODEL = 256, O_SYNTH, O_RATE, O_SYSTEM, O_THINK, O_NOTHINK, O_EFFORT, O_MAXNEW, O_TEMP,
-           O_TOPP, O_SEED, O_SPEC, O_THREADS, O_RAM, O_TRACE, O_MOUSE, O_KEYS, O_HELP };
-    static const struct option opts[] = {
-        { "model", required_argument, 0, O_MODEL },
+    enum { O_SYNTH = 256, O_RATE, O_SYSTEM, O_MOUSE, O_KEYS, O_HELP };
+    static const struct option own[] = {
         { "synthetic", no_argument, 0, O_SYNTH },
         { "synthetic-rate", required_argument, 0, O_RATE },
         { "system", required_argument, 0, O_SYSTEM },
-        { "think", no_argument, 0, O_THINK },
-        { "no-think", no_argument, 0, O_NOTHINK },
-        { "thinking-effort", required_argument, 0, O_EFFORT },
-        { "max-new", required_argument, 0, O_MAXNEW },
-        { "temperature", required_argument, 0, O_TEMP },
-        { "top-p", required_argument, 0, O_TOPP },
-        { "seed", required_argument, 0, O_SEED },
-        { "spec", required_argument, 0, O_SPEC },
-        { "threads", required_argument, 0, O_THREADS },
-        { "ram", required_argument, 0, O_RAM },
-        { "trace", required_argument, 0, O_TRACE },
         { "mouse", no_argument, 0, O_MOUSE },
         { "keys", no_argument, 0, O_KEYS },
         { "help", no_argument, 0, O_HELP },
         { 0, 0, 0, 0 },
     };
-    ui_chat_opts o = {
-        .model_dir = DEFAULT_MODEL,
+    const struct option *opts = opts_longopts(own, OPT_BIT(OPT_MODEL) | GEN_OPTS | OPEN_OPTS);
+    ui_main_opts o = {
         .synth = { .rate = 20, .reasoning_tokens = 120, .answer_tokens = 240 },
+    };
+    opts_shared so = {
+        .model = DEFAULT_MODEL,
         .gen = { .think = 1, .temperature = 0, .top_p = 1, .spec = RM_SPEC_AUTO },
     };
-    double v;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int taken = opts_take("chat", c, optarg, &so);
+        if (taken < 0) return 2;
+        if (taken) continue;
         switch (c) {
-        case O_MODEL: o.model_dir = optarg; break;
         case O_SYNTH: o.synthetic = 1; break;
         case O_RATE:
-            if (number("--synthetic-rate", optarg, 0.1, 1e6, &v)) return 2;
-            o.synth.rate = v;
+            if (opts_real_arg("chat", "synthetic-rate", optarg, 0.1, 1e6, 0, &o.synth.rate)) return 2;
             break;
         case O_SYSTEM: o.system = optarg; break;
-        case O_THINK: o.gen.think = 1; break;
-        case O_NOTHINK: o.gen.think = 0; break;
-        case O_EFFORT:
-            if (strcmp(optarg, "low") && strcmp(optarg, "medium") && strcmp(optarg, "high") &&
-                strcmp(optarg, "max")) {
-                fprintf(stderr, "remora chat: --thinking-effort wants low, medium, high or max\n");
-                return 2;
-            }
-            o.gen.thinking_effort = optarg;
-            break;
-        case O_MAXNEW:
-            if (number("--max-new", optarg, 1, 1e9, &v)) return 2;
-            o.gen.max_new = (int)v;
-            break;
-        case O_TEMP:
-            if (number("--temperature", optarg, 0, 10, &v)) return 2;
-            o.gen.temperature = (float)v;
-            break;
-        case O_TOPP:
-            if (number("--top-p", optarg, 0, 1, &v)) return 2;
-            o.gen.top_p = (float)v;
-            break;
-        case O_SEED:
-            if (number("--seed", optarg, 0, 1.8e19, &v)) return 2;
-            o.gen.seed = (uint64_t)v;
-            break;
-        case O_SPEC:
-            if (!strcmp(optarg, "auto")) o.gen.spec = RM_SPEC_AUTO;
-            else if (!strcmp(optarg, "on")) o.gen.spec = RM_SPEC_ON;
-            else if (!strcmp(optarg, "off")) o.gen.spec = RM_SPEC_OFF;
-            else { fprintf(stderr, "remora chat: --spec wants auto, on or off\n"); return 2; }
-            break;
-        case O_THREADS:
-            if (number("--threads", optarg, 0, 4096, &v)) return 2;
-            o.open.threads = (int)v;
-            break;
-        case O_RAM:
-            if (number("--ram", optarg, 0.001, 1e6, &v)) return 2;
-            o.open.ram_gb = v;
-            break;
-        case O_TRACE: o.open.trace_path = optarg; break;
         case O_MOUSE: o.mouse = 1; break;
         case O_KEYS: ui_keys_print(stdout); return 0;
         case O_HELP: usage(stdout); return 0;
@@ -149,5 +90,8 @@ int cmd_chat(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    return ui_chat_run(&o);
+    o.model_dir = so.model;
+    o.open = so.open;
+    o.gen = so.gen;
+    return ui_main_run(&o);
 }

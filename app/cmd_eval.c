@@ -20,6 +20,7 @@
 #include <jansson.h>
 #include "engine.h"
 #include "commands.h"
+#include "opts.h"
 
 #define MAX_TASKS 64
 
@@ -36,17 +37,25 @@ typedef struct load_acc {
     int *layer_of;          /* model layer -> row, or -1 */
 } load_acc;
 
+/* The shared options eval accepts (opts.h). */
+#define EVAL_OPTS (OPT_BIT(OPT_MODEL) | OPT_BIT(OPT_MAX_NEW) | OPT_BIT(OPT_NO_THINK))
+
 static void usage(FILE *f)
 {
+    static const char *const text[OPT_COUNT] = {
+        [OPT_MAX_NEW] = "generation limit per item (default 256)",
+        [OPT_NO_THINK] = "generate without the reasoning channel",
+    };
     fprintf(f, "usage: remora eval --model DIR --data FILE.jsonl [--max-new N] [--limit N] [--no-think] [--json]\n"
                "  Prints, per task and overall, the mean negative log-likelihood (nats per token)\n"
                "  of the reference assistant turns and the exact-match accuracy of greedy answers,\n"
-               "  then the routed-expert load over the NLL passes.\n"
-               "  --max-new N  generation limit per item (default 256)\n"
-               "  --limit N    only the first N items\n"
-               "  --no-think   generate without the reasoning channel\n"
-               "  --json       end stdout with one JSON object of the figures\n"
-               "exit status: 0 done, 1 runtime failure, 2 bad input\n");
+               "  then the routed-expert load over the NLL passes.\n");
+    opts_help(f, OPT_BIT(OPT_MODEL), text);
+    opts_help_line(f, "--data FILE.jsonl", "the items: {task, prompt, reference[, reasoning]} per line");
+    opts_help(f, EVAL_OPTS & ~OPT_BIT(OPT_MODEL), text);
+    opts_help_line(f, "--limit N", "only the first N items; N in [1, 1000000000]");
+    opts_help_line(f, "--json", "end stdout with one JSON object of the figures");
+    fprintf(f, "exit status: 0 done, 1 runtime failure, 2 bad input\n");
 }
 
 static void on_route(void *ud, int layer, int pos, const int *ids, const float *w, int k, float margin)
@@ -58,22 +67,15 @@ static void on_route(void *ud, int layer, int pos, const int *ids, const float *
         if (ids[i] >= 0 && ids[i] < la->experts) la->count[(size_t)row * la->experts + ids[i]]++;
 }
 
-typedef struct gen_text { char *buf; size_t len, cap; } gen_text;
+/* The generated answer; lost = 1 when some of it could not be kept (out of
+ * memory), which fails the run instead of scoring a shortened answer. */
+typedef struct gen_text { rm_buf b; int lost; } gen_text;
 
 static void on_text(void *ud, int channel, const char *text, size_t len)
 {
     gen_text *g = ud;
-    if (channel != RM_CHAN_ANSWER) return;
-    if (g->len + len + 1 > g->cap) {
-        size_t cap = (g->len + len + 1) * 2;
-        char *n = realloc(g->buf, cap);
-        if (!n) return;
-        g->buf = n;
-        g->cap = cap;
-    }
-    memcpy(g->buf + g->len, text, len);
-    g->len += len;
-    g->buf[g->len] = 0;
+    if (channel != RM_CHAN_ANSWER || g->lost) return;
+    if (rm_buf_add(&g->b, text, len)) g->lost = 1;
 }
 
 static task_acc *task_for(task_acc *t, int *nt, const char *name)
@@ -132,101 +134,85 @@ out:
     return rc;
 }
 
-int cmd_eval(int argc, char **argv)
+/* Sets up the load counters: one row per MoE layer (those with routed
+ * experts, from first_moe_layer on). Returns 0 or -1 (out of memory). */
+static int load_init(load_acc *la, const rm_model_info *in)
 {
-    const char *model = NULL, *data = NULL;
-    int max_new = 256, limit = 0, think = 1, json = 0;
-    static const struct option opts[] = {
-        { "model", required_argument, 0, 'm' }, { "data", required_argument, 0, 'd' },
-        { "max-new", required_argument, 0, 'n' }, { "limit", required_argument, 0, 'l' },
-        { "no-think", no_argument, 0, 't' }, { "json", no_argument, 0, 'j' },
-        { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-    int c;
-    char *end;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm': model = optarg; break;
-        case 'd': data = optarg; break;
-        case 'n': max_new = (int)strtol(optarg, &end, 10); if (*end || max_new < 1) { fprintf(stderr, "remora eval: bad --max-new\n"); return 2; } break;
-        case 'l': limit = (int)strtol(optarg, &end, 10); if (*end || limit < 1) { fprintf(stderr, "remora eval: bad --limit\n"); return 2; } break;
-        case 't': think = 0; break;
-        case 'j': json = 1; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (!model || !data || optind != argc) { usage(stderr); return 2; }
-    FILE *f = fopen(data, "r");
-    if (!f) { fprintf(stderr, "remora eval: %s: cannot open\n", data); return 2; }
+    *la = (load_acc){ 0, in->num_experts, NULL, NULL };
+    la->layer_of = malloc((size_t)in->num_layers * sizeof *la->layer_of);
+    if (!la->layer_of) return -1;
+    for (int l = 0; l < in->num_layers; l++)
+        la->layer_of[l] = in->num_experts && l >= in->first_moe_layer && in->first_moe_layer >= 0 ? la->layers++ : -1;
+    la->count = calloc((size_t)(la->layers ? la->layers : 1) * (la->experts ? la->experts : 1), sizeof *la->count);
+    return la->count ? 0 : -1;
+}
+
+/* What one run of eval works with. */
+typedef struct eval_run {
+    rm_session *s;
+    const char *data;       /* the file name, for messages */
+    int         max_new, think, json;
+    task_acc   *tasks;
+    int         ntasks, items;
+    load_acc    la;
+} eval_run;
+
+/* One line of the data: its NLL pass, then its greedy answer. Returns 0, or
+ * the exit status (2 bad item, 1 runtime failure) after printing why. */
+static int eval_item(eval_run *r, const char *line, int lineno)
+{
     rm_err err = { "" };
-    rm_session *s = NULL;
-    if (rm_session_open(model, NULL, &s, &err)) {
-        fprintf(stderr, "remora eval: %s\n", err.msg);
-        fclose(f);
+    json_error_t je;
+    json_t *j = json_loads(line, 0, &je);
+    const char *task = j ? json_string_value(json_object_get(j, "task")) : NULL;
+    const char *prompt = j ? json_string_value(json_object_get(j, "prompt")) : NULL;
+    const char *ref = j ? json_string_value(json_object_get(j, "reference")) : NULL;
+    const char *reasoning = j ? json_string_value(json_object_get(j, "reasoning")) : NULL;
+    int rc = 0;
+    if (!prompt || !ref) {
+        fprintf(stderr, "remora eval: %s:%d: %s\n", r->data, lineno,
+                j ? "each line needs string \"prompt\" and \"reference\"" : je.text);
+        json_decref(j);
         return 2;
     }
-    const rm_model_info *in = rm_model_get_info(rm_session_model(s));
-    load_acc la = { 0, in->num_experts, NULL, NULL };
-    la.layer_of = malloc((size_t)in->num_layers * sizeof *la.layer_of);
-    task_acc *tasks = calloc(MAX_TASKS, sizeof *tasks);
-    int nt = 0, rc = 0, lineno = 0, items = 0;
-    char *line = NULL;
-    size_t cap = 0;
-    if (!la.layer_of || !tasks) { fprintf(stderr, "remora eval: out of memory\n"); rc = 1; goto done; }
-    /* MoE layers are those with routed experts: first_moe_layer onwards */
-    for (int l = 0; l < in->num_layers; l++)
-        la.layer_of[l] = in->num_experts && l >= in->first_moe_layer && in->first_moe_layer >= 0 ? la.layers++ : -1;
-    la.count = calloc((size_t)(la.layers ? la.layers : 1) * (la.experts ? la.experts : 1), sizeof *la.count);
-    if (!la.count) { fprintf(stderr, "remora eval: out of memory\n"); rc = 1; goto done; }
-    while (getline(&line, &cap, f) > 0 && (!limit || items < limit)) {
-        lineno++;
-        if (line[strspn(line, " \t\r\n")] == 0) continue;
-        json_error_t je;
-        json_t *j = json_loads(line, 0, &je);
-        const char *task = j ? json_string_value(json_object_get(j, "task")) : NULL;
-        const char *prompt = j ? json_string_value(json_object_get(j, "prompt")) : NULL;
-        const char *ref = j ? json_string_value(json_object_get(j, "reference")) : NULL;
-        const char *reasoning = j ? json_string_value(json_object_get(j, "reasoning")) : NULL;
-        if (!prompt || !ref) {
-            fprintf(stderr, "remora eval: %s:%d: %s\n", data, lineno,
-                    j ? "each line needs string \"prompt\" and \"reference\"" : je.text);
-            json_decref(j);
-            rc = 2;
-            goto done;
-        }
-        task_acc *ta = task_for(tasks, &nt, task ? task : "all");
-        double nats = 0;
-        int n = item_nll(s, prompt, reasoning ? reasoning : "", ref, think, &la, &nats, &err);
-        if (n < 0) { fprintf(stderr, "remora eval: %s:%d: %s\n", data, lineno, err.msg); json_decref(j); rc = 1; goto done; }
-        ta->nll_sum += nats;
-        ta->nll_tokens += n;
-        rm_session_clear(s);
-        gen_text g = { NULL, 0, 0 };
-        rm_gen_opts go = { .max_new = max_new, .think = think, .spec = RM_SPEC_AUTO };
-        rm_gen_events ev = { &g, on_text, NULL };
-        if (rm_session_turn(s, prompt, &go, &ev, NULL, &err)) {
-            fprintf(stderr, "remora eval: %s:%d: %s\n", data, lineno, err.msg);
-            free(g.buf);
-            json_decref(j);
-            rc = 1;
-            goto done;
-        }
-        int ok = g.buf ? !strcmp(g.buf, ref) : !*ref;
-        ta->correct += ok;
-        ta->n++;
-        items++;
-        if (!json) fprintf(stderr, "%4d %-12s %s  %s\n", items, ta->name, ok ? "ok  " : "MISS", g.buf ? g.buf : "");
-        free(g.buf);
-        rm_session_clear(s);
-        json_decref(j);
+    task_acc *ta = task_for(r->tasks, &r->ntasks, task ? task : "all");
+    double nats = 0;
+    int n = item_nll(r->s, prompt, reasoning ? reasoning : "", ref, r->think, &r->la, &nats, &err);
+    gen_text g = { { 0 }, 0 };
+    if (n < 0) { rc = 1; goto out; }
+    ta->nll_sum += nats;
+    ta->nll_tokens += n;
+    rm_session_clear(r->s);
+    rm_gen_opts go = { .max_new = r->max_new, .think = r->think, .spec = RM_SPEC_AUTO };
+    rm_gen_events ev = { &g, on_text, NULL };
+    if (rm_session_turn(r->s, prompt, &go, &ev, NULL, &err) || (g.lost && rm_errf(&err, "out of memory"))) {
+        rc = 1;
+        goto out;
     }
+    int ok = g.b.p ? !strcmp(g.b.p, ref) : !*ref;
+    ta->correct += ok;
+    ta->n++;
+    r->items++;
+    if (!r->json) fprintf(stderr, "%4d %-12s %s  %s\n", r->items, ta->name, ok ? "ok  " : "MISS", g.b.p ? g.b.p : "");
+    rm_session_clear(r->s);
+out:
+    if (rc) fprintf(stderr, "remora eval: %s:%d: %s\n", r->data, lineno, err.msg);
+    rm_buf_free(&g.b);
+    json_decref(j);
+    return rc;
+}
+
+/* Prints the per-task table and the overall line; returns the JSON of the
+ * figures (tasks and overall) for --json. */
+static json_t *report_tasks(const eval_run *r)
+{
     int tn = 0, tc = 0;
     long ttok = 0;
     double tnll = 0;
     printf("%-12s %6s %9s %12s\n", "task", "items", "accuracy", "NLL/token");
     json_t *jt = json_object();
-    for (int i = 0; i < nt; i++) {
-        const task_acc *t = &tasks[i];
+    for (int i = 0; i < r->ntasks; i++) {
+        const task_acc *t = &r->tasks[i];
         double acc = t->n ? (double)t->correct / t->n : 0, nll = t->nll_tokens ? t->nll_sum / t->nll_tokens : 0;
         printf("%-12s %6d %8.1f%% %12.7f\n", t->name, t->n, 100 * acc, nll);
         json_object_set_new(jt, t->name, json_pack("{s:i,s:f,s:f}", "items", t->n, "accuracy", acc, "nll", nll));
@@ -234,38 +220,94 @@ int cmd_eval(int argc, char **argv)
     }
     double oacc = tn ? (double)tc / tn : 0, onll = ttok ? tnll / ttok : 0;
     printf("%-12s %6d %8.1f%% %12.7f\n", "overall", tn, 100 * oacc, onll);
-    /* expert load */
+    return json_pack("{s:o,s:i,s:f,s:f}", "tasks", jt, "items", tn, "accuracy", oacc, "nll", onll);
+}
+
+/* Prints the expert load: dead experts and the smallest and largest share
+ * of a layer's choices; adds them to the JSON figures. */
+static void report_load(const load_acc *la, json_t *o)
+{
     int dead = 0;
     double minshare = 1, maxshare = 0;
-    for (int l = 0; l < la.layers; l++) {
+    for (int l = 0; l < la->layers; l++) {
         long tot = 0;
-        for (int e = 0; e < la.experts; e++) tot += la.count[(size_t)l * la.experts + e];
-        for (int e = 0; e < la.experts && tot; e++) {
-            double sh = (double)la.count[(size_t)l * la.experts + e] / tot;
-            if (!la.count[(size_t)l * la.experts + e]) dead++;
+        for (int e = 0; e < la->experts; e++) tot += la->count[(size_t)l * la->experts + e];
+        for (int e = 0; e < la->experts && tot; e++) {
+            double sh = (double)la->count[(size_t)l * la->experts + e] / tot;
+            if (!la->count[(size_t)l * la->experts + e]) dead++;
             if (sh < minshare) minshare = sh;
             if (sh > maxshare) maxshare = sh;
         }
     }
-    if (la.layers && la.experts)
+    if (la->layers && la->experts)
         printf("expert load over %d MoE layers x %d experts: %d dead; share per expert min %.4f, max %.4f "
-               "(uniform %.4f)\n", la.layers, la.experts, dead, minshare, maxshare, 1.0 / la.experts);
+               "(uniform %.4f)\n", la->layers, la->experts, dead, minshare, maxshare, 1.0 / la->experts);
+    json_object_set_new(o, "dead_experts", json_integer(dead));
+    json_object_set_new(o, "min_share", json_real(minshare));
+    json_object_set_new(o, "max_share", json_real(maxshare));
+}
+
+int cmd_eval(int argc, char **argv)
+{
+    const char *data = NULL;
+    int limit = 0, json = 0;
+    opts_shared so = { .gen = { .max_new = 256, .think = 1 } };
+    enum { O_DATA = 256, O_LIMIT, O_JSON, O_HELP };
+    static const struct option own[] = {
+        { "data", required_argument, 0, O_DATA }, { "limit", required_argument, 0, O_LIMIT },
+        { "json", no_argument, 0, O_JSON }, { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
+    const struct option *opts = opts_longopts(own, EVAL_OPTS);
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int taken = opts_take("eval", c, optarg, &so);
+        if (taken < 0) return 2;
+        if (taken) continue;
+        switch (c) {
+        case O_DATA: data = optarg; break;
+        case O_LIMIT: if (opts_int_arg("eval", "limit", optarg, 1, 1000000000, &limit)) return 2; break;
+        case O_JSON: json = 1; break;
+        case O_HELP: usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (!so.model || !data || optind != argc) { usage(stderr); return 2; }
+    FILE *f = fopen(data, "r");
+    if (!f) { fprintf(stderr, "remora eval: %s: cannot open\n", data); return 2; }
+    rm_err err = { "" };
+    eval_run r = { .data = data, .max_new = so.gen.max_new, .think = so.gen.think, .json = json };
+    if (rm_session_open(so.model, NULL, &r.s, &err)) {
+        fprintf(stderr, "remora eval: %s\n", err.msg);
+        fclose(f);
+        return 2;
+    }
+    int rc = 0, lineno = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    r.tasks = calloc(MAX_TASKS, sizeof *r.tasks);
+    if (!r.tasks || load_init(&r.la, rm_model_get_info(rm_session_model(r.s)))) {
+        fprintf(stderr, "remora eval: out of memory\n");
+        rc = 1;
+        goto done;
+    }
+    while (!rc && getline(&line, &cap, f) > 0 && (!limit || r.items < limit)) {
+        lineno++;
+        if (line[strspn(line, " \t\r\n")] != 0) rc = eval_item(&r, line, lineno);
+    }
+    if (rc) goto done;
+    json_t *o = report_tasks(&r);
+    report_load(&r.la, o);
     if (json) {
-        json_t *o = json_pack("{s:o,s:i,s:f,s:f,s:i,s:f,s:f}", "tasks", jt, "items", tn, "accuracy", oacc, "nll", onll,
-                              "dead_experts", dead, "min_share", minshare, "max_share", maxshare);
         char *str = json_dumps(o, JSON_COMPACT);
         printf("%s\n", str);
         free(str);
-        json_decref(o);
-    } else {
-        json_decref(jt);
     }
+    json_decref(o);
 done:
     free(line);
     fclose(f);
-    free(tasks);
-    free(la.count);
-    free(la.layer_of);
-    rm_session_free(s);
+    free(r.tasks);
+    free(r.la.count);
+    free(r.la.layer_of);
+    rm_session_free(r.s);
     return rc;
 }

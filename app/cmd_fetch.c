@@ -2,11 +2,13 @@
  * stream-mode model (all missing experts of some layers into the disk
  * cache), resumably, with a progress bar; --dry-run only counts. */
 #include <getopt.h>
+#include <limits.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include "engine.h"
 #include "commands.h"
+#include "opts.h"
 #include "progress.h"
 
 static void usage(FILE *f)
@@ -21,11 +23,26 @@ static void usage(FILE *f)
         "exit status: 0 done, 1 download or disk failure, 2 bad arguments\n");
 }
 
-static double now(void)
+/* --layers A-B (or A): two integers, 0 <= A <= B. */
+static int layer_range(const char *arg, rm_fetch_opts *o)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
+    char a[32], msg[128];
+    size_t k = strcspn(arg, "-");
+    long long first, last;
+    int ok = k < sizeof a;
+    if (ok) {
+        memcpy(a, arg, k);
+        a[k] = 0;
+        ok = !opts_parse_int("layers", a, 0, INT_MAX, &first, msg, sizeof msg) &&
+             !opts_parse_int("layers", arg[k] ? arg + k + 1 : a, 0, INT_MAX, &last, msg, sizeof msg) && last >= first;
+    }
+    if (!ok) {
+        fprintf(stderr, "remora fetch: --layers %s: must be A-B with 0 <= A <= B\n", *arg ? arg : "''");
+        return -1;
+    }
+    o->first_layer = (int)first;
+    o->last_layer = (int)last;
+    return 0;
 }
 
 int cmd_fetch(int argc, char **argv)
@@ -37,23 +54,11 @@ int cmd_fetch(int argc, char **argv)
         { "layers", required_argument, 0, 'l' }, { "connections", required_argument, 0, 'c' },
         { "dry-run", no_argument, 0, 'n' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     int c;
-    char *end;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'd': dir = optarg; break;
-        case 'l':
-            o.first_layer = (int)strtol(optarg, &end, 10);
-            o.last_layer = o.first_layer;
-            if (*end == '-') o.last_layer = (int)strtol(end + 1, &end, 10);
-            if (*end || end == optarg || o.first_layer < 0 || o.last_layer < o.first_layer) {
-                fprintf(stderr, "remora fetch: --layers wants A-B with 0 <= A <= B\n");
-                return 2;
-            }
-            break;
-        case 'c':
-            o.connections = (int)strtol(optarg, &end, 10);
-            if (*end || o.connections < 1 || o.connections > 64) { fprintf(stderr, "remora fetch: --connections wants 1..64\n"); return 2; }
-            break;
+        case 'l': if (layer_range(optarg, &o)) return 2; break;
+        case 'c': if (opts_int_arg("fetch", "connections", optarg, 1, 64, &o.connections)) return 2; break;
         case 'n': o.dry_run = 1; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -64,9 +69,9 @@ int cmd_fetch(int argc, char **argv)
     progress_init(&bar, "remora fetch");
     rm_pool_status st;
     rm_err err = { "" };
-    double t0 = now();
+    double t0 = rm_now();
     int rc = rm_pool_fetch(dir, &o, &st, o.dry_run ? NULL : progress_cb, &bar, &err);
-    double el = now() - t0;
+    double el = rm_now() - t0;
     progress_end(&bar);
     if (rc) { fprintf(stderr, "remora fetch: %s\n", err.msg); return 1; }
     char a[32], b[32], f[32], r[32];

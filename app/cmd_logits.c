@@ -20,27 +20,28 @@ static void usage(FILE *f)
                "exit status: 0 success, 1 write failure, 2 bad input\n");
 }
 
+/* Returns 0, -1 on bad input (exit 2) or -2 when out of memory (exit 1). */
 static int read_ids(const char *path, int32_t **out, int *n)
 {
     FILE *f = fopen(path, "r");
     if (!f) { fprintf(stderr, "remora logits: %s: %s\n", path, strerror(errno)); return -1; }
-    int cap = 256, cnt = 0;
-    int32_t *ids = malloc((size_t)cap * sizeof *ids);
+    int cap = 0, cnt = 0;
+    int32_t *ids = NULL;
     long long v;
-    int r;
-    while (ids && (r = fscanf(f, "%lld", &v)) == 1) {
+    while (fscanf(f, "%lld", &v) == 1) {
         if (v < 0 || v > INT32_MAX) {
             fprintf(stderr, "remora logits: %s: token id %lld at index %d is out of range\n", path, v, cnt);
             goto bad;
         }
-        if (cnt == cap) {
-            int32_t *ni = realloc(ids, (size_t)(cap *= 2) * sizeof *ids);
-            if (!ni) goto bad;
-            ids = ni;
+        if (RM_GROW(ids, cap, cnt + 1)) {
+            fprintf(stderr, "remora logits: %s: out of memory at token %d\n", path, cnt);
+            fclose(f);
+            free(ids);
+            return -2;
         }
         ids[cnt++] = (int32_t)v;
     }
-    if (!ids || !feof(f)) {
+    if (!feof(f)) {
         fprintf(stderr, "remora logits: %s: expected whitespace-separated token ids (bad text after id %d)\n", path, cnt);
         goto bad;
     }
@@ -95,7 +96,8 @@ int cmd_logits(int argc, char **argv)
     if (!model || !ids_file || !out || optind != argc) { usage(stderr); return 2; }
     int32_t *ids = NULL;
     int n = 0;
-    if (read_ids(ids_file, &ids, &n)) return 2;
+    int r = read_ids(ids_file, &ids, &n);
+    if (r) return r == -2 ? 1 : 2;
     rm_err err = { "" };
     rm_model *m = NULL;
     if (rm_model_open(model, &(rm_open_opts){ 0 }, &m, &err)) {

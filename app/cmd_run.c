@@ -12,7 +12,9 @@
 #include <unistd.h>
 #include "engine.h"
 #include "commands.h"
+#include "opts.h"
 #include "progress.h"
+#include "read_all.h"
 
 static volatile int stop_flag;
 
@@ -23,27 +25,27 @@ static void on_sigint(int sig)
     signal(SIGINT, SIG_DFL);    /* a second Ctrl-C ends the process */
 }
 
+/* The shared options run accepts (opts.h). */
+#define GEN_OPTS (OPT_BIT(OPT_THINK) | OPT_BIT(OPT_NO_THINK) | OPT_BIT(OPT_EFFORT) | OPT_BIT(OPT_MAX_NEW) | \
+                  OPT_BIT(OPT_TEMPERATURE) | OPT_BIT(OPT_TOP_P) | OPT_BIT(OPT_SEED) | OPT_BIT(OPT_SPEC))
+#define OPEN_OPTS (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE))
+
 static void usage(FILE *f)
 {
+    static const char *const text[OPT_COUNT] = {
+        [OPT_EFFORT] = "add K3's thinking-effort note (implies --chat)",
+        [OPT_MAX_NEW] = "stop after N new tokens (default 512)",
+    };
+    fprintf(f, "usage: remora run --model DIR --prompt TEXT|- [options]\n");
+    opts_help(f, OPT_BIT(OPT_MODEL), text);
+    opts_help_line(f, "--prompt TEXT", "the prompt; '-' reads it from standard input");
+    opts_help_line(f, "--chat", "wrap the prompt as a user message in the model's chat format");
+    opts_help_line(f, "--system TEXT", "system message (implies --chat)");
+    opts_help(f, GEN_OPTS, text);
+    opts_help_line(f, "--transcript FILE", "continue the conversation in FILE (JSONL) and save it back\n"
+                                           "atomically; implies --chat");
+    opts_help(f, OPEN_OPTS, text);
     fprintf(f,
-        "usage: remora run --model DIR --prompt TEXT|- [options]\n"
-        "  --model DIR          model directory (config.json, safetensors, tokenizer)\n"
-        "  --prompt TEXT        the prompt; '-' reads it from standard input\n"
-        "  --chat               wrap the prompt as a user message in the model's chat format\n"
-        "  --system TEXT        system message (implies --chat)\n"
-        "  --think, --no-think  open the reasoning channel or not (default: think)\n"
-        "  --thinking-effort E  add K3's thinking-effort note (low, medium, high, max)\n"
-        "  --max-new N          stop after N new tokens (default 512)\n"
-        "  --temperature T      sampling temperature; 0 = greedy (default 0)\n"
-        "  --top-p P            nucleus sampling mass (default 1 = off)\n"
-        "  --seed S             random seed for sampling (default 0)\n"
-        "  --transcript FILE    continue the conversation in FILE (JSONL) and save it back\n"
-        "                       atomically; implies --chat\n"
-        "  --threads N          compute threads (default: all cores)\n"
-        "  --ram GB             RAM budget for weights (default: 60%% of available memory)\n"
-        "  --spec MODE          n-gram speculation: auto (default), on or off; greedy only,\n"
-        "                       never changes the output\n"
-        "  --trace FILE         write a JSONL trace: per-token figures and router choices\n"
         "The answer goes to stdout; reasoning goes to stderr. A summary line\n"
         "(prompt tokens, prefill tokens/s, decode s/token, bytes read per token)\n"
         "goes to stderr at the end.\n"
@@ -91,133 +93,113 @@ static void on_stats(void *ud, const rm_token_stats *st)
     r->bytes += st->bytes_spine_read + st->bytes_expert_read + st->bytes_net;
 }
 
-static char *read_stdin(void)
+/* The prompt of `--prompt -`: all of stdin, malloc'd into *out. Returns 0,
+ * or the exit status after saying why. */
+static int prompt_from_stdin(char **out)
 {
-    size_t cap = 65536, len = 0;
-    char *b = malloc(cap);
-    size_t n;
-    while (b && (n = fread(b + len, 1, cap - len - 1, stdin)) > 0) {
-        len += n;
-        if (cap - len < 2) {
-            char *nb = realloc(b, cap *= 2);
-            if (!nb) { free(b); return NULL; }
-            b = nb;
-        }
+    rm_buf in = { 0 };
+    int r = read_all(stdin, &in);
+    if (r) {
+        fprintf(stderr, "remora run: %s\n", r == -1 ? "out of memory reading the prompt" : "cannot read the prompt from stdin");
+        rm_buf_free(&in);
+        return r == -1 ? 1 : 2;
     }
-    if (b) b[len] = 0;
-    return b;
+    if (!(*out = rm_buf_take(&in, NULL))) { fprintf(stderr, "remora run: out of memory\n"); return 1; }
+    return 0;
 }
 
-int cmd_run(int argc, char **argv)
+/* A stream-mode model says how much of it is local before it starts. */
+static void stream_note(rm_session *s)
 {
-    const char *model = NULL, *prompt = NULL, *system = NULL, *transcript = NULL, *effort = NULL;
-    int chat = 0, think = 1, threads = 0;
-    double ram = 0;
-    const char *trace = NULL;
-    rm_gen_opts go = { .max_new = 512, .temperature = 0.0f, .top_p = 1.0f, .think = 1, .spec = RM_SPEC_AUTO };
-    enum { O_CHAT = 256, O_SYSTEM, O_THINK, O_NOTHINK, O_MAXNEW, O_TEMP, O_TOPP, O_SEED, O_TRANS, O_EFFORT, O_THREADS, O_RAM, O_TRACE, O_SPEC };
-    static const struct option opts[] = {
-        { "model", required_argument, 0, 'm' },     { "prompt", required_argument, 0, 'p' },
-        { "chat", no_argument, 0, O_CHAT },         { "system", required_argument, 0, O_SYSTEM },
-        { "think", no_argument, 0, O_THINK },       { "no-think", no_argument, 0, O_NOTHINK },
-        { "max-new", required_argument, 0, O_MAXNEW }, { "temperature", required_argument, 0, O_TEMP },
-        { "top-p", required_argument, 0, O_TOPP },  { "seed", required_argument, 0, O_SEED },
-        { "transcript", required_argument, 0, O_TRANS }, { "thinking-effort", required_argument, 0, O_EFFORT },
-        { "threads", required_argument, 0, O_THREADS }, { "ram", required_argument, 0, O_RAM },
-        { "trace", required_argument, 0, O_TRACE }, { "spec", required_argument, 0, O_SPEC }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
-    int c;
-    char *end;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case 'm': model = optarg; break;
-        case 'p': prompt = optarg; break;
-        case O_CHAT: chat = 1; break;
-        case O_SYSTEM: system = optarg; chat = 1; break;
-        case O_THINK: think = 1; break;
-        case O_NOTHINK: think = 0; break;
-        case O_MAXNEW:
-            go.max_new = (int)strtol(optarg, &end, 10);
-            if (*end || go.max_new < 1) { fprintf(stderr, "remora run: --max-new wants a positive integer\n"); return 2; }
-            break;
-        case O_TEMP:
-            go.temperature = strtof(optarg, &end);
-            if (*end || go.temperature < 0) { fprintf(stderr, "remora run: --temperature wants a number >= 0\n"); return 2; }
-            break;
-        case O_TOPP:
-            go.top_p = strtof(optarg, &end);
-            if (*end || go.top_p <= 0 || go.top_p > 1) { fprintf(stderr, "remora run: --top-p wants a number in (0, 1]\n"); return 2; }
-            break;
-        case O_SEED: go.seed = strtoull(optarg, &end, 10); if (*end) { fprintf(stderr, "remora run: bad --seed\n"); return 2; } break;
-        case O_TRANS: transcript = optarg; chat = 1; break;
-        case O_EFFORT: effort = optarg; chat = 1; break;
-        case O_THREADS:
-            threads = (int)strtol(optarg, &end, 10);
-            if (*end || threads < 1) { fprintf(stderr, "remora run: --threads wants a positive integer\n"); return 2; }
-            break;
-        case O_RAM:
-            ram = strtod(optarg, &end);
-            if (*end || ram <= 0) { fprintf(stderr, "remora run: --ram wants a positive number of GB\n"); return 2; }
-            break;
-        case O_TRACE: trace = optarg; break;
-        case O_SPEC:
-            if (!strcmp(optarg, "auto")) go.spec = RM_SPEC_AUTO;
-            else if (!strcmp(optarg, "on")) go.spec = RM_SPEC_ON;
-            else if (!strcmp(optarg, "off")) go.spec = RM_SPEC_OFF;
-            else { fprintf(stderr, "remora run: --spec wants auto, on or off\n"); return 2; }
-            break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
-        }
-    }
-    if (!model || !prompt || optind != argc) { usage(stderr); return 2; }
-    char *owned = NULL;
-    if (!strcmp(prompt, "-")) {
-        if (!(owned = read_stdin())) { fprintf(stderr, "remora run: cannot read the prompt from stdin\n"); return 2; }
-        prompt = owned;
-    }
-    go.think = think;
-    go.thinking_effort = effort;
-    rm_err err = { "" };
-    rm_session *s = NULL;
-    if (rm_session_open(model, &(rm_open_opts){ .threads = threads, .ram_gb = ram, .trace_path = trace }, &s, &err)) {
-        fprintf(stderr, "remora run: %s\n", err.msg);
-        free(owned);
-        return 2;
-    }
     rm_pool_status ps;
+    rm_err err;
     char pl[32], pt[32], pf[32];
     if (!rm_model_pool_status(rm_session_model(s), &ps, &err) && ps.stream)
         fprintf(stderr, "[stream mode from %s: %d of %d experts local (%s of %s); the rest is fetched on first use, "
                 "%s more to finish (remora fetch)]\n", ps.source, ps.experts_local, ps.experts_total,
                 progress_bytes(pl, sizeof pl, (double)ps.bytes_local), progress_bytes(pt, sizeof pt, (double)ps.bytes_total),
                 progress_bytes(pf, sizeof pf, (double)(ps.bytes_total - ps.bytes_local)));
-    int rc = 0;
+}
+
+static void summary(const run_ctx *r)
+{
+    fprintf(stderr, "[%d prompt tokens, prefill %.1f tok/s, decode %.3f s/token over %llu tokens, "
+            "%.1f MB read/token, %llu of %llu drafted tokens accepted]%s\n",
+            r->prompt_tokens, r->prefill_s > 0 ? r->prefilled / r->prefill_s : 0.0,
+            r->tokens ? r->decode_s / (double)r->tokens : 0.0, (unsigned long long)r->tokens,
+            r->tokens ? (double)r->bytes / (double)r->tokens / 1e6 : 0.0, (unsigned long long)r->accepted,
+            (unsigned long long)r->drafted, stop_flag ? " (stopped)" : "");
+}
+
+/* Streams one turn (chat) or completion; Ctrl-C stops it at a token. */
+static int generate(rm_session *s, int chat, const char *prompt, const rm_gen_opts *go, run_ctx *r, rm_err *err)
+{
+    r->dim = isatty(2);
+    rm_gen_events ev = { r, on_text, on_stats };
+    signal(SIGINT, on_sigint);
+    int fail = chat ? rm_session_turn(s, prompt, go, &ev, &stop_flag, err)
+                    : rm_session_complete(s, prompt, go, &ev, &stop_flag, err);
+    signal(SIGINT, SIG_DFL);
+    if (r->reasoning_open && r->dim) fputs("\033[0m", stderr);
+    fputs("\n", stdout);
+    fflush(stdout);
+    return fail;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    const char *prompt = NULL, *system = NULL, *transcript = NULL;
+    int chat = 0;
+    opts_shared so = { .gen = { .max_new = 512, .temperature = 0.0f, .top_p = 1.0f, .think = 1, .spec = RM_SPEC_AUTO } };
+    enum { O_PROMPT = 256, O_CHAT, O_SYSTEM, O_TRANS, O_HELP };
+    static const struct option own[] = {
+        { "prompt", required_argument, 0, O_PROMPT }, { "chat", no_argument, 0, O_CHAT },
+        { "system", required_argument, 0, O_SYSTEM }, { "transcript", required_argument, 0, O_TRANS },
+        { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
+    const struct option *opts = opts_longopts(own, OPT_BIT(OPT_MODEL) | GEN_OPTS | OPEN_OPTS);
+    int c;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int taken = opts_take("run", c, optarg, &so);
+        if (taken < 0) return 2;
+        if (taken) continue;
+        switch (c) {
+        case O_PROMPT: prompt = optarg; break;
+        case O_CHAT: chat = 1; break;
+        case O_SYSTEM: system = optarg; chat = 1; break;
+        case O_TRANS: transcript = optarg; chat = 1; break;
+        case O_HELP: usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (so.given & OPT_BIT(OPT_EFFORT)) chat = 1;
+    if (!so.model || !prompt || optind != argc) { usage(stderr); return 2; }
+    char *owned = NULL;
+    int rc = !strcmp(prompt, "-") ? prompt_from_stdin(&owned) : 0;
+    if (rc) return rc;
+    if (owned) prompt = owned;
+    rm_err err = { "" };
+    rm_session *s = NULL;
+    if (rm_session_open(so.model, &so.open, &s, &err)) {
+        fprintf(stderr, "remora run: %s\n", err.msg);
+        free(owned);
+        return 2;
+    }
+    stream_note(s);
+    run_ctx r = { 0 };
     if (transcript && access(transcript, F_OK) == 0 && rm_session_load(s, transcript, &err)) {
         fprintf(stderr, "remora run: %s\n", err.msg);
         rc = 2;
-        goto out;
+    } else if (system && rm_session_set_system(s, system)) {
+        fprintf(stderr, "remora run: out of memory\n");
+        rc = 1;
+    } else if (generate(s, chat, prompt, &so.gen, &r, &err)) {
+        fprintf(stderr, "remora run: %s\n", err.msg);
+        rc = 1;
+    } else {
+        summary(&r);
+        if (transcript && rm_session_save(s, transcript, &err)) { fprintf(stderr, "remora run: %s\n", err.msg); rc = 1; }
+        if (!rc && stop_flag) rc = 130;
     }
-    if (system && rm_session_set_system(s, system)) { fprintf(stderr, "remora run: out of memory\n"); rc = 1; goto out; }
-    run_ctx r = { 0 };
-    r.dim = isatty(2);
-    rm_gen_events ev = { &r, on_text, on_stats };
-    signal(SIGINT, on_sigint);
-    int fail = chat ? rm_session_turn(s, prompt, &go, &ev, &stop_flag, &err)
-                    : rm_session_complete(s, prompt, &go, &ev, &stop_flag, &err);
-    signal(SIGINT, SIG_DFL);
-    if (r.reasoning_open && r.dim) fputs("\033[0m", stderr);
-    fputs("\n", stdout);
-    fflush(stdout);
-    if (fail) { fprintf(stderr, "remora run: %s\n", err.msg); rc = 1; goto out; }
-    fprintf(stderr, "[%d prompt tokens, prefill %.1f tok/s, decode %.3f s/token over %llu tokens, "
-            "%.1f MB read/token, %llu of %llu drafted tokens accepted]%s\n",
-            r.prompt_tokens, r.prefill_s > 0 ? r.prefilled / r.prefill_s : 0.0,
-            r.tokens ? r.decode_s / (double)r.tokens : 0.0, (unsigned long long)r.tokens,
-            r.tokens ? (double)r.bytes / (double)r.tokens / 1e6 : 0.0, (unsigned long long)r.accepted,
-            (unsigned long long)r.drafted, stop_flag ? " (stopped)" : "");
-    if (transcript && rm_session_save(s, transcript, &err)) { fprintf(stderr, "remora run: %s\n", err.msg); rc = 1; }
-    if (!rc && stop_flag) rc = 130;
-out:
     rm_session_free(s);
     free(owned);
     return rc;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include "engine.h"
 #include "commands.h"
+#include "opts.h"
 #include "progress.h"
 
 static void usage(FILE *f)
@@ -35,17 +36,13 @@ int cmd_setup(int argc, char **argv)
         { "full", no_argument, 0, 'f' }, { "stream", no_argument, 0, 'S' },
         { "connections", required_argument, 0, 'c' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     int c;
-    char *end;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'd': dir = optarg; break;
         case 's': o.source = optarg; break;
         case 'f': o.mode = RM_SETUP_FULL; break;
         case 'S': o.mode = RM_SETUP_STREAM; break;
-        case 'c':
-            o.connections = (int)strtol(optarg, &end, 10);
-            if (*end || o.connections < 1 || o.connections > 64) { fprintf(stderr, "remora setup: --connections wants 1..64\n"); return 2; }
-            break;
+        case 'c': if (opts_int_arg("setup", "connections", optarg, 1, 64, &o.connections)) return 2; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

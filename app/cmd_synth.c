@@ -2,11 +2,13 @@
  * the real K3 widths, so a machine can be measured (`remora bench`) before a
  * 1.5 TB download. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "engine.h"
 #include "commands.h"
+#include "opts.h"
 
 static void usage(FILE *f)
 {
@@ -33,19 +35,18 @@ int cmd_synth(int argc, char **argv)
 {
     const char *out = NULL;
     int layers = 0, experts = 0;
-    unsigned long long seed = 1;
+    uint64_t seed = 1;
     static const struct option opts[] = {
         { "out", required_argument, 0, 'o' }, { "layers", required_argument, 0, 'l' },
         { "experts", required_argument, 0, 'e' }, { "seed", required_argument, 0, 's' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     int c;
-    char *end;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (c) {
         case 'o': out = optarg; break;
-        case 'l': layers = (int)strtol(optarg, &end, 10); if (*end || layers < 2) { fprintf(stderr, "remora synth: --layers wants an integer >= 2\n"); return 2; } break;
-        case 'e': experts = (int)strtol(optarg, &end, 10); if (*end || experts < 1) { fprintf(stderr, "remora synth: --experts wants a positive integer\n"); return 2; } break;
-        case 's': seed = strtoull(optarg, &end, 10); if (*end) { fprintf(stderr, "remora synth: bad --seed\n"); return 2; } break;
+        case 'l': if (opts_int_arg("synth", "layers", optarg, 2, INT_MAX, &layers)) return 2; break;
+        case 'e': if (opts_int_arg("synth", "experts", optarg, 1, INT_MAX, &experts)) return 2; break;
+        case 's': if (opts_u64_arg("synth", "seed", optarg, &seed)) return 2; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include "commands.h"
 #include "engine.h"
+#include "read_all.h"
 
 static void usage(FILE *f)
 {
@@ -35,26 +36,68 @@ static void usage(FILE *f)
         "bad input (with a message on stderr); 1 out of memory or a write error.\n");
 }
 
-static char *read_stdin(size_t *len)
-{
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n == cap && !(buf = realloc(buf, cap *= 2))) break;
-        size_t r = fread(buf + n, 1, cap - n, stdin);
-        n += r;
-        if (r == 0) break;
-    }
-    if (buf && ferror(stdin)) { free(buf); buf = NULL; }
-    *len = n;
-    return buf;
-}
-
 static void print_ids(const int32_t *ids, int n)
 {
     putchar('[');
     for (int i = 0; i < n; i++) printf(i ? ",%d" : "%d", ids[i]);
     putchar(']');
+}
+
+/* --chat: one conversation object to the ids of its rendered prompt.
+ * Returns the exit status. */
+static int tokenize_chat(const rm_tokenizer *t, const char *format, const char *in, size_t len)
+{
+    rm_err err;
+    rm_chat_format f = !format ? rm_chat_detect(t) : !strcmp(format, "im") ? RM_CHAT_IM : RM_CHAT_XTML;
+    int32_t *ids;
+    int n = rm_chat_render_json(t, f, in, len, &ids, &err);
+    if (n < 0) {
+        fprintf(stderr, "remora tokenize: stdin: %s\n", err.msg);
+        return 2;
+    }
+    print_ids(ids, n);
+    putchar('\n');
+    free(ids);
+    return 0;
+}
+
+/* A JSON array of strings to an array of id arrays. Returns the exit
+ * status. */
+static int tokenize_strings(const rm_tokenizer *t, int allow, const char *in, size_t len)
+{
+    rm_err err;
+    json_error_t je;
+    json_t *arr = json_loadb(in, len, JSON_ALLOW_NUL, &je);
+    int rc = 2;
+    if (!arr || !json_is_array(arr)) {
+        if (arr) fprintf(stderr, "remora tokenize: stdin: expected a JSON array of strings\n");
+        else fprintf(stderr, "remora tokenize: stdin: line %d column %d: %s\n", je.line, je.column, je.text);
+        goto out;
+    }
+    for (size_t i = 0; i < json_array_size(arr); i++)
+        if (!json_is_string(json_array_get(arr, i))) {
+            fprintf(stderr, "remora tokenize: stdin: element %zu is not a string\n", i);
+            goto out;
+        }
+    putchar('[');
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        json_t *s = json_array_get(arr, i);
+        int32_t *ids;
+        int n = rm_tokenizer_encode(t, json_string_value(s), json_string_length(s), allow, &ids, &err);
+        if (n < 0) {
+            fprintf(stderr, "remora tokenize: element %zu: %s\n", i, err.msg);
+            rc = 1;
+            goto out;
+        }
+        if (i) putchar(',');
+        print_ids(ids, n);
+        free(ids);
+    }
+    puts("]");
+    rc = 0;
+out:
+    json_decref(arr);
+    return rc;
 }
 
 int cmd_tokenize(int argc, char **argv)
@@ -82,69 +125,23 @@ int cmd_tokenize(int argc, char **argv)
         fprintf(stderr, "remora tokenize: --format must be xtml or im\n");
         return 2;
     }
-
     rm_err err;
     rm_tokenizer *t;
     if (rm_tokenizer_open(dir, &t, &err)) {
         fprintf(stderr, "remora tokenize: %s\n", err.msg);
         return 2;
     }
-    size_t len;
-    char *in = read_stdin(&len);
-    int rc = 2;
-    if (!in) {
-        fprintf(stderr, "remora tokenize: cannot read stdin\n");
-        goto out;
+    rm_buf in = { 0 };
+    int rc, r = read_all(stdin, &in);
+    if (r) {
+        fprintf(stderr, "remora tokenize: %s\n", r == -1 ? "out of memory reading stdin" : "cannot read stdin");
+        rc = r == -1 ? 1 : 2;
+    } else if (chat) {
+        rc = tokenize_chat(t, format, in.p ? in.p : "", in.len);
+    } else {
+        rc = tokenize_strings(t, allow, in.p ? in.p : "", in.len);
     }
-    if (chat) {
-        rm_chat_format f = !format ? rm_chat_detect(t) : !strcmp(format, "im") ? RM_CHAT_IM : RM_CHAT_XTML;
-        int32_t *ids;
-        int n = rm_chat_render_json(t, f, in, len, &ids, &err);
-        if (n < 0) {
-            fprintf(stderr, "remora tokenize: stdin: %s\n", err.msg);
-            goto out;
-        }
-        print_ids(ids, n);
-        putchar('\n');
-        free(ids);
-        rc = 0;
-        goto out;
-    }
-
-    json_error_t je;
-    json_t *arr = json_loadb(in, len, JSON_ALLOW_NUL, &je);
-    if (!arr || !json_is_array(arr)) {
-        if (arr) fprintf(stderr, "remora tokenize: stdin: expected a JSON array of strings\n");
-        else fprintf(stderr, "remora tokenize: stdin: line %d column %d: %s\n", je.line, je.column, je.text);
-        json_decref(arr);
-        goto out;
-    }
-    for (size_t i = 0; i < json_array_size(arr); i++)
-        if (!json_is_string(json_array_get(arr, i))) {
-            fprintf(stderr, "remora tokenize: stdin: element %zu is not a string\n", i);
-            json_decref(arr);
-            goto out;
-        }
-    putchar('[');
-    for (size_t i = 0; i < json_array_size(arr); i++) {
-        json_t *s = json_array_get(arr, i);
-        int32_t *ids;
-        int n = rm_tokenizer_encode(t, json_string_value(s), json_string_length(s), allow, &ids, &err);
-        if (n < 0) {
-            fprintf(stderr, "remora tokenize: element %zu: %s\n", i, err.msg);
-            json_decref(arr);
-            rc = 1;
-            goto out;
-        }
-        if (i) putchar(',');
-        print_ids(ids, n);
-        free(ids);
-    }
-    puts("]");
-    json_decref(arr);
-    rc = 0;
-out:
-    free(in);
+    rm_buf_free(&in);
     rm_tokenizer_free(t);
     if (fflush(stdout) || ferror(stdout)) {
         fprintf(stderr, "remora tokenize: error writing stdout\n");

@@ -3,16 +3,9 @@
  * when experts arrive 17 MB at a time. */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+#include "engine.h"
 #include "progress.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 const char *progress_bytes(char *buf, size_t cap, double b)
 {
@@ -41,7 +34,7 @@ void progress_end(progress_bar *b)
 void progress_cb(void *ud, const char *what, uint64_t done, uint64_t total)
 {
     progress_bar *b = ud;
-    double t = now();
+    double t = rm_now();
     if (strcmp(b->phase, what)) {       /* a new phase */
         progress_end(b);
         snprintf(b->phase, sizeof b->phase, "%s", what);

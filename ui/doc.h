@@ -6,13 +6,16 @@
  * from the start of that block's last line, so the cost of a token does not
  * grow with the length of the conversation. A block may cap its height
  * (long pasted prompts), in which case its last shown line says how many
- * lines were left out.
+ * lines were left out. Every call that adds text or lines returns -1 when
+ * it runs out of memory; the caller must say so, as the document then
+ * lacks text or lines.
  */
 #ifndef REMORA_UI_DOC_H
 #define REMORA_UI_DOC_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "engine.h"
 
 enum { UI_LINE_TEXT, UI_LINE_GAP, UI_LINE_MORE };
 
@@ -25,8 +28,7 @@ typedef struct ui_line {
 
 typedef struct ui_block {
     int     style;
-    char   *text;
-    size_t  len, cap;
+    rm_buf  text;           /* text.p, text.len */
     int     gap;            /* blank line before the block */
     int     max_lines;      /* 0 = unlimited */
     int     final;          /* no more appends: a truncated tail becomes U+FFFD */
@@ -48,10 +50,11 @@ void ui_doc_clear(ui_doc *d);
 int  ui_doc_add(ui_doc *d, int style, const char *text, size_t len, int gap, int max_lines);
 /* Appends to the last block. Returns 0, or -1 when out of memory. */
 int  ui_doc_append(ui_doc *d, const char *text, size_t len);
-/* Marks the last block complete. */
-void ui_doc_finish(ui_doc *d);
-/* Rewraps everything when the width changes. */
-void ui_doc_set_width(ui_doc *d, int width);
+/* Marks the last block complete. Returns 0, or -1 when out of memory. */
+int  ui_doc_finish(ui_doc *d);
+/* Rewraps everything when the width changes. Returns 0, or -1 when out of
+ * memory (lines are missing until the next successful rewrap). */
+int  ui_doc_set_width(ui_doc *d, int width);
 /* Index of the first line showing block `b` at or after byte `off`, or the
  * last line before it; used to keep the scroll position across rewraps. */
 int  ui_doc_find(const ui_doc *d, int b, size_t off);

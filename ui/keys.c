@@ -65,11 +65,14 @@ static const struct { const char *seq; const char *key; } seqs[] = {
 
 static const char PASTE_START[] = "\x1b[200~";
 static const char PASTE_END[] = "\x1b[201~";
-#define PASTE_MAX (64u << 20)
 
-void ui_keys_init(ui_keyparser *p) { memset(p, 0, sizeof *p); }
+void ui_keys_init(ui_keyparser *p)
+{
+    memset(p, 0, sizeof *p);
+    p->paste.max = UI_PASTE_MAX;
+}
 
-void ui_keys_free(ui_keyparser *p) { free(p->paste); memset(p, 0, sizeof *p); }
+void ui_keys_free(ui_keyparser *p) { rm_buf_free(&p->paste); memset(p, 0, sizeof *p); }
 
 int ui_keys_pending(const ui_keyparser *p) { return p->npend > 0 && !p->in_paste; }
 
@@ -100,20 +103,35 @@ static size_t esc_len(const char *s, size_t n)
     return 2;
 }
 
+/* Keeps pasted bytes; once some cannot be kept the whole paste is refused
+ * (its bytes are let go, the rest of it is consumed up to the end marker). */
 static void paste_add(ui_keyparser *p, const char *s, size_t n)
 {
-    if (p->plen + n > PASTE_MAX) n = PASTE_MAX - p->plen;
-    if (!n) return;
-    if (p->plen + n > p->pcap) {
-        size_t nc = p->pcap ? p->pcap : 4096;
-        while (nc < p->plen + n) nc *= 2;
-        char *q = realloc(p->paste, nc);
-        if (!q) return;
-        p->paste = q;
-        p->pcap = nc;
+    if (p->paste_failed || !n) return;
+    if (rm_buf_add(&p->paste, s, n) == 0) return;
+    p->paste_failed = p->paste.max && p->paste.len + n > p->paste.max ? 1 : 2;
+    rm_buf_free(&p->paste);                 /* keeps max */
+}
+
+/* The end of a paste: its text, or why it was refused. */
+static void paste_end(ui_keyparser *p, ui_key_fn fn, void *ud)
+{
+    if (p->paste_failed) {
+        char msg[128];
+        size_t max = p->paste.max;
+        if (p->paste_failed == 1 && max % (1u << 20) == 0)
+            snprintf(msg, sizeof msg, "paste refused: more than %zu MB", max >> 20);
+        else if (p->paste_failed == 1)
+            snprintf(msg, sizeof msg, "paste refused: more than %zu bytes", max);
+        else
+            snprintf(msg, sizeof msg, "paste refused: out of memory");
+        fn(ud, UI_IN_ERROR, msg, strlen(msg));
+    } else {
+        fn(ud, UI_IN_PASTE, p->paste.p ? p->paste.p : "", p->paste.len);
     }
-    memcpy(p->paste + p->plen, s, n);
-    p->plen += n;
+    rm_buf_reset(&p->paste);
+    p->paste_failed = 0;
+    p->in_paste = 0;
 }
 
 /* Handles a complete mouse report ESC [ < b ; x ; y (M|m). */
@@ -141,9 +159,7 @@ static size_t parse(ui_keyparser *p, const char *s, size_t n, ui_key_fn fn, void
             const char *end = memmem(s + i, n - i, PASTE_END, sizeof PASTE_END - 1);
             if (end) {
                 paste_add(p, s + i, (size_t)(end - (s + i)));
-                fn(ud, UI_IN_PASTE, p->paste ? p->paste : "", p->plen);
-                p->plen = 0;
-                p->in_paste = 0;
+                paste_end(p, fn, ud);
                 i = (size_t)(end - s) + sizeof PASTE_END - 1;
                 continue;
             }
@@ -160,7 +176,8 @@ static size_t parse(ui_keyparser *p, const char *s, size_t n, ui_key_fn fn, void
             if (!l) return i;
             if (l == sizeof PASTE_START - 1 && !memcmp(s + i, PASTE_START, l)) {
                 p->in_paste = 1;
-                p->plen = 0;
+                p->paste_failed = 0;
+                rm_buf_reset(&p->paste);
             } else if (l > 3 && s[i + 1] == '[' && s[i + 2] == '<') {
                 mouse(p, s + i, l, fn, ud);
             } else {

@@ -7,7 +7,9 @@
  *
  * The parser turns raw terminal bytes into key names (for sequences the UI
  * handles), pasted text (bracketed paste, delivered whole however many reads
- * it spans), mouse wheel events, and runs of plain bytes for readline. It is
+ * it spans; a paste that cannot be kept whole, past UI_PASTE_MAX or out of
+ * memory, is refused with an error event, never cut), mouse wheel events,
+ * and runs of plain bytes for readline. It is
  * pure, so it is unit-tested without a terminal. An escape sequence cut at
  * the end of a read is held back; ui_keys_flush() releases it when no more
  * bytes come (a lone Esc).
@@ -17,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include "engine.h"
 
 enum {
     UI_ACT_READLINE,            /* readline's own binding */
@@ -42,17 +45,20 @@ int  ui_keys_action(const char *key);
 /* Prints the table, one "KEY<TAB>WHAT" line per binding. */
 void ui_keys_print(FILE *f);
 
-enum { UI_IN_KEY, UI_IN_BYTES, UI_IN_PASTE };
+enum { UI_IN_KEY, UI_IN_BYTES, UI_IN_PASTE, UI_IN_ERROR };
 
-/* type UI_IN_KEY: data is the key name; BYTES/PASTE: len bytes of input. */
+#define UI_PASTE_MAX (64u << 20)    /* bytes of one bracketed paste */
+
+/* type UI_IN_KEY: data is the key name; BYTES/PASTE: len bytes of input;
+ * ERROR: a message (a paste was refused). */
 typedef void (*ui_key_fn)(void *ud, int type, const char *data, size_t len);
 
 typedef struct ui_keyparser {
     char   pend[64];
     size_t npend;
     int    in_paste;
-    char  *paste;
-    size_t plen, pcap;
+    int    paste_failed;        /* the paste in progress could not be kept */
+    rm_buf paste;               /* max: UI_PASTE_MAX (tests lower it) */
     int    mouse_x, mouse_y;    /* position of the last wheel event, 0-based */
 } ui_keyparser;
 

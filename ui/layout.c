@@ -1,14 +1,17 @@
 /* layout.c — terminal size and view options to rectangles (see layout.h).
  *
  * Tiers, from wide to small: a panel column at >= 100 columns (panels shrink
- * to their minimum heights, then the router and the lower panels drop out as
- * rows run short); a band of four panels under the panes at >= 72 columns
- * with enough rows; no panels below that. The panes sit side by side when the
+ * to their minimum heights, then the panel that takes the rest, the router,
+ * and then the lower panels drop out as rows run short); a band of the
+ * panels of fixed height under the panes at >= 72 columns with enough rows;
+ * no panels below that. The panes sit side by side when the
  * text area has >= 60 columns, otherwise the reasoning pane is stacked above
  * the answer.
  */
 #include <string.h>
 #include "layout.h"
+
+#define BAND_H 5        /* rows of the panel band */
 
 static ui_rect rect(int y, int x, int h, int w)
 {
@@ -21,51 +24,75 @@ int ui_rect_visible(ui_rect r) { return r.h > 0 && r.w > 0; }
 
 const char *ui_layout_name(int region)
 {
-    static const char *names[UI_R_COUNT] = {
-        "status", "answer", "sep", "reasoning", "psep",
-        "timing", "cache", "io", "spec", "router", "input" };
+    static const char *names[UI_R_COUNT] = { "status", "answer", "sep", "reasoning", "psep", "input" };
     return region >= 0 && region < UI_R_COUNT ? names[region] : "?";
 }
 
-/* Stacks the panels in a column of height h: preferred heights first, then
- * shrink toward minimums, then drop panels from the bottom of the list. The
- * router (last) takes what is left when it gets at least its minimum. */
-static void panel_column(ui_layout *L, int y, int x, int h, int w)
+static int npanels(const ui_layout_opts *o)
 {
-    static const int ids[] = { UI_R_TIMING, UI_R_CACHE, UI_R_IO, UI_R_SPEC };
-    static const int pref[] = { 6, 5, 5, 3 };
-    static const int minh[] = { 4, 3, 3, 2 };
-    enum { N = 4, ROUTER_MIN = 4 };
-    int hh[N], n = N, router = 1;
-    memcpy(hh, pref, sizeof hh);
-    for (;;) {
-        int sum = 0;
-        for (int i = 0; i < n; i++) sum += hh[i];
-        if (sum + (router ? ROUTER_MIN : 0) <= h) break;
-        int big = -1;
-        for (int i = 0; i < n; i++)
-            if (hh[i] > minh[i] && (big < 0 || hh[i] - minh[i] > hh[big] - minh[big])) big = i;
-        if (big >= 0) hh[big]--;
-        else if (router) router = 0;
-        else if (n > 0) n--;
-        else break;
-    }
-    int yy = y;
-    for (int i = 0; i < n; i++) {
-        L->r[ids[i]] = rect(yy, x, hh[i], w);
-        yy += hh[i];
-    }
-    if (router) L->r[UI_R_ROUTER] = rect(yy, x, y + h - yy, w);
+    return o->npanels < 0 ? 0 : o->npanels > UI_PANELS_MAX ? UI_PANELS_MAX : o->npanels;
 }
 
-static void panel_band(ui_layout *L, int y, int h, int cols)
+/* Stacks the panels in a column of height h: preferred heights first, then
+ * shrink toward minimums (the panel with the most rows to spare first),
+ * then drop the panels that take the rest, then the others from the bottom
+ * of the table. The rows left over go to the panels that take the rest. */
+static void panel_column(ui_layout *L, const ui_layout_opts *o, int y, int x, int h, int w)
 {
-    static const int ids[] = { UI_R_TIMING, UI_R_CACHE, UI_R_IO, UI_R_SPEC };
-    int gap = 1, w = (cols - 3 * gap) / 4;
-    for (int i = 0; i < 4; i++) {
-        int x = i * (w + gap);
-        int ww = i == 3 ? cols - x : w;
-        L->r[ids[i]] = rect(y, x, h, ww);
+    const ui_panel_fit *p = o->panels;
+    const int n = npanels(o);
+    int hh[UI_PANELS_MAX], shown[UI_PANELS_MAX];
+    for (int i = 0; i < n; i++) {
+        hh[i] = p[i].pref_h == UI_PANEL_REST ? p[i].min_h : p[i].pref_h;
+        shown[i] = 1;
+    }
+    for (;;) {
+        int sum = 0;
+        for (int i = 0; i < n; i++) if (shown[i]) sum += hh[i];
+        if (sum <= h) break;
+        int big = -1, rest = -1, fixed = -1;
+        for (int i = 0; i < n; i++) {
+            if (!shown[i]) continue;
+            if (p[i].pref_h == UI_PANEL_REST) { rest = i; continue; }
+            fixed = i;
+            if (hh[i] > p[i].min_h && (big < 0 || hh[i] - p[i].min_h > hh[big] - p[big].min_h)) big = i;
+        }
+        if (big >= 0) hh[big]--;
+        else if (rest >= 0) shown[rest] = 0;
+        else if (fixed >= 0) shown[fixed] = 0;
+        else break;
+    }
+    int used = 0, nrest = 0;
+    for (int i = 0; i < n; i++) {
+        if (!shown[i]) continue;
+        if (p[i].pref_h == UI_PANEL_REST) nrest++;
+        else used += hh[i];
+    }
+    int left = h - used, yy = y;
+    for (int i = 0; i < n; i++) {
+        if (!shown[i]) continue;
+        int ph = hh[i];
+        if (p[i].pref_h == UI_PANEL_REST) { ph = left / nrest--; left -= ph; }
+        L->panel[i] = rect(yy, x, ph, w);
+        yy += ph;
+    }
+}
+
+/* The panels of fixed height side by side in equal widths, the last one
+ * taking the columns left over; the others do not show. */
+static void panel_band(ui_layout *L, const ui_layout_opts *o, int y, int h, int cols)
+{
+    const int n = npanels(o);
+    int nb = 0;
+    for (int i = 0; i < n; i++) nb += o->panels[i].pref_h != UI_PANEL_REST;
+    if (!nb) return;
+    int gap = 1, w = (cols - (nb - 1) * gap) / nb, k = 0;
+    for (int i = 0; i < n; i++) {
+        if (o->panels[i].pref_h == UI_PANEL_REST) continue;
+        int x = k * (w + gap);
+        int ww = k == nb - 1 ? cols - x : w;
+        L->panel[i] = rect(y, x, h, ww);
+        k++;
     }
 }
 
@@ -92,12 +119,11 @@ void ui_layout_compute(int rows, int cols, const ui_layout_opts *o, ui_layout *L
         if (pw > 46) pw = 46;
         text_w = cols - pw - 1;
         L->r[UI_R_PSEP] = rect(body_y, text_w, body_h, 1);
-        panel_column(L, body_y, text_w + 1, body_h, pw);
+        panel_column(L, o, body_y, text_w + 1, body_h, pw);
     } else if (!o->panels_hidden && cols >= 72 && body_h >= 16) {
-        int band_h = 5;
-        text_h = body_h - band_h;
+        text_h = body_h - BAND_H;
         L->band = 1;
-        panel_band(L, body_y + text_h, band_h, cols);
+        panel_band(L, o, body_y + text_h, BAND_H, cols);
     }
 
     if (o->reasoning_hidden) {

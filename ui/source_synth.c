@@ -30,7 +30,7 @@ typedef struct synth_source {
     ui_synth_opts o;
     msg          *msgs;
     rm_chat_msg  *view;
-    int           n, cap;
+    int           n, cap, vcap;
     int           interrupted;
     uint64_t      rng;
     int16_t       route[LAYERS][TOPK];
@@ -77,22 +77,15 @@ static double unit(synth_source *s) { return (double)(next_rand(s) >> 11) / 9007
 
 static int push_msg(synth_source *s, const char *role, const char *content, const char *reasoning)
 {
-    if (s->n == s->cap) {
-        int nc = s->cap ? s->cap * 2 : 16;
-        msg *m = realloc(s->msgs, (size_t)nc * sizeof *m);
-        if (!m) return -1;
-        s->msgs = m;
-        rm_chat_msg *v = realloc(s->view, (size_t)nc * sizeof *v);
-        if (!v) return -1;
-        s->view = v;
-        s->cap = nc;
+    if (RM_GROW(s->msgs, s->cap, s->n + 1) || RM_GROW(s->view, s->vcap, s->n + 1)) return -1;
+    msg m = { strdup(role), strdup(content ? content : ""), reasoning ? strdup(reasoning) : NULL };
+    if (!m.role || !m.content || (reasoning && !m.reasoning)) {
+        free(m.role);
+        free(m.content);
+        free(m.reasoning);
+        return -1;
     }
-    msg *m = &s->msgs[s->n];
-    m->role = strdup(role);
-    m->content = strdup(content ? content : "");
-    m->reasoning = reasoning ? strdup(reasoning) : NULL;
-    if (!m->role || !m->content || (reasoning && !m->reasoning)) return -1;
-    s->n++;
+    s->msgs[s->n++] = m;
     return 0;
 }
 
@@ -123,24 +116,6 @@ static int set_system(ui_source *src, const char *text, rm_err *err)
     memmove(s->msgs + 1, s->msgs, (size_t)(s->n - 1) * sizeof *s->msgs);
     s->msgs[0] = sys;
     return 0;
-}
-
-/* A growable string for the reply being generated. */
-typedef struct sbuf { char *p; size_t n, cap; } sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
-{
-    if (b->n + n + 1 > b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 1024;
-        while (nc < b->n + n + 1) nc *= 2;
-        char *p = realloc(b->p, nc);
-        if (!p) return;
-        b->p = p;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-    b->p[b->n] = 0;
 }
 
 /* Advances the router: most choices stay from the last token, the rest
@@ -215,23 +190,20 @@ static void fill_stats(synth_source *s, uint64_t index, double nominal)
     for (int l = 0; l < LAYERS; l++) memcpy(st->route_ids[l], s->route[l], sizeof s->route[l]);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
+/* Sleeps until rm_now() reaches t. */
 static void sleep_until(double t)
 {
-    struct timespec ts = { (time_t)t, (long)((t - (double)(time_t)t) * 1e9) };
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {}
+    for (double d; (d = t - rm_now()) > 0;) {
+        struct timespec ts = { (time_t)d, (long)((d - (double)(time_t)d) * 1e9) };
+        nanosleep(&ts, NULL);
+    }
 }
 
-/* Streams `ntok` tokens of text cycling through `pieces` on one channel.
- * Returns 0, or 1 when stopped. */
+/* Streams `ntok` tokens of text cycling through `pieces` on one channel,
+ * keeping them in `out` (the reply). Returns 0, 1 when stopped, or -1 when
+ * out of memory. */
 static int stream(synth_source *s, const char *head, const char **pieces, int npieces, int ntok,
-                  int channel, sbuf *out, const rm_gen_events *ev, volatile int *stop,
+                  int channel, rm_buf *out, const rm_gen_events *ev, volatile int *stop,
                   uint64_t *index, double *deadline, double nominal)
 {
     int piece = head ? npieces - 1 : (int)(next_rand(s) % (uint64_t)npieces);
@@ -254,7 +226,7 @@ static int stream(synth_source *s, const char *head, const char **pieces, int np
             sleep_until(*deadline);
             *deadline += 1.0 / s->o.rate;
         }
-        sb_add(out, text + pos, n);
+        if (rm_buf_add(out, text + pos, n)) return -1;
         if (ev->on_text) ev->on_text(ev->ud, channel, text + pos, n);
         pos += n;
         fill_stats(s, (*index)++, nominal);
@@ -285,11 +257,11 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
     s->st.seconds = s->st.prompt_tokens * nominal * 0.1;
     if (ev->on_stats) ev->on_stats(ev->ud, &s->st);
 
-    sbuf reasoning = { 0 }, answer = { 0 };
+    rm_buf reasoning = { 0 }, answer = { 0 };
     char head[256];
     snprintf(head, sizeof head, "Received 1 message: %zu bytes, %d lines. ", ulen, lines);
     uint64_t index = 0;
-    double deadline = now_s();
+    double deadline = rm_now();
     int stopped = 0;
     if (o->think && s->o.reasoning_tokens > 0)
         stopped = stream(s, NULL, reasoning_text, (int)(sizeof reasoning_text / sizeof *reasoning_text),
@@ -299,33 +271,34 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
         stopped = stream(s, head, answer_text, (int)(sizeof answer_text / sizeof *answer_text),
                          s->o.answer_tokens, RM_CHAN_ANSWER, &answer, ev, stop, &index, &deadline,
                          nominal);
-    s->interrupted = stopped;
-    int rc = push_msg(s, "assistant", answer.p ? answer.p : "", reasoning.p);
-    free(reasoning.p);
-    free(answer.p);
+    s->interrupted = stopped == 1;
+    int rc = stopped < 0 ? -1 : push_msg(s, "assistant", answer.p ? answer.p : "", reasoning.p);
+    rm_buf_free(&reasoning);
+    rm_buf_free(&answer);
     return rc ? rm_errf(err, "out of memory") : 0;
 }
 
+/* The conversation as JSONL of {role, content[, reasoning_content]},
+ * replaced atomically (rm_write_atomic: temporary file, fsync, rename,
+ * folder fsync). engine/session.c writes the engine's transcripts; this
+ * should become the engine's transcript writer once engine.h exports one. */
 static int save(ui_source *src, const char *path, rm_err *err)
 {
     synth_source *s = (synth_source *)src;
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
-    if (!f) return rm_errf(err, "%s: cannot create", tmp);
+    rm_buf b = { 0 };
     int bad = 0;
     for (int i = 0; i < s->n && !bad; i++) {
         json_t *o = json_pack("{s:s, s:s}", "role", s->msgs[i].role, "content", s->msgs[i].content);
         if (o && s->msgs[i].reasoning)
             json_object_set_new(o, "reasoning_content", json_string(s->msgs[i].reasoning));
         char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
-        bad = !line || fprintf(f, "%s\n", line) < 0;
+        bad = !line || rm_buf_adds(&b, line) || rm_buf_add(&b, "\n", 1);
         free(line);
         json_decref(o);
     }
-    if (fclose(f) || bad) { remove(tmp); return rm_errf(err, "%s: write failed", path); }
-    if (rename(tmp, path)) { remove(tmp); return rm_errf(err, "%s: cannot rename into place", path); }
-    return 0;
+    int rc = bad ? rm_errf(err, "%s: out of memory", path) : rm_write_atomic(path, b.p ? b.p : "", b.len, 0644, err);
+    rm_buf_free(&b);
+    return rc;
 }
 
 static int load(ui_source *src, const char *path, rm_err *err)

@@ -3,7 +3,7 @@
 #include <string.h>
 #include "stats.h"
 
-void ui_sample_from(ui_sample *s, const rm_token_stats *st)
+void ui_stats_sample(ui_sample *s, const rm_token_stats *st)
 {
     s->token_index = st->token_index;
     s->seconds = st->seconds;

@@ -54,7 +54,7 @@ typedef struct ui_summary {
     double   prefill_seconds;
 } ui_summary;
 
-void ui_sample_from(ui_sample *s, const rm_token_stats *st);
+void ui_stats_sample(ui_sample *s, const rm_token_stats *st);
 void ui_stats_reset(ui_stats *st);
 void ui_stats_add(ui_stats *st, const ui_sample *s);
 /* Installs the latest full record (and its predecessor when known). */

@@ -72,6 +72,67 @@ static void set_single(ui_glyph *g, wchar_t c, int width)
     g->width = width;
 }
 
+/* The code points of the cluster that starts with cp (l bytes at s):
+ * at most MAX_CLUSTER kept in cps, the rest consumed. Returns the bytes of
+ * the cluster, or 0 when s ends inside it and final is 0. */
+static size_t collect_cluster(const unsigned char *s, size_t n, size_t l, int32_t cp, int final, int32_t *cps,
+                              int *ncp)
+{
+    *ncp = 0;
+    cps[(*ncp)++] = cp;
+    size_t pos = l;
+    utf8proc_int32_t state = 0;
+    int32_t prev = cp;
+    while (pos < n) {
+        int32_t c;
+        int k = decode(s + pos, n - pos, &c);
+        if (k == 0) {
+            if (!final) return 0;
+            break;
+        }
+        if (k < 0) break;
+        if (utf8proc_grapheme_break_stateful(prev, c, &state)) break;
+        if (*ncp < MAX_CLUSTER) cps[(*ncp)++] = c;
+        pos += (size_t)k;
+        prev = c;
+    }
+    return pos;
+}
+
+/* The cells a cluster draws, by the rules at the top of this file. */
+static void cluster_cells(ui_glyph *g, const int32_t *cps, int ncp)
+{
+    int nch = 0;    /* chars in the current cell */
+    for (int i = 0; i < ncp; i++) {
+        int32_t c = cps[i];
+        if (c == 0x200D) break;                          /* ZWJ */
+        if (c == 0xFE0E || c == 0xFE0F) continue;        /* variation selectors */
+        int w = cp_width(c);
+        if (w < 0) {
+            if (g->ncells == 0) { set_single(g, REPLACEMENT, 1); nch = 1; }
+            continue;
+        }
+        if (w == 0) {
+            if (g->ncells > 0 && nch < UI_CELL_CHARS) {
+                g->cell[g->ncells - 1][nch++] = (wchar_t)c;
+                g->cell[g->ncells - 1][nch] = 0;
+            }
+            continue;
+        }
+        if (g->ncells == 0) {
+            set_single(g, (wchar_t)c, w);
+            nch = 1;
+        } else if (g->ncells == 1 && is_ri(c) && is_ri((int32_t)g->cell[0][0])) {
+            g->cell[1][0] = (wchar_t)c;
+            g->cell[1][1] = 0;
+            g->cell_width[1] = w;
+            g->width += w;
+            g->ncells = 2;
+            nch = 1;
+        }
+    }
+}
+
 int ui_glyph_next(const char *str, size_t n, int final, ui_glyph *g)
 {
     const unsigned char *s = (const unsigned char *)str;
@@ -106,26 +167,10 @@ int ui_glyph_next(const char *str, size_t n, int final, ui_glyph *g)
         return 1;
     }
 
-    /* Collect the cluster. */
     int32_t cps[MAX_CLUSTER];
-    int ncp = 0;
-    cps[ncp++] = cp;
-    size_t pos = (size_t)l;
-    utf8proc_int32_t state = 0;
-    int32_t prev = cp;
-    while (pos < n) {
-        int32_t c;
-        int k = decode(s + pos, n - pos, &c);
-        if (k == 0) {
-            if (!final) return 0;   /* the cluster may go on in the next bytes */
-            break;
-        }
-        if (k < 0) break;
-        if (utf8proc_grapheme_break_stateful(prev, c, &state)) break;
-        if (ncp < MAX_CLUSTER) cps[ncp++] = c;
-        pos += (size_t)k;
-        prev = c;
-    }
+    int ncp;
+    size_t pos = collect_cluster(s, n, (size_t)l, cp, final, cps, &ncp);
+    if (!pos) return 0;             /* the cluster may go on in the next bytes */
     g->len = pos;
 
     if (cp == ' ' && ncp == 1) {
@@ -138,35 +183,7 @@ int ui_glyph_next(const char *str, size_t n, int final, ui_glyph *g)
         set_single(g, (cp >= 0x20 && cp < 0x7F) ? (wchar_t)cp : '?', 1);
         return 1;
     }
-    int nch = 0;    /* chars in the current cell */
-    for (int i = 0; i < ncp; i++) {
-        int32_t c = cps[i];
-        if (c == 0x200D) break;                          /* ZWJ */
-        if (c == 0xFE0E || c == 0xFE0F) continue;        /* variation selectors */
-        int w = cp_width(c);
-        if (w < 0) {
-            if (g->ncells == 0) { set_single(g, REPLACEMENT, 1); nch = 1; }
-            continue;
-        }
-        if (w == 0) {
-            if (g->ncells > 0 && nch < UI_CELL_CHARS) {
-                g->cell[g->ncells - 1][nch++] = (wchar_t)c;
-                g->cell[g->ncells - 1][nch] = 0;
-            }
-            continue;
-        }
-        if (g->ncells == 0) {
-            set_single(g, (wchar_t)c, w);
-            nch = 1;
-        } else if (g->ncells == 1 && is_ri(c) && is_ri((int32_t)g->cell[0][0])) {
-            g->cell[1][0] = (wchar_t)c;
-            g->cell[1][1] = 0;
-            g->cell_width[1] = w;
-            g->width += w;
-            g->ncells = 2;
-            nch = 1;
-        }
-    }
+    cluster_cells(g, cps, ncp);
     if (g->ncells == 0) g->kind = UI_GLYPH_EMPTY;
     return 1;
 }

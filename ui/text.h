@@ -6,7 +6,8 @@
  * drawn. Clusters are segmented with utf8proc; widths are those of libc's
  * wcwidth() (the function ncurses uses to advance the cursor), and a code
  * point on which wcwidth and utf8proc disagree is drawn as U+FFFD so the
- * terminal, ncurses and our layout cannot drift apart (docs/tui-notes §3.3).
+ * terminal, ncurses and our layout cannot drift apart (the full list of
+ * rules opens text.c).
  */
 #ifndef REMORA_UI_TEXT_H
 #define REMORA_UI_TEXT_H

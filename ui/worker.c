@@ -11,8 +11,6 @@
 
 #define RING 64
 
-typedef struct tbuf { char *p; size_t n, cap; } tbuf;
-
 struct ui_worker {
     ui_source      *src;
     pthread_t       thread;
@@ -29,7 +27,8 @@ struct ui_worker {
     rm_gen_opts     gen;
 
     /* published (worker -> UI), under mu */
-    tbuf            text[3];
+    rm_buf          text[3];
+    int             text_lost;      /* a delta could not be kept: the turn stops */
     ui_sample       ring[RING];
     int             ring_n, ring_lost;
     rm_token_stats  full, full_prev;
@@ -38,7 +37,7 @@ struct ui_worker {
     ui_done         done;
 
     /* UI-side copies handed out by drain */
-    tbuf            out[3];
+    rm_buf          out[3];
 };
 
 static void wake_ui(ui_worker *w)
@@ -49,26 +48,18 @@ static void wake_ui(ui_worker *w)
     }
 }
 
-static void tb_add(tbuf *b, const char *s, size_t n)
-{
-    if (b->n + n > b->cap) {
-        size_t nc = b->cap ? b->cap : 4096;
-        while (nc < b->n + n) nc *= 2;
-        char *p = realloc(b->p, nc);
-        if (!p) return;
-        b->p = p;
-        b->cap = nc;
-    }
-    memcpy(b->p + b->n, s, n);
-    b->n += n;
-}
-
+/* Text the UI cannot be given whole would leave a transcript with a hole in
+ * it, so a delta that does not fit (out of memory) stops the turn, which
+ * then ends with an error instead. */
 static void on_text(void *ud, int channel, const char *text, size_t len)
 {
     ui_worker *w = ud;
     if (channel != RM_CHAN_REASONING && channel != RM_CHAN_ANSWER) return;
     pthread_mutex_lock(&w->mu);
-    tb_add(&w->text[channel], text, len);
+    if (!w->text_lost && rm_buf_add(&w->text[channel], text, len)) {
+        w->text_lost = 1;
+        w->stop = 1;
+    }
     pthread_mutex_unlock(&w->mu);
     wake_ui(w);
 }
@@ -77,7 +68,7 @@ static void on_stats(void *ud, const rm_token_stats *st)
 {
     ui_worker *w = ud;
     ui_sample s;
-    ui_sample_from(&s, st);
+    ui_stats_sample(&s, st);
     pthread_mutex_lock(&w->mu);
     if (w->ring_n < RING) w->ring[w->ring_n++] = s;
     else w->ring_lost++;
@@ -100,8 +91,13 @@ static void run(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen, 
     switch (cmd) {
     case UI_CMD_TURN: {
         rm_gen_events ev = { w, on_text, on_stats };
+        w->text_lost = 0;
         d->rc = s->vt->turn(s, arg, gen, &ev, &w->stop, &err);
         d->interrupted = d->rc == 0 && s->vt->last_interrupted(s);
+        if (w->text_lost && d->rc == 0) {
+            d->rc = rm_errf(&err, "out of memory: the reply could not be shown whole, so the turn was stopped");
+            d->interrupted = 0;
+        }
         break;
     }
     case UI_CMD_SYSTEM: d->rc = s->vt->set_system(s, arg, &err); break;
@@ -177,7 +173,7 @@ void ui_worker_free(ui_worker *w)
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
-    for (int i = 0; i < 3; i++) { free(w->text[i].p); free(w->out[i].p); }
+    for (int i = 0; i < 3; i++) { rm_buf_free(&w->text[i]); rm_buf_free(&w->out[i]); }
     free(w->arg);
     close(w->wake[0]);
     close(w->wake[1]);
@@ -205,14 +201,6 @@ int ui_worker_submit(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *
 
 void ui_worker_stop(ui_worker *w) { w->stop = 1; }
 
-int ui_worker_busy(ui_worker *w)
-{
-    pthread_mutex_lock(&w->mu);
-    int b = w->busy;
-    pthread_mutex_unlock(&w->mu);
-    return b;
-}
-
 void ui_worker_drain(ui_worker *w, ui_drain *d)
 {
     char buf[256];
@@ -221,9 +209,9 @@ void ui_worker_drain(ui_worker *w, ui_drain *d)
 
     pthread_mutex_lock(&w->mu);
     for (int c = 1; c < 3; c++) {
-        tbuf t = w->out[c];                 /* swap: no copy of the text */
+        rm_buf t = w->out[c];               /* swap: no copy of the text */
         w->out[c] = w->text[c];
-        t.n = 0;
+        rm_buf_reset(&t);
         w->text[c] = t;
     }
     d->nsamples = w->ring_n;
@@ -242,5 +230,5 @@ void ui_worker_drain(ui_worker *w, ui_drain *d)
 
     d->text[0] = NULL;
     d->len[0] = 0;
-    for (int c = 1; c < 3; c++) { d->text[c] = w->out[c].p; d->len[c] = w->out[c].n; }
+    for (int c = 1; c < 3; c++) { d->text[c] = w->out[c].p; d->len[c] = w->out[c].len; }
 }

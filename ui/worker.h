@@ -2,8 +2,10 @@
  *
  * The UI thread submits one command at a time (a turn, /system, /clear,
  * /save, /load). The worker runs it against the source and publishes, under
- * a mutex held only for a copy: text deltas per channel (growable buffers,
- * nothing is dropped), a ring of per-token samples, the latest full stats
+ * a mutex held only for a copy: text deltas per channel (growable buffers:
+ * nothing is dropped; text that cannot be kept, out of memory, stops the
+ * turn, which ends with an error), a ring of per-token samples (what does
+ * not fit while the UI is away is counted in lost_samples), the latest full stats
  * record with its predecessor (router reuse), and a completion event. After
  * publishing it writes one byte to a pipe, only when the UI has not been
  * woken yet, so a slow UI costs the worker nothing but a memcpy.
@@ -49,7 +51,6 @@ void ui_worker_free(ui_worker *w);
 int  ui_worker_submit(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen);
 /* Asks the running turn to end at the next token. */
 void ui_worker_stop(ui_worker *w);
-int  ui_worker_busy(ui_worker *w);
 /* Empties the wake pipe and takes everything published since the last
  * drain. The drain struct is large: keep one around. */
 void ui_worker_drain(ui_worker *w, ui_drain *d);

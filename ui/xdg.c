@@ -21,7 +21,7 @@ static int make_dirs(char *dir)
     }
 }
 
-int ui_state_path(char *buf, size_t n, const char *name)
+int ui_xdg_path(char *buf, size_t n, const char *name)
 {
     const char *state = getenv("XDG_STATE_HOME");
     char dir[4096];

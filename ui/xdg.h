@@ -8,6 +8,6 @@
 
 /* Writes "<state dir>/remora/<name>" into buf, creating the directories.
  * Returns 0, or -1 when no home is known or a directory cannot be made. */
-int ui_state_path(char *buf, size_t n, const char *name);
+int ui_xdg_path(char *buf, size_t n, const char *name);
 
 #endif

@@ -1,26 +1,26 @@
-/* chat.c — start-up and teardown of the chat: the source, the terminal,
- * readline, the worker, in that order, and back (see chat.h). */
+/* main.c — start-up and teardown of the chat: the source, the terminal,
+ * readline, the worker, in that order, and back (see ui/main.h). */
 #include <langinfo.h>
 #include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "app.h"
+#include "tui.h"
 #include "input.h"
-#include "text.h"
-#include "xdg.h"
+#include "ui/text.h"
+#include "ui/xdg.h"
 
-static void leave_screen(void *ud) { ui_term_leave(&((ui_app *)ud)->term); }
+static void leave_screen(void *ud) { ui_term_leave(&((ui_tui *)ud)->term); }
 
 static void enter_screen(void *ud)
 {
-    ui_app *a = ud;
+    ui_tui *a = ud;
     ui_term_enter(&a->term);
     ui_term_resize(&a->term);
     a->dirty |= UI_D_LAYOUT;
 }
 
-int ui_app_open(ui_app *a, ui_source *src, FILE *out, FILE *in, int in_fd, int mouse,
+int ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int mouse,
                 const char *history_path, const char *log_path, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
@@ -34,9 +34,12 @@ int ui_app_open(ui_app *a, ui_source *src, FILE *out, FILE *in, int in_fd, int m
     a->drain = calloc(1, sizeof *a->drain);
     a->gen.think = 1;
     a->gen.top_p = 1;
+    ui_panels_fit(a->fit);
+    a->lopt.panels = a->fit;
+    a->lopt.npanels = ui_npanels;
     if (!a->stats || !a->drain) { snprintf(err, errlen, "out of memory"); goto fail; }
     if (ui_term_open(&a->term, out, in, mouse, log_path, err, errlen)) goto fail;
-    ui_input_hooks hooks = { ui_app_line, leave_screen, enter_screen, a };
+    ui_input_hooks hooks = { ui_slash_line, leave_screen, enter_screen, a };
     if (ui_input_init(history_path, &hooks)) {
         snprintf(err, errlen, "cannot start readline");
         ui_term_close(&a->term);
@@ -44,7 +47,7 @@ int ui_app_open(ui_app *a, ui_source *src, FILE *out, FILE *in, int in_fd, int m
     }
     if (ui_worker_start(src, &a->worker, &a->wake_fd)) {
         snprintf(err, errlen, "cannot start the worker thread");
-        ui_input_free();
+        ui_input_free(NULL);
         ui_term_close(&a->term);
         goto fail;
     }
@@ -58,10 +61,10 @@ fail:
     return -1;
 }
 
-void ui_app_close(ui_app *a)
+int ui_main_close(ui_tui *a, rm_err *err)
 {
     ui_worker_free(a->worker);      /* stops a running turn at its next token */
-    ui_input_free();
+    int rc = ui_input_free(err);
     ui_term_close(&a->term);
     a->src->vt->free(a->src);
     ui_pane_free(&a->answer);
@@ -70,9 +73,10 @@ void ui_app_close(ui_app *a)
     free(a->stats);
     free(a->drain);
     free(a->system_text);
+    return rc;
 }
 
-int ui_chat_run(const ui_chat_opts *o)
+int ui_main_run(const ui_main_opts *o)
 {
     setlocale(LC_ALL, "");
     ui_text_set_utf8(!strcmp(nl_langinfo(CODESET), "UTF-8"));
@@ -92,11 +96,11 @@ int ui_chat_run(const ui_chat_opts *o)
     }
 
     char history[4096], log[4096], msg[512];
-    int have_history = ui_state_path(history, sizeof history, "history") == 0;
-    int have_log = ui_state_path(log, sizeof log, "chat.log") == 0;
-    ui_app *a = calloc(1, sizeof *a);
+    int have_history = ui_xdg_path(history, sizeof history, "history") == 0;
+    int have_log = ui_xdg_path(log, sizeof log, "chat.log") == 0;
+    ui_tui *a = calloc(1, sizeof *a);
     if (!a) { src->vt->free(src); return 1; }
-    if (ui_app_open(a, src, stdout, stdin, STDIN_FILENO, o->mouse, have_history ? history : NULL,
+    if (ui_main_open(a, src, stdout, stdin, STDIN_FILENO, o->mouse, have_history ? history : NULL,
                     have_log ? log : NULL, msg, sizeof msg)) {
         fprintf(stderr, "remora chat: %s\n", msg);
         src->vt->free(src);
@@ -105,8 +109,11 @@ int ui_chat_run(const ui_chat_opts *o)
     }
     a->gen = o->gen;
     if (o->system) a->system_text = strdup(o->system);
-    rc = ui_app_loop(a);
-    ui_app_close(a);
+    rc = ui_loop_run(a);
+    if (ui_main_close(a, &err)) {       /* the terminal is back: say it there */
+        fprintf(stderr, "remora chat: the input history was not saved: %s\n", err.msg);
+        rc = -1;
+    }
     free(a);
     return rc ? 1 : 0;
 }

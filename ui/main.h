@@ -1,13 +1,15 @@
-/* chat.h — the entry points of the terminal UI, called by app/cmd_chat.c
- * (`remora chat`) and app/cmd_bench_ui.c (`remora bench-ui`). */
-#ifndef REMORA_UI_CHAT_H
-#define REMORA_UI_CHAT_H
+/* main.h — the entry points of the terminal UI, called by app/cmd_chat.c
+ * (`remora chat`) and app/cmd_bench_ui.c (`remora bench-ui`). They are
+ * implemented by the curses front end: ui_main_run in ui/curses/main.c,
+ * ui_bench_run in ui/curses/bench.c. */
+#ifndef REMORA_UI_MAIN_H
+#define REMORA_UI_MAIN_H
 
 #include <stdint.h>
 #include <stdio.h>
 #include "source.h"
 
-typedef struct ui_chat_opts {
+typedef struct ui_main_opts {
     const char   *model_dir;     /* used unless synthetic */
     int           synthetic;
     ui_synth_opts synth;
@@ -15,11 +17,11 @@ typedef struct ui_chat_opts {
     rm_gen_opts   gen;           /* think, sampling, speculation, max_new */
     int           mouse;
     const char   *system;        /* initial system prompt, or NULL */
-} ui_chat_opts;
+} ui_main_opts;
 
 /* Runs the chat on the controlling terminal; returns the exit status
  * (0, 1 on a runtime failure). */
-int ui_chat_run(const ui_chat_opts *o);
+int ui_main_run(const ui_main_opts *o);
 
 typedef struct ui_bench_opts {
     int    tokens;

@@ -4,9 +4,9 @@
 #include "draw.h"
 #include "panel.h"
 
-void ui_panel_io(ui_rect r, const ui_stats *st, const ui_summary *s)
+void ui_panel_io(ui_rect r, const ui_panel_in *in)
 {
-    if (!ui_rect_visible(r)) return;
+    const ui_summary *s = in->sum;
     ui_put_title(r, "I/O", 0);
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
     if (w <= 0 || !s->tokens) return;

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include "app.h"
-#include "text.h"
+#include "tui.h"
+#include "ui/text.h"
 
 static void *discard(void *arg)
 {
@@ -50,26 +50,26 @@ int ui_bench_run(const ui_bench_opts *o, FILE *rep)
     ui_synth_opts so = { o->rate, o->tokens / 4, o->tokens - o->tokens / 4 };
     rm_err err = { "" };
     ui_source *src = NULL;
-    ui_app *a = calloc(1, sizeof *a);
+    ui_tui *a = calloc(1, sizeof *a);
     char msg[512];
     int rc = 1;
     if (!out || !in || !a || ui_source_synth_open(&so, &src, &err)) {
         fprintf(stderr, "remora bench-ui: cannot set up%s%s\n", err.msg[0] ? ": " : "", err.msg);
         goto done;
     }
-    if (ui_app_open(a, src, out, in, -1, 0, NULL, NULL, msg, sizeof msg)) {
+    if (ui_main_open(a, src, out, in, -1, 0, NULL, NULL, msg, sizeof msg)) {
         fprintf(stderr, "remora bench-ui: %s\n", msg);
         src->vt->free(src);
         goto done;
     }
     a->bench = 1;
-    ui_app_submit(a, "Benchmark the UI: stream a long answer.");
-    double w0 = ui_now(), c0 = thread_cpu();
-    rc = ui_app_loop(a) ? 1 : 0;
-    double wall = ui_now() - w0, cpu = thread_cpu() - c0;
+    ui_slash_submit(a, "Benchmark the UI: stream a long answer.");
+    double w0 = rm_now(), c0 = thread_cpu();
+    rc = ui_loop_run(a) ? 1 : 0;
+    double wall = rm_now() - w0, cpu = thread_cpu() - c0;
     int tokens = a->stats->count;
     uint64_t frames = a->frames;
-    ui_app_close(a);
+    ui_main_close(a, NULL);     /* no history in the benchmark */
     fprintf(rep, "bench-ui: %dx%d terminal, synthetic source at %.0f tok/s\n", o->cols, o->rows, o->rate);
     fprintf(rep, "tokens        %d in %.2f s (%.1f tok/s)\n", tokens, wall, tokens / wall);
     fprintf(rep, "frames        %llu (%.1f frames/s)\n", (unsigned long long)frames, frames / wall);

@@ -1,21 +1,24 @@
-/* commands.c — what the user's lines do: messages become turns, slash
+/* slash.c — what the user's lines do: messages become turns, slash
  * commands change the session or the view, and the transcript (the two
  * panes' documents) records it all. Notes (command output, errors, the
  * interrupted mark) are blocks in the answer pane; while a turn streams, the
  * answer block must stay last, so notes then go to the hint row instead.
+ * When a pane's document cannot take text (out of memory), the hint row
+ * says so at once, a streaming turn is stopped, and the turn ends with an
+ * error note: the transcript never loses text without saying so.
  */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "app.h"
+#include "tui.h"
 #include "draw.h"
 #include "input.h"
 
 #define USER_MAX_LINES 12       /* longer messages (pastes) are shown cut */
 #define HINT_SECONDS 5.0
 
-int ui_style_role(int style)
+int ui_slash_role(int style)
 {
     switch (style) {
     case UI_S_USER:      return UI_C_USER;
@@ -28,63 +31,76 @@ int ui_style_role(int style)
     }
 }
 
-void ui_app_hint(ui_app *a, int role, const char *fmt, ...)
+void ui_slash_hint(ui_tui *a, int role, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(a->hint, sizeof a->hint, fmt, ap);
     va_end(ap);
     a->hint_role = role;
-    a->hint_until = ui_now() + HINT_SECONDS;
+    a->hint_until = rm_now() + HINT_SECONDS;
     a->dirty |= UI_D_INPUT;
 }
 
-void ui_app_note(ui_app *a, int style, const char *text)
+void ui_slash_lost(ui_tui *a)
+{
+    a->text_lost = 1;
+    if (a->generating && !a->stopping) {
+        ui_worker_stop(a->worker);
+        a->stopping = 1;
+    }
+    ui_slash_hint(a, UI_C_ERROR, "out of memory: the transcript is missing text");
+    a->dirty |= UI_D_STATUS;
+}
+
+/* rc of a document call: a failure is reported (ui_slash_lost). */
+static void doc_rc(ui_tui *a, int rc)
+{
+    if (rc < 0) ui_slash_lost(a);
+}
+
+static void note(ui_tui *a, int style, const char *text)
 {
     if (a->generating) {
-        ui_app_hint(a, ui_style_role(style), "%.*s", (int)strcspn(text, "\n"), text);
+        ui_slash_hint(a, ui_slash_role(style), "%.*s", (int)strcspn(text, "\n"), text);
         return;
     }
-    ui_doc_add(&a->answer.doc, style, text, strlen(text), 1, 0);
+    doc_rc(a, ui_doc_add(&a->answer.doc, style, text, strlen(text), 1, 0));
     ui_pane_end(&a->answer);
     a->dirty |= UI_D_ANSWER;
 }
 
 /* Opens the blocks of a new turn: the user's message and an empty answer in
  * the answer pane, a header and an empty reasoning block in the other. */
-static void open_turn(ui_app *a, const char *text)
+static void open_turn(ui_tui *a, const char *text)
 {
     a->turns++;
-    size_t n = strlen(text);
-    char *u = malloc(n + 8);
-    if (u) {
-        int k = snprintf(u, n + 8, "%s ", ui_sym(UI_SYM_PROMPT));
-        memcpy(u + k, text, n + 1);
-        ui_doc_add(&a->answer.doc, UI_S_USER, u, strlen(u), 1, USER_MAX_LINES);
-        free(u);
-    }
-    ui_doc_add(&a->answer.doc, UI_S_ANSWER, "", 0, 0, 0);
+    rm_buf u = { 0 };
+    if (rm_buf_addf(&u, "%s %s", ui_sym(UI_SYM_PROMPT), text)) ui_slash_lost(a);
+    else doc_rc(a, ui_doc_add(&a->answer.doc, UI_S_USER, u.p, u.len, 1, USER_MAX_LINES));
+    rm_buf_free(&u);
+    doc_rc(a, ui_doc_add(&a->answer.doc, UI_S_ANSWER, "", 0, 0, 0));
     char hdr[64];
     snprintf(hdr, sizeof hdr, "turn %d", a->turns);
-    ui_doc_add(&a->reasoning.doc, UI_S_HEADER, hdr, strlen(hdr), a->turns > 1, 0);
-    ui_doc_add(&a->reasoning.doc, UI_S_REASONING, "", 0, 0, 0);
+    doc_rc(a, ui_doc_add(&a->reasoning.doc, UI_S_HEADER, hdr, strlen(hdr), a->turns > 1, 0));
+    doc_rc(a, ui_doc_add(&a->reasoning.doc, UI_S_REASONING, "", 0, 0, 0));
     ui_pane_end(&a->answer);
     ui_pane_end(&a->reasoning);
     a->dirty |= UI_D_ANSWER | UI_D_REASONING;
 }
 
-static int busy(ui_app *a)
+static int busy(ui_tui *a)
 {
     if (!a->generating && !a->busy_cmd) return 0;
-    ui_app_hint(a, UI_C_MARK, "busy: %s", a->generating ? "Ctrl-C stops the answer" : "a command is running");
+    ui_slash_hint(a, UI_C_MARK, "busy: %s", a->generating ? "Ctrl-C stops the answer" : "a command is running");
     return 1;
 }
 
-void ui_app_submit(ui_app *a, const char *text)
+void ui_slash_submit(ui_tui *a, const char *text)
 {
     if (busy(a)) return;
     if (ui_worker_submit(a->worker, UI_CMD_TURN, text, &a->gen)) {
-        ui_app_note(a, UI_S_ERROR, "cannot start the turn");
+        note(a, UI_S_ERROR, "cannot start the turn");
         return;
     }
     open_turn(a, text);
@@ -93,20 +109,20 @@ void ui_app_submit(ui_app *a, const char *text)
     a->dirty |= UI_D_STATUS | UI_D_PANELS;
 }
 
-static void command(ui_app *a, int cmd, const char *arg, const char *what)
+static void command(ui_tui *a, int cmd, const char *arg, const char *what)
 {
     if (busy(a)) return;
     if (ui_worker_submit(a->worker, cmd, arg, &a->gen)) {
-        ui_app_note(a, UI_S_ERROR, "cannot start the command");
+        note(a, UI_S_ERROR, "cannot start the command");
         return;
     }
     a->busy_cmd = 1;
-    ui_app_hint(a, UI_C_DIM, "%s%s", what, ui_sym(UI_SYM_ELLIPSIS));
+    ui_slash_hint(a, UI_C_DIM, "%s%s", what, ui_sym(UI_SYM_ELLIPSIS));
     a->dirty |= UI_D_STATUS;
 }
 
 /* Rebuilds both panes from the source's conversation (after /load). */
-static void rebuild(ui_app *a)
+static void rebuild(ui_tui *a)
 {
     const rm_chat_msg *m;
     int n = a->src->vt->messages(a->src, &m);
@@ -117,28 +133,32 @@ static void rebuild(ui_app *a)
         if (!strcmp(m[i].role, "user")) {
             open_turn(a, m[i].content);
         } else if (!strcmp(m[i].role, "assistant") && a->turns) {
-            ui_doc_append(&a->answer.doc, m[i].content, strlen(m[i].content));
+            doc_rc(a, ui_doc_append(&a->answer.doc, m[i].content, strlen(m[i].content)));
             if (m[i].reasoning_content)
-                ui_doc_append(&a->reasoning.doc, m[i].reasoning_content, strlen(m[i].reasoning_content));
+                doc_rc(a, ui_doc_append(&a->reasoning.doc, m[i].reasoning_content, strlen(m[i].reasoning_content)));
         } else if (!strcmp(m[i].role, "system")) {
             free(a->system_text);
             a->system_text = strdup(m[i].content);
         }
     }
-    ui_doc_finish(&a->answer.doc);
-    ui_doc_finish(&a->reasoning.doc);
+    doc_rc(a, ui_doc_finish(&a->answer.doc));
+    doc_rc(a, ui_doc_finish(&a->reasoning.doc));
 }
 
-void ui_app_done(ui_app *a, const ui_done *d)
+void ui_slash_done(ui_tui *a, const ui_done *d)
 {
     char buf[1200];
     if (d->cmd == UI_CMD_TURN) {
         a->generating = a->stopping = 0;
-        ui_doc_finish(&a->answer.doc);
-        ui_doc_finish(&a->reasoning.doc);
-        if (d->rc) ui_app_note(a, UI_S_ERROR, d->msg);
+        doc_rc(a, ui_doc_finish(&a->answer.doc));
+        doc_rc(a, ui_doc_finish(&a->reasoning.doc));
+        if (a->text_lost) {
+            note(a, UI_S_ERROR, "out of memory: the transcript above is missing text");
+            a->text_lost = 0;
+        }
+        if (d->rc) note(a, UI_S_ERROR, d->msg);
         else if (d->interrupted) {
-            ui_doc_add(&a->answer.doc, UI_S_MARK, "[interrupted]", 13, 0, 0);
+            doc_rc(a, ui_doc_add(&a->answer.doc, UI_S_MARK, "[interrupted]", 13, 0, 0));
             ui_pane_changed(&a->answer);
         }
         if (a->bench) a->quit = 1;
@@ -149,40 +169,38 @@ void ui_app_done(ui_app *a, const ui_done *d)
     a->hint[0] = 0;
     a->hint_until = 0;
     a->dirty |= UI_D_STATUS | UI_D_INPUT;
-    if (d->rc) { ui_app_note(a, UI_S_ERROR, d->msg); return; }
+    if (d->rc) { note(a, UI_S_ERROR, d->msg); return; }
     switch (d->cmd) {
-    case UI_CMD_SYSTEM: ui_app_note(a, UI_S_NOTE, "system prompt set"); break;
-    case UI_CMD_CLEAR:  ui_app_note(a, UI_S_NOTE, "conversation cleared"); break;
-    case UI_CMD_SAVE:   ui_app_note(a, UI_S_NOTE, "conversation saved"); break;
+    case UI_CMD_SYSTEM: note(a, UI_S_NOTE, "system prompt set"); break;
+    case UI_CMD_CLEAR:  note(a, UI_S_NOTE, "conversation cleared"); break;
+    case UI_CMD_SAVE:   note(a, UI_S_NOTE, "conversation saved"); break;
     case UI_CMD_LOAD:
         rebuild(a);
         snprintf(buf, sizeof buf, "conversation loaded: %d turns", a->turns);
-        ui_app_note(a, UI_S_NOTE, buf);
+        note(a, UI_S_NOTE, buf);
         a->dirty |= UI_D_ANSWER | UI_D_REASONING;
         break;
     }
 }
 
-void ui_app_help(ui_app *a)
+void ui_slash_help(ui_tui *a)
 {
-    size_t cap = 8192, n = 0;
-    char *s = malloc(cap);
-    if (!s) return;
-    n += (size_t)snprintf(s + n, cap - n,
+    rm_buf s = { 0 };
+    int bad = rm_buf_adds(&s,
         "Commands: /help, /system TEXT, /think on|off, /clear, /save FILE, /load FILE, /stats, /quit "
-        "(//text sends a message that starts with /).\nKeys:\n");
-    for (int i = 0; i < ui_nkeybindings && n < cap; i++)
-        n += (size_t)snprintf(s + n, cap - n, "  %-14s %s\n", ui_keybindings[i].key, ui_keybindings[i].what);
-    if (n && s[n - 1] == '\n') s[n - 1] = 0;
-    ui_app_note(a, UI_S_NOTE, s);
-    free(s);
+        "(//text sends a message that starts with /).\nKeys:");
+    for (int i = 0; i < ui_nkeybindings && !bad; i++)
+        bad = rm_buf_addf(&s, "\n  %-14s %s", ui_keybindings[i].key, ui_keybindings[i].what);
+    if (bad) ui_slash_lost(a);
+    else note(a, UI_S_NOTE, s.p);
+    rm_buf_free(&s);
 }
 
-static void show_stats(ui_app *a)
+static void show_stats(ui_tui *a)
 {
     ui_summary s;
     ui_stats_summary(a->stats, &s);
-    if (!s.tokens) { ui_app_note(a, UI_S_NOTE, "no statistics yet: send a message first"); return; }
+    if (!s.tokens) { note(a, UI_S_NOTE, "no statistics yet: send a message first"); return; }
     char med[32], p90[32], pre[32], io[32], cache[32], buf[512];
     ui_fmt_secs(med, sizeof med, s.median);
     ui_fmt_secs(p90, sizeof p90, s.p90);
@@ -195,10 +213,10 @@ static void show_stats(ui_app *a)
              s.tokens, s.tok_per_s, med, p90, s.prompt_tokens, pre, io, cache,
              s.hit_rate >= 0 ? s.hit_rate * 100 : 0.0,
              (unsigned long long)s.accepted, (unsigned long long)s.drafted);
-    ui_app_note(a, UI_S_NOTE, buf);
+    note(a, UI_S_NOTE, buf);
 }
 
-static void slash(ui_app *a, char *line)
+static void slash(ui_tui *a, char *line)
 {
     char *arg = line + strcspn(line, " \t");
     if (*arg) *arg++ = 0;
@@ -207,12 +225,12 @@ static void slash(ui_app *a, char *line)
     if (!strcmp(cmd, "quit") || !strcmp(cmd, "exit")) {
         a->quit = 1;
     } else if (!strcmp(cmd, "help")) {
-        ui_app_help(a);
+        ui_slash_help(a);
     } else if (!strcmp(cmd, "system")) {
         if (!*arg) {
             char buf[600];
             snprintf(buf, sizeof buf, "system prompt: %s", a->system_text ? a->system_text : "(none)");
-            ui_app_note(a, UI_S_NOTE, buf);
+            note(a, UI_S_NOTE, buf);
             return;
         }
         free(a->system_text);
@@ -221,8 +239,8 @@ static void slash(ui_app *a, char *line)
     } else if (!strcmp(cmd, "think")) {
         if (!strcmp(arg, "on")) a->gen.think = 1;
         else if (!strcmp(arg, "off")) a->gen.think = 0;
-        else if (*arg) { ui_app_note(a, UI_S_ERROR, "usage: /think on|off"); return; }
-        ui_app_hint(a, UI_C_NOTE, "thinking %s", a->gen.think ? "on" : "off");
+        else if (*arg) { note(a, UI_S_ERROR, "usage: /think on|off"); return; }
+        ui_slash_hint(a, UI_C_NOTE, "thinking %s", a->gen.think ? "on" : "off");
         a->dirty |= UI_D_STATUS;
     } else if (!strcmp(cmd, "clear")) {
         if (busy(a)) return;
@@ -235,22 +253,22 @@ static void slash(ui_app *a, char *line)
         a->dirty |= UI_D_ANSWER | UI_D_REASONING | UI_D_PANELS;
         command(a, UI_CMD_CLEAR, NULL, "clearing");
     } else if (!strcmp(cmd, "save") || !strcmp(cmd, "load")) {
-        if (!*arg) { ui_app_note(a, UI_S_ERROR, cmd[0] == 's' ? "usage: /save FILE" : "usage: /load FILE"); return; }
+        if (!*arg) { note(a, UI_S_ERROR, cmd[0] == 's' ? "usage: /save FILE" : "usage: /load FILE"); return; }
         command(a, cmd[0] == 's' ? UI_CMD_SAVE : UI_CMD_LOAD, arg, cmd[0] == 's' ? "saving" : "loading");
     } else if (!strcmp(cmd, "stats")) {
         show_stats(a);
     } else {
         char buf[256];
         snprintf(buf, sizeof buf, "unknown command /%.100s: /help lists the commands", cmd);
-        ui_app_note(a, UI_S_ERROR, buf);
+        note(a, UI_S_ERROR, buf);
     }
 }
 
-void ui_app_line(void *ud, char *line)
+void ui_slash_line(void *ud, char *line)
 {
-    ui_app *a = ud;
+    ui_tui *a = ud;
     if (!line) { a->quit = 1; return; }
     if (line[0] == '/' && line[1] != '/') slash(a, line);
-    else if (line[strspn(line, " \t\n")]) ui_app_submit(a, line[0] == '/' ? line + 1 : line);
+    else if (line[strspn(line, " \t\n")]) ui_slash_submit(a, line[0] == '/' ? line + 1 : line);
     free(line);
 }

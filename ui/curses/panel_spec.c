@@ -3,9 +3,10 @@
 #include "draw.h"
 #include "panel.h"
 
-void ui_panel_spec(ui_rect r, const ui_stats *st, const ui_summary *s)
+void ui_panel_spec(ui_rect r, const ui_panel_in *in)
 {
-    if (!ui_rect_visible(r)) return;
+    const ui_stats *st = in->stats;
+    const ui_summary *s = in->sum;
     ui_put_title(r, "Speculation", 0);
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
     if (w <= 0 || !st->have_cur) return;

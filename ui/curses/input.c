@@ -1,22 +1,27 @@
-/* input.c — readline inside curses through the callback interface (see
- * input.h; the recipe is docs/tui-notes §2.1). */
+/* input.c — readline inside curses through its callback interface
+ * ("Alternate Interface" in the GNU Readline Library manual, `info
+ * readline`), with readline's terminal preparation, signal handling, input
+ * and redisplay replaced by hooks (rl_prep_term_function, rl_catch_signals,
+ * rl_getc_function, rl_redisplay_function), as input.h describes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <readline/readline.h>
 #include <readline/history.h>
+#include "engine.h"
 #include "draw.h"
 #include "input.h"
-#include "wrap.h"
+#include "ui/wrap.h"
 
 #define HISTORY_MAX 1000
 #define HISTORY_ENTRY_MAX (16 << 10)    /* longer lines (pastes) stay out of the history */
 #define PROMPT "> "
 
 static struct {
-    char          *q;           /* bytes waiting for readline */
-    size_t         qlen, qhead, qcap;
+    rm_buf         q;           /* bytes waiting for readline */
+    size_t         qhead;
+    const char    *error;       /* for ui_input_error */
     ui_input_hooks hooks;
     char          *history_path;
     int            dirty;
@@ -28,10 +33,10 @@ static int queue_getc(FILE *f)
     (void)f;
     /* The UI hands readline only complete characters, so this does not run
      * dry in the middle of one; 0 is a harmless answer if it ever does. */
-    return in.qhead < in.qlen ? (unsigned char)in.q[in.qhead++] : 0;
+    return in.qhead < in.q.len ? (unsigned char)in.q.p[in.qhead++] : 0;
 }
 
-static int queue_available(void) { return in.qhead < in.qlen; }
+static int queue_available(void) { return in.qhead < in.q.len; }
 
 static void mark_dirty(void) { in.dirty = 1; }
 
@@ -71,26 +76,22 @@ static int edit_external(int count, int key)
         if (in.hooks.enter_screen) in.hooks.enter_screen(in.hooks.ud);
         FILE *f = rc == 0 ? fopen(path, "rb") : NULL;
         if (f) {
-            char *buf = NULL;
-            size_t cap = 0, n = 0;
-            for (;;) {
-                if (n + 4096 + 1 > cap) {
-                    char *p = realloc(buf, cap = cap ? cap * 2 : 8192);
-                    if (!p) break;
-                    buf = p;
-                }
-                size_t k = fread(buf + n, 1, cap - n - 1, f);
-                n += k;
-                if (k == 0) break;
-            }
+            rm_buf b = { 0 };
+            char chunk[8192];
+            size_t k;
+            int bad = 0;
+            while (!bad && (k = fread(chunk, 1, sizeof chunk, f)) > 0) bad = rm_buf_add(&b, chunk, k);
+            bad = bad || ferror(f);
             fclose(f);
-            if (buf) {
-                if (n && buf[n - 1] == '\n') n--;   /* editors add one */
-                buf[n] = 0;
-                rl_replace_line(buf, 0);
+            if (bad) {
+                in.error = "the edited text could not be read back (out of memory or a read error); "
+                           "the line is unchanged";
+            } else {
+                if (b.len && b.p[b.len - 1] == '\n') b.p[--b.len] = 0;   /* editors add one */
+                rl_replace_line(b.p ? b.p : "", 0);
                 rl_point = rl_end;
-                free(buf);
             }
+            rm_buf_free(&b);
         }
     }
     unlink(path);
@@ -132,52 +133,60 @@ int ui_input_init(const char *history_path, const ui_input_hooks *hooks)
     return 0;
 }
 
-int ui_input_save_history(void)
+/* readline writes the history to a temporary name of rm_atomic_tmp_name
+ * (mode 0600, as readline creates it), which is committed the way
+ * rm_write_atomic commits: fsync, rename, folder fsync. */
+static int save_history(rm_err *err)
 {
     if (!in.history_path) return 0;
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp%ld", in.history_path, (long)getpid());
-    if (write_history(tmp) != 0) { unlink(tmp); return -1; }
-    if (rename(tmp, in.history_path) != 0) { unlink(tmp); return -1; }
+    rm_atomic_tmp_name(in.history_path, tmp, sizeof tmp);
+    int e = write_history(tmp);
+    if (e) {
+        rm_atomic_abort(tmp);
+        return rm_errf(err, "%s: cannot write: %s", in.history_path, strerror(e));
+    }
+    return rm_atomic_commit(tmp, in.history_path, err);
+}
+
+int ui_input_free(rm_err *err)
+{
+    rl_callback_handler_remove();
+    int rc = save_history(err);
+    clear_history();
+    free(in.history_path);
+    rm_buf_free(&in.q);
+    if (in.devnull) fclose(in.devnull);
+    memset(&in, 0, sizeof in);
+    return rc;
+}
+
+int ui_input_feed(const char *bytes, size_t n)
+{
+    if (rm_buf_add(&in.q, bytes, n)) return -1;
+    while (in.qhead < in.q.len) rl_callback_read_char();
+    rm_buf_reset(&in.q);
+    in.qhead = 0;
     return 0;
 }
 
-void ui_input_free(void)
-{
-    rl_callback_handler_remove();
-    ui_input_save_history();
-    clear_history();
-    free(in.history_path);
-    free(in.q);
-    if (in.devnull) fclose(in.devnull);
-    memset(&in, 0, sizeof in);
-}
-
-void ui_input_feed(const char *bytes, size_t n)
-{
-    if (in.qlen + n > in.qcap) {
-        size_t nc = in.qcap ? in.qcap : 256;
-        while (nc < in.qlen + n) nc *= 2;
-        char *p = realloc(in.q, nc);
-        if (!p) return;
-        in.q = p;
-        in.qcap = nc;
-    }
-    memcpy(in.q + in.qlen, bytes, n);
-    in.qlen += n;
-    while (in.qhead < in.qlen) rl_callback_read_char();
-    in.qhead = in.qlen = 0;
-}
-
-void ui_input_insert(const char *text, size_t n)
+int ui_input_insert(const char *text, size_t n)
 {
     char *s = malloc(n + 1);
-    if (!s) return;
+    if (!s) return -1;
     memcpy(s, text, n);
     s[n] = 0;
     rl_insert_text(s);
     free(s);
     in.dirty = 1;
+    return 0;
+}
+
+const char *ui_input_error(void)
+{
+    const char *e = in.error;
+    in.error = NULL;
+    return e;
 }
 
 int ui_input_empty(void) { return rl_end == 0; }

@@ -9,9 +9,8 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
-#include "app.h"
+#include "tui.h"
 #include "draw.h"
 #include "input.h"
 
@@ -19,16 +18,9 @@
 #define ESC_WAIT_S 0.025      /* a lone Esc: wait this long for the rest */
 #define INPUT_MAX_ROWS 8
 
-double ui_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* ---- drawing ----------------------------------------------------------- */
 
-static void relayout(ui_app *a)
+static void relayout(ui_tui *a)
 {
     int rows = LINES, cols = COLS;
     int max_rows = (rows - 1) / 4 > 0 ? (rows - 1) / 4 : 1;
@@ -36,9 +28,9 @@ static void relayout(ui_app *a)
     a->lopt.input_rows = ui_input_rows(cols, max_rows);
     ui_layout_compute(rows, cols, &a->lopt, &a->lay);
     if (a->lay.too_small) return;
-    ui_pane_resize(&a->answer, a->lay.r[UI_R_ANSWER]);
-    if (ui_rect_visible(a->lay.r[UI_R_REASONING]))
-        ui_pane_resize(&a->reasoning, a->lay.r[UI_R_REASONING]);
+    if (ui_pane_resize(&a->answer, a->lay.r[UI_R_ANSWER])) ui_slash_lost(a);
+    if (ui_rect_visible(a->lay.r[UI_R_REASONING]) && ui_pane_resize(&a->reasoning, a->lay.r[UI_R_REASONING]))
+        ui_slash_lost(a);
 }
 
 static void draw_rule(ui_rect r)
@@ -49,7 +41,7 @@ static void draw_rule(ui_rect r)
     attrset(A_NORMAL);
 }
 
-static void draw_status(ui_app *a, const ui_summary *s)
+static void draw_status(ui_tui *a, const ui_summary *s)
 {
     ui_rect r = a->lay.r[UI_R_STATUS];
     ui_fill(r, ui_attr(UI_C_STATUS));
@@ -63,18 +55,16 @@ static void draw_status(ui_app *a, const ui_summary *s)
             a->gen.think ? "on" : "off", ui_sym(UI_SYM_VLINE));
 }
 
-static void draw_panels(ui_app *a, const ui_summary *s)
+static void draw_panels(ui_tui *a, const ui_summary *s)
 {
-    const ui_rect *r = a->lay.r;
-    for (int i = UI_R_TIMING; i <= UI_R_ROUTER; i++) ui_fill(r[i], A_NORMAL);
-    ui_panel_timing(r[UI_R_TIMING], a->stats, s);
-    ui_panel_cache(r[UI_R_CACHE], a->stats, s);
-    ui_panel_io(r[UI_R_IO], a->stats, s);
-    ui_panel_spec(r[UI_R_SPEC], a->stats, s);
-    ui_panel_router(r[UI_R_ROUTER], a->stats, &a->router);
+    const ui_rect *r = a->lay.panel;
+    const ui_panel_in in = { a->stats, s, &a->router };
+    for (int i = 0; i < ui_npanels; i++) ui_fill(r[i], A_NORMAL);
+    for (int i = 0; i < ui_npanels; i++)
+        if (ui_rect_visible(r[i])) ui_panels[i].draw(r[i], &in);
 }
 
-static void draw_too_small(ui_app *a)
+static void draw_too_small(ui_tui *a)
 {
     erase();
     const char *msg = "terminal too small";
@@ -84,15 +74,15 @@ static void draw_too_small(ui_app *a)
     move(0, 0);
 }
 
-static const char *default_hint(ui_app *a)
+static const char *default_hint(ui_tui *a)
 {
     if (a->generating) return "Ctrl-C stops  PgUp/PgDn scroll  F2 reasoning  F1 help";
     return "Enter sends  Alt-Enter newline  Ctrl-D quits  F1 help";
 }
 
-static void frame(ui_app *a)
+static void frame(ui_tui *a)
 {
-    if (a->hint_until && ui_now() >= a->hint_until) {
+    if (a->hint_until && rm_now() >= a->hint_until) {
         a->hint[0] = 0;
         a->hint_until = 0;
         a->dirty |= UI_D_INPUT;
@@ -120,9 +110,9 @@ static void frame(ui_app *a)
         }
         if (a->dirty & UI_D_STATUS) draw_status(a, &s);
         if (a->dirty & UI_D_ANSWER)
-            ui_pane_draw(&a->answer, a->lay.r[UI_R_ANSWER], a->focus == 0, ui_style_role);
+            ui_pane_draw(&a->answer, a->lay.r[UI_R_ANSWER], a->focus == 0, ui_slash_role);
         if (a->dirty & UI_D_REASONING)
-            ui_pane_draw(&a->reasoning, a->lay.r[UI_R_REASONING], a->focus == 1, ui_style_role);
+            ui_pane_draw(&a->reasoning, a->lay.r[UI_R_REASONING], a->focus == 1, ui_slash_role);
         if (a->dirty & UI_D_PANELS) draw_panels(a, &s);
         int cy = 0, cx = 0;
         /* The input is drawn last every frame: it owns the cursor. */
@@ -133,16 +123,19 @@ static void frame(ui_app *a)
     refresh();
     a->dirty = 0;
     a->frames++;
-    a->last_frame = ui_now();
+    a->last_frame = rm_now();
 }
 
 /* ---- input ------------------------------------------------------------- */
 
-static ui_pane *focused(ui_app *a) { return a->focus ? &a->reasoning : &a->answer; }
+/* Typed bytes readline could not be given (out of memory). */
+static void input_lost(ui_tui *a) { ui_slash_hint(a, UI_C_ERROR, "out of memory: typed keys were not taken"); }
 
-static int pane_dirty(ui_app *a, ui_pane *p) { return p == &a->answer ? UI_D_ANSWER : UI_D_REASONING; }
+static ui_pane *focused(ui_tui *a) { return a->focus ? &a->reasoning : &a->answer; }
 
-static ui_pane *pane_at(ui_app *a, int y, int x)
+static int pane_dirty(ui_tui *a, ui_pane *p) { return p == &a->answer ? UI_D_ANSWER : UI_D_REASONING; }
+
+static ui_pane *pane_at(ui_tui *a, int y, int x)
 {
     ui_rect r = a->lay.r[UI_R_REASONING];
     if (ui_rect_visible(r) && y >= r.y && y < r.y + r.h && x >= r.x && x < r.x + r.w)
@@ -150,7 +143,7 @@ static ui_pane *pane_at(ui_app *a, int y, int x)
     return &a->answer;
 }
 
-static void key_action(ui_app *a, int act)
+static void key_action(ui_tui *a, int act)
 {
     ui_pane *p = focused(a);
     switch (act) {
@@ -163,12 +156,12 @@ static void key_action(ui_app *a, int act)
             ui_input_cancel();
         } else {
             ui_input_cancel();
-            ui_app_hint(a, UI_C_MARK, "Ctrl-D or /quit exits");
+            ui_slash_hint(a, UI_C_MARK, "Ctrl-D or /quit exits");
         }
         break;
     case UI_ACT_EOF:
         if (ui_input_empty()) a->quit = 1;
-        else ui_input_feed("\x04", 1);
+        else if (ui_input_feed("\x04", 1)) input_lost(a);
         break;
     case UI_ACT_SUSPEND:
         ui_term_suspend(&a->term);
@@ -178,7 +171,7 @@ static void key_action(ui_app *a, int act)
         clearok(curscr, TRUE);
         a->dirty |= UI_D_LAYOUT;
         break;
-    case UI_ACT_NEWLINE: ui_input_insert("\n", 1); break;
+    case UI_ACT_NEWLINE: if (ui_input_insert("\n", 1)) input_lost(a); break;
     case UI_ACT_FOCUS:
         a->focus = !a->focus && ui_rect_visible(a->lay.r[UI_R_REASONING]);
         a->dirty |= UI_D_ANSWER | UI_D_REASONING;
@@ -193,7 +186,7 @@ static void key_action(ui_app *a, int act)
         ui_pane_scroll(p, act == UI_ACT_WHEEL_UP ? -3 : 3);
         a->dirty |= pane_dirty(a, p);
         break;
-    case UI_ACT_HELP: ui_app_help(a); break;
+    case UI_ACT_HELP: ui_slash_help(a); break;
     case UI_ACT_TOGGLE_REASONING:
         a->lopt.reasoning_hidden = !a->lopt.reasoning_hidden;
         if (a->lopt.reasoning_hidden) a->focus = 0;
@@ -216,35 +209,41 @@ static void key_action(ui_app *a, int act)
     }
 }
 
-/* Terminals send CR (or CRLF) for the newlines of a paste. */
-static void paste(const char *s, size_t n)
+/* Terminals send CR (or CRLF) for the newlines of a paste. Returns 0, or
+ * -1 when out of memory (nothing is inserted). */
+static int paste(const char *s, size_t n)
 {
     char *t = malloc(n + 1);
-    if (!t) return;
+    if (!t) return -1;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '\r') { t[k++] = '\n'; if (i + 1 < n && s[i + 1] == '\n') i++; }
         else t[k++] = s[i];
     }
-    ui_input_insert(t, k);
+    int rc = ui_input_insert(t, k);
     free(t);
+    return rc;
 }
 
 static void on_input(void *ud, int type, const char *data, size_t len)
 {
-    ui_app *a = ud;
+    ui_tui *a = ud;
     if (type == UI_IN_KEY) {
         int act = ui_keys_action(data);
         if (act >= 0) key_action(a, act);
     } else if (type == UI_IN_PASTE) {
-        paste(data, len);
-    } else {
-        ui_input_feed(data, len);
+        if (paste(data, len)) ui_slash_hint(a, UI_C_ERROR, "paste refused: out of memory");
+    } else if (type == UI_IN_ERROR) {
+        ui_slash_hint(a, UI_C_ERROR, "%.*s", (int)len, data);
+    } else if (ui_input_feed(data, len)) {
+        input_lost(a);
     }
+    const char *e = ui_input_error();
+    if (e) ui_slash_hint(a, UI_C_ERROR, "%s", e);
     if (ui_input_dirty()) a->dirty |= UI_D_INPUT;
 }
 
-static void read_input(ui_app *a)
+static void read_input(ui_tui *a)
 {
     char buf[65536];
     ssize_t n = read(a->in_fd, buf, sizeof buf);
@@ -254,27 +253,28 @@ static void read_input(ui_app *a)
 
 /* ---- worker output ----------------------------------------------------- */
 
-static void take_worker(ui_app *a)
+static void take_worker(ui_tui *a)
 {
     ui_drain *d = a->drain;
     ui_worker_drain(a->worker, d);
     if (d->len[RM_CHAN_ANSWER]) {
-        ui_doc_append(&a->answer.doc, d->text[RM_CHAN_ANSWER], d->len[RM_CHAN_ANSWER]);
+        if (ui_doc_append(&a->answer.doc, d->text[RM_CHAN_ANSWER], d->len[RM_CHAN_ANSWER])) ui_slash_lost(a);
         ui_pane_changed(&a->answer);
         a->dirty |= UI_D_ANSWER;
     }
     if (d->len[RM_CHAN_REASONING]) {
-        ui_doc_append(&a->reasoning.doc, d->text[RM_CHAN_REASONING], d->len[RM_CHAN_REASONING]);
+        if (ui_doc_append(&a->reasoning.doc, d->text[RM_CHAN_REASONING], d->len[RM_CHAN_REASONING]))
+            ui_slash_lost(a);
         ui_pane_changed(&a->reasoning);
         a->dirty |= UI_D_REASONING;
     }
     for (int i = 0; i < d->nsamples; i++) ui_stats_add(a->stats, &d->samples[i]);
     if (d->have_full) ui_stats_set_full(a->stats, &d->full, d->have_prev ? &d->full_prev : NULL);
     if (d->nsamples || d->have_full) a->dirty |= UI_D_PANELS | UI_D_STATUS;
-    if (d->have_done) ui_app_done(a, &d->done);
+    if (d->have_done) ui_slash_done(a, &d->done);
 }
 
-static void take_signals(ui_app *a)
+static void take_signals(ui_tui *a)
 {
     int s = ui_term_take_signals();
     if (s & (UI_SIG_WINCH | UI_SIG_CONT)) {
@@ -286,12 +286,12 @@ static void take_signals(ui_app *a)
     if (s & UI_SIG_TERM) a->quit = 1;
 }
 
-int ui_app_loop(ui_app *a)
+int ui_loop_run(ui_tui *a)
 {
     double pend_since = 0;      /* when the key parser started holding bytes */
     a->dirty |= UI_D_LAYOUT;
     while (!a->quit) {
-        double now = ui_now();
+        double now = rm_now();
         double wait = -1;
         if (a->dirty) {
             wait = a->last_frame + FRAME_S - now;
@@ -316,12 +316,12 @@ int ui_app_loop(ui_app *a)
             else a->quit = 1;                   /* hangup */
         }
         if (!ui_keys_pending(&a->kp)) pend_since = 0;
-        else if (!pend_since) pend_since = ui_now();
-        else if (ui_now() - pend_since >= ESC_WAIT_S) {
+        else if (!pend_since) pend_since = rm_now();
+        else if (rm_now() - pend_since >= ESC_WAIT_S) {
             ui_keys_flush(&a->kp, on_input, a);
             pend_since = 0;
         }
-        if (a->dirty && ui_now() - a->last_frame >= FRAME_S) frame(a);
+        if (a->dirty && rm_now() - a->last_frame >= FRAME_S) frame(a);
     }
     return 0;
 }

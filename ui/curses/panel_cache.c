@@ -7,9 +7,10 @@
 
 static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0; }
 
-void ui_panel_cache(ui_rect r, const ui_stats *st, const ui_summary *s)
+void ui_panel_cache(ui_rect r, const ui_panel_in *in)
 {
-    if (!ui_rect_visible(r)) return;
+    const ui_stats *st = in->stats;
+    const ui_summary *s = in->sum;
     ui_put_title(r, "Cache", 0);
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
     if (w <= 0 || !st->have_cur) return;

@@ -68,9 +68,10 @@ static void draw_zoom(ui_rect r, const ui_stats *st, int layer, int k, int exper
     }
 }
 
-void ui_panel_router(ui_rect r, const ui_stats *st, const ui_router_view *v)
+void ui_panel_router(ui_rect r, const ui_panel_in *in)
 {
-    if (!ui_rect_visible(r)) return;
+    const ui_stats *st = in->stats;
+    const ui_router_view *v = in->router;
     const rm_token_stats *c = &st->cur;
     int layers = st->have_cur ? c->route_layers : 0;
     if (layers > RM_MAX_ROUTE_LAYERS) layers = RM_MAX_ROUTE_LAYERS;

@@ -34,9 +34,10 @@ static void phase_bar(int y, int x, int w, const ui_summary *s)
     attrset(A_NORMAL);
 }
 
-void ui_panel_timing(ui_rect r, const ui_stats *st, const ui_summary *s)
+void ui_panel_timing(ui_rect r, const ui_panel_in *in)
 {
-    if (!ui_rect_visible(r)) return;
+    const ui_stats *st = in->stats;
+    const ui_summary *s = in->sum;
     ui_put_title(r, "Timing", 0);
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
     if (w <= 0) return;

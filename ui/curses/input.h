@@ -6,7 +6,8 @@
  * from a queue that the UI fills with what its key parser did not take. The
  * line is drawn by ui_input_draw() from rl_display_prompt and
  * rl_line_buffer, so readline's own prompts (reverse-i-search) show. The
- * history persists in a file written atomically at exit; Ctrl-X Ctrl-E edits
+ * history persists in a file (mode 0600) replaced atomically at exit, as
+ * rm_write_atomic replaces files; Ctrl-X Ctrl-E edits
  * the line in $VISUAL/$EDITOR. Readline is global state: one input at a time,
  * on the UI thread only.
  */
@@ -14,7 +15,8 @@
 #define REMORA_UI_INPUT_H
 
 #include <stddef.h>
-#include "layout.h"
+#include "engine.h"
+#include "ui/layout.h"
 
 /* A complete line (malloc'd, the callee frees it), or NULL at end of input. */
 typedef void (*ui_line_fn)(void *ud, char *line);
@@ -28,11 +30,18 @@ typedef struct ui_input_hooks {
 
 /* history_path may be NULL (no persistent history). Returns 0 or -1. */
 int  ui_input_init(const char *history_path, const ui_input_hooks *hooks);
-/* Saves the history (atomically) and releases readline. */
-void ui_input_free(void);
-void ui_input_feed(const char *bytes, size_t n);
-/* Inserts literal text at the cursor (pastes, Alt-Enter's newline). */
-void ui_input_insert(const char *text, size_t n);
+/* Saves the history (atomically) and releases readline. Returns 0, or -1
+ * when the history could not be saved (why in err). */
+int  ui_input_free(rm_err *err);
+/* Hands bytes to readline. Returns 0, or -1 when out of memory (the bytes
+ * are not taken: the caller says so). */
+int  ui_input_feed(const char *bytes, size_t n);
+/* Inserts literal text at the cursor (pastes, Alt-Enter's newline).
+ * Returns 0, or -1 when out of memory (nothing is inserted). */
+int  ui_input_insert(const char *text, size_t n);
+/* What went wrong inside a readline command since the last call (the
+ * external editor's text could not be read back), or NULL. */
+const char *ui_input_error(void);
 int  ui_input_empty(void);
 /* Abandons the line and any search in progress (Ctrl-C). */
 void ui_input_cancel(void);
@@ -43,7 +52,5 @@ int  ui_input_rows(int width, int max_rows);
 /* Draws the hint row (first row of r) and the text rows; returns the cursor
  * position through *cy, *cx. */
 void ui_input_draw(ui_rect r, const char *hint, int hint_role, int *cy, int *cx);
-/* Writes the history file now. Returns 0 or -1. */
-int  ui_input_save_history(void);
 
 #endif

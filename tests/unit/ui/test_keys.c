@@ -1,9 +1,10 @@
-/* test_ui_keys.c — the terminal input parser of ui/keys.c: keys split across
+/* test_keys.c — the terminal input parser of ui/keys.c: keys split across
  * reads, lone Esc, bracketed paste of 100 KB delivered whole, UTF-8 never
  * cut, mouse wheel reports, and the binding table's consistency. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "test.h"
+#include "tests/unit/test.h"
 #include "ui/keys.h"
 
 typedef struct rec {
@@ -15,6 +16,8 @@ typedef struct rec {
     char *paste;
     size_t plen;
     int  npastes;
+    char error[128];
+    int  nerrors;
 } rec;
 
 static void on_event(void *ud, int type, const char *data, size_t len)
@@ -28,6 +31,9 @@ static void on_event(void *ud, int type, const char *data, size_t len)
         /* readline must never get a cut UTF-8 character */
         unsigned char last = (unsigned char)data[len - 1];
         CHECK(last < 0xC0);
+    } else if (type == UI_IN_ERROR) {
+        snprintf(r->error, sizeof r->error, "%.*s", (int)len, data);
+        r->nerrors++;
     } else {
         free(r->paste);
         r->paste = malloc(len + 1);
@@ -115,6 +121,35 @@ TEST(ui_keys_bracketed_paste_100k_is_one_event)
     }
     free(all);
     free(text);
+}
+
+/* A paste past the parser's limit is refused whole with an error event,
+ * never cut short; the keys after it and the next paste are intact. */
+TEST(ui_keys_paste_past_the_limit_is_refused_not_cut)
+{
+    ui_keyparser p;
+    rec r = { 0 };
+    ui_keys_init(&p);
+    CHECK(p.paste.max == UI_PASTE_MAX);
+    p.paste.max = 1000;
+    char big[3000];
+    memset(big, 'z', sizeof big);
+    feed_str(&p, &r, "\x1b[200~");
+    for (int i = 0; i < 3; i++) ui_keys_feed(&p, big, 1000, on_event, &r);   /* over in the 2nd read */
+    feed_str(&p, &r, "\x1b[201~" "\x03");
+    CHECKF(r.npastes == 0 && r.nerrors == 1 && !strcmp(r.error, "paste refused: more than 1000 bytes"),
+           "%d pastes, %d errors: %s", r.npastes, r.nerrors, r.error);
+    CHECK(r.nkeys == 1 && !strcmp(r.keys[0], "Ctrl-C"));
+    feed_str(&p, &r, "\x1b[200~" "fits" "\x1b[201~");
+    CHECK(r.npastes == 1 && r.plen == 4 && !memcmp(r.paste, "fits", 4) && r.nerrors == 1);
+    /* exactly at the limit is kept */
+    memset(big, 'q', 1000);
+    feed_str(&p, &r, "\x1b[200~");
+    ui_keys_feed(&p, big, 1000, on_event, &r);
+    feed_str(&p, &r, "\x1b[201~");
+    CHECK(r.npastes == 2 && r.plen == 1000 && r.nerrors == 1);
+    free(r.paste);
+    ui_keys_free(&p);
 }
 
 TEST(ui_keys_mouse_wheel)

@@ -1,10 +1,10 @@
-/* test_ui_text.c — the glyph decoder of ui/text.c: widths and what is drawn
+/* test_text.c — the glyph decoder of ui/text.c: widths and what is drawn
  * for CJK, emoji (new, ZWJ, flags, VS16), combining marks, controls, invalid
  * and truncated UTF-8, and the ASCII fallback. */
 #include <locale.h>
 #include <string.h>
 #include <utf8proc.h>
-#include "test.h"
+#include "tests/unit/test.h"
 #include "ui/text.h"
 
 static int utf8_locale(void)

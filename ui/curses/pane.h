@@ -10,8 +10,8 @@
 #ifndef REMORA_UI_PANE_H
 #define REMORA_UI_PANE_H
 
-#include "doc.h"
-#include "layout.h"
+#include "ui/doc.h"
+#include "ui/layout.h"
 
 typedef struct ui_pane {
     ui_doc  doc;
@@ -27,16 +27,15 @@ typedef int (*ui_role_fn)(int style);
 
 void ui_pane_init(ui_pane *p, const char *title);
 void ui_pane_free(ui_pane *p);
-/* Applies a new rectangle (rewraps on width change, keeps the view). */
-void ui_pane_resize(ui_pane *p, ui_rect r);
+/* Applies a new rectangle (rewraps on width change, keeps the view).
+ * Returns 0, or -1 when the rewrap ran out of memory. */
+int  ui_pane_resize(ui_pane *p, ui_rect r);
 void ui_pane_scroll(ui_pane *p, int lines);     /* negative = up */
 void ui_pane_page(ui_pane *p, int pages);
 void ui_pane_home(ui_pane *p);
 void ui_pane_end(ui_pane *p);
 /* Call after appending to the document. */
 void ui_pane_changed(ui_pane *p);
-/* First visible line. */
-int  ui_pane_top(const ui_pane *p);
 void ui_pane_draw(const ui_pane *p, ui_rect r, int focused, ui_role_fn role);
 
 #endif

@@ -21,10 +21,12 @@ static int max_top(const ui_pane *p)
     return m > 0 ? m : 0;
 }
 
-int ui_pane_top(const ui_pane *p) { return p->follow ? max_top(p) : p->top; }
+/* First visible line. */
+static int top_line(const ui_pane *p) { return p->follow ? max_top(p) : p->top; }
 
-void ui_pane_resize(ui_pane *p, ui_rect r)
+int ui_pane_resize(ui_pane *p, ui_rect r)
 {
+    int rc;
     int h = r.h - 1, w = r.w - 1;   /* the last column is for the scroll marker */
     if (h < 1) h = 1;
     if (w < 1) w = 1;
@@ -32,18 +34,19 @@ void ui_pane_resize(ui_pane *p, ui_rect r)
         const ui_line *l = &p->doc.lines[p->top < p->doc.nlines ? p->top : p->doc.nlines - 1];
         int block = (int)l->block;
         size_t off = l->start;
-        ui_doc_set_width(&p->doc, w);
+        rc = ui_doc_set_width(&p->doc, w);
         p->top = ui_doc_find(&p->doc, block, off);
     } else {
-        ui_doc_set_width(&p->doc, w);
+        rc = ui_doc_set_width(&p->doc, w);
     }
     p->view_h = h;
     if (!p->follow && p->top > max_top(p)) p->top = max_top(p);
+    return rc;
 }
 
 void ui_pane_scroll(ui_pane *p, int lines)
 {
-    int top = ui_pane_top(p) + lines;
+    int top = top_line(p) + lines;
     if (top < 0) top = 0;
     if (top >= max_top(p)) { ui_pane_end(p); return; }
     p->top = top;
@@ -80,13 +83,13 @@ static void draw_line(const ui_doc *d, const ui_line *l, int y, int x, int w, ui
     attr_t a = ui_attr(role(b->style));
     if (l->kind == UI_LINE_MORE) {
         ui_putf(y, x, w, ui_attr(UI_C_DIM), "%s %u more lines (%zu bytes in all)",
-                ui_sym(UI_SYM_ELLIPSIS), l->end, b->len);
+                ui_sym(UI_SYM_ELLIPSIS), l->end, b->text.len);
         return;
     }
     size_t pos = l->start;
     int col = 0;
     ui_glyph g;
-    while (pos < l->end && ui_glyph_next(b->text + pos, l->end - pos, b->final, &g)) {
+    while (pos < l->end && ui_glyph_next(b->text.p + pos, l->end - pos, b->final, &g)) {
         pos += g.len;
         if (g.kind == UI_GLYPH_NEWLINE || g.kind == UI_GLYPH_EMPTY) continue;
         if (col + g.width > w) break;
@@ -100,7 +103,7 @@ void ui_pane_draw(const ui_pane *p, ui_rect r, int focused, ui_role_fn role)
     if (!ui_rect_visible(r)) return;
     ui_fill(r, A_NORMAL);
     char title[128];
-    int top = ui_pane_top(p);
+    int top = top_line(p);
     if (p->follow || p->doc.nlines <= p->view_h)
         snprintf(title, sizeof title, "%s", p->title);
     else

@@ -11,8 +11,8 @@
 #define REMORA_UI_DRAW_H
 
 #include <ncursesw/curses.h>
-#include "layout.h"
-#include "text.h"
+#include "ui/layout.h"
+#include "ui/text.h"
 
 enum {
     UI_C_TEXT, UI_C_USER, UI_C_REASON, UI_C_NOTE, UI_C_ERROR, UI_C_MARK,

@@ -1,0 +1,89 @@
+/* opts.h — the options that `remora run`, `chat`, `bench` and `eval` share,
+ * parsed by one table with one rule per option (see opts.c for the table).
+ *
+ * A value is taken whole or refused: numbers are decimal, finite and in the
+ * option's range, integers are read as integers (with overflow detection),
+ * words are one of a fixed list, paths are not empty. A refused value prints
+ * "remora CMD: --OPTION VALUE: must be ..." with the accepted range, and the
+ * command exits 2. Each command picks the shared options it accepts (a mask
+ * of OPT_BIT()s) and keeps its own for the rest; getopt_long sees both
+ * through opts_longopts(). The same number rules serve the commands' own
+ * numeric options (opts_int_arg, opts_real_arg).
+ */
+#ifndef REMORA_APP_OPTS_H
+#define REMORA_APP_OPTS_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "engine.h"
+
+enum {
+    OPT_MODEL,          /* --model DIR */
+    OPT_THINK,          /* --think */
+    OPT_NO_THINK,       /* --no-think */
+    OPT_EFFORT,         /* --thinking-effort low|medium|high|max */
+    OPT_MAX_NEW,        /* --max-new N */
+    OPT_TEMPERATURE,    /* --temperature T */
+    OPT_TOP_P,          /* --top-p P */
+    OPT_SEED,           /* --seed S */
+    OPT_SPEC,           /* --spec auto|on|off */
+    OPT_THREADS,        /* --threads N */
+    OPT_IO_THREADS,     /* --io-threads N */
+    OPT_RAM,            /* --ram GB */
+    OPT_TRACE,          /* --trace FILE */
+    OPT_COUNT
+};
+#define OPT_BIT(id) (1u << (id))
+
+/* getopt_long returns OPT_CODE + id for a shared option; commands keep
+ * their own codes below it. */
+#define OPT_CODE 0x1000
+
+/* Where the shared options land. The caller sets the command's defaults
+ * before parsing; only options on the command line change them. */
+typedef struct opts_shared {
+    const char  *model;
+    rm_open_opts open;          /* threads, io_threads, ram_gb, trace_path */
+    rm_gen_opts  gen;           /* max_new, temperature, top_p, seed, think, thinking_effort, spec */
+    unsigned     given;         /* OPT_BIT of each shared option seen */
+} opts_shared;
+
+/* The command's own long options (ending with a zero entry) followed by the
+ * shared options of mask, as one getopt_long table. The table lives until
+ * the next call. */
+const struct option *opts_longopts(const struct option *own, unsigned mask);
+
+/* Applies shared option `id` with its argument (NULL for the flags) to o.
+ * Returns 0, or -1 with "--OPTION VALUE: must be ..." in msg. */
+int opts_parse(int id, const char *arg, opts_shared *o, char *msg, size_t msglen);
+
+/* For getopt_long's result c: 1 when c is a shared option and its value
+ * was taken, 0 when c is not a shared option, -1 when the value was refused
+ * (the message is on stderr, prefixed "remora CMD: "). */
+int opts_take(const char *cmd, int c, const char *arg, opts_shared *o);
+
+/* Prints the help lines of the shared options of mask, in table order:
+ * name, argument, what it does and its accepted range. text[id], when
+ * given and not NULL, replaces an option's description (a command's own
+ * default, such as --max-new's). */
+void opts_help(FILE *f, unsigned mask, const char *const *text);
+/* One help line of a command's own option, in the same columns. */
+void opts_help_line(FILE *f, const char *opt, const char *what);
+
+/* The number rules, for the commands' own options as well: the whole of s,
+ * decimal, finite, lo <= v <= hi (lo < v when lo_open). Return 0, or -1
+ * with "--NAME S: must be ..." in msg. */
+int opts_parse_int(const char *name, const char *s, long long lo, long long hi, long long *out,
+                   char *msg, size_t msglen);
+int opts_parse_u64(const char *name, const char *s, uint64_t *out, char *msg, size_t msglen);
+int opts_parse_real(const char *name, const char *s, double lo, double hi, int lo_open, double *out,
+                    char *msg, size_t msglen);
+/* The same, printing "remora CMD: ..." on stderr when the value is refused. */
+int opts_int_arg(const char *cmd, const char *name, const char *s, long long lo, long long hi, int *out);
+int opts_real_arg(const char *cmd, const char *name, const char *s, double lo, double hi, int lo_open,
+                  double *out);
+int opts_u64_arg(const char *cmd, const char *name, const char *s, uint64_t *out);
+
+#endif

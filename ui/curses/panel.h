@@ -1,0 +1,50 @@
+/* panel.h — the live panels fed by the engine's per-token statistics.
+ *
+ * A panel is one record of the table in panels.c (htop's MeterClass): its
+ * name, the rows it asks of the layout (preferred and minimum, its title row
+ * included) and its draw function. Every panel draws with the same
+ * signature into its rectangle from the UI's statistics; the first row is
+ * its title, and rows that do not fit are left out, most important first,
+ * so a panel degrades gracefully as the terminal shrinks. Panels only read
+ * what they are given; they hold no state of their own.
+ *
+ * A new panel is one file defining its draw function, its name on the
+ * declaration line below, and one row of the table.
+ */
+#ifndef REMORA_UI_PANEL_H
+#define REMORA_UI_PANEL_H
+
+#include "ui/layout.h"
+#include "ui/stats.h"
+
+typedef struct ui_router_view {
+    int zoom;           /* show one layer over recent tokens */
+    int layer;          /* the zoomed MoE layer (index into route_ids) */
+} ui_router_view;
+
+/* What every panel may read. */
+typedef struct ui_panel_in {
+    const ui_stats       *stats;
+    const ui_summary     *sum;
+    const ui_router_view *router;
+} ui_panel_in;
+
+/* Draws a panel into a visible rectangle r. */
+typedef void ui_panel_draw_fn(ui_rect r, const ui_panel_in *in);
+
+ui_panel_draw_fn ui_panel_timing, ui_panel_cache, ui_panel_io, ui_panel_spec, ui_panel_router;
+
+typedef struct ui_panel_class {
+    const char       *name;
+    int               pref_h, min_h;    /* rows; pref_h UI_PANEL_REST: the rest */
+    ui_panel_draw_fn *draw;
+} ui_panel_class;
+
+/* The panels in stacking order (panels.c). */
+extern const ui_panel_class ui_panels[];
+extern const int ui_npanels;
+
+/* Fills fit[0 .. ui_npanels) with the table's heights, for the layout. */
+void ui_panels_fit(ui_panel_fit *fit);
+
+#endif

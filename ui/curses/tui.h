@@ -1,0 +1,77 @@
+/* tui.h — the state of the running terminal UI (struct ui_tui), shared by
+ * the front end's own files: main.c (start-up and teardown), loop.c (event
+ * loop and drawing), slash.c (messages, slash commands and the transcript)
+ * and bench.c. Not for app/, which calls ui/main.h. */
+#ifndef REMORA_UI_CURSES_TUI_H
+#define REMORA_UI_CURSES_TUI_H
+
+#include "ui/keys.h"
+#include "ui/layout.h"
+#include "ui/main.h"
+#include "ui/stats.h"
+#include "ui/worker.h"
+#include "pane.h"
+#include "panel.h"
+#include "term.h"
+
+/* Styles of transcript blocks. */
+enum { UI_S_USER, UI_S_ANSWER, UI_S_REASONING, UI_S_NOTE, UI_S_ERROR, UI_S_MARK, UI_S_HEADER };
+
+/* Parts of the screen that need drawing in the next frame. */
+enum {
+    UI_D_LAYOUT = 1, UI_D_STATUS = 2, UI_D_ANSWER = 4, UI_D_REASONING = 8,
+    UI_D_PANELS = 16, UI_D_INPUT = 32, UI_D_ALL = 63
+};
+
+typedef struct ui_tui {
+    ui_term        term;
+    ui_source     *src;
+    ui_worker     *worker;
+    int            wake_fd, in_fd;
+    ui_keyparser   kp;
+    ui_pane        answer, reasoning;
+    int            focus;           /* 0 answer, 1 reasoning */
+    ui_stats      *stats;
+    ui_drain      *drain;
+    ui_layout      lay;
+    ui_layout_opts lopt;
+    ui_panel_fit   fit[UI_PANELS_MAX];  /* the panel table's heights, for lopt */
+    ui_router_view router;
+    unsigned       dirty;
+    int            generating, stopping, turns;
+    int            busy_cmd;        /* a non-turn command is running */
+    int            text_lost;       /* a document could not take text (slash.c) */
+    rm_gen_opts    gen;
+    char          *system_text;
+    char           hint[512];
+    int            hint_role;
+    double         hint_until;
+    int            quit;
+    double         last_frame;
+    uint64_t       frames;
+    int            bench;           /* quit when the first turn ends */
+} ui_tui;
+
+/* main.c: sets up everything around a source (which the UI then owns);
+ * in_fd < 0 means no keyboard (the benchmark). */
+int  ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int mouse,
+                 const char *history_path, const char *log_path, char *err, size_t errlen);
+/* Returns 0, or -1 when the input history could not be saved (why in err;
+ * the terminal is restored by then, so the caller can print it). */
+int  ui_main_close(ui_tui *a, rm_err *err);
+
+/* loop.c */
+int    ui_loop_run(ui_tui *a);
+
+/* slash.c */
+void ui_slash_line(void *ud, char *line);             /* readline's line handler */
+void ui_slash_submit(ui_tui *a, const char *text);    /* sends a message */
+void ui_slash_done(ui_tui *a, const ui_done *d);      /* a worker command ended */
+void ui_slash_hint(ui_tui *a, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void ui_slash_help(ui_tui *a);
+/* A pane's document could not take text (out of memory): says so, stops a
+ * streaming turn, and leaves an error note when the turn ends. */
+void ui_slash_lost(ui_tui *a);
+int    ui_slash_role(int style);
+
+#endif
