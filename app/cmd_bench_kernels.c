@@ -1,5 +1,5 @@
 /* cmd_bench_kernels.c — `remora bench-kernels`: measures memory bandwidth and
- * the weight kernels' throughput (the work is in engine/bench_kernels.c). */
+ * the weight kernels' throughput (the work is in engine/tools/bench_kernels.c). */
 #include "engine.h"
 #include "commands.h"
 

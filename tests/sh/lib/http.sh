@@ -17,7 +17,11 @@ nginx_start() {
   [ -x "$NGINX" ] || { echo "nginx is not installed (make test installs nginx-light)"; return 1; }
   for try in 1 2 3 4 5; do
     NGX_PORT=$(free_port)
+    # as root, workers would switch to nobody, who may not be allowed into
+    # the clone (a checkout under a 0700 home or a mktemp -d folder)
+    user_line=; [ "$(id -u)" = 0 ] && user_line="user root;"
     cat > "$NGX_DIR/nginx.conf" <<CONF
+$user_line
 worker_processes 1;
 daemon on;
 pid $NGX_DIR/nginx.pid;
