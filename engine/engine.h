@@ -84,6 +84,7 @@ typedef struct rm_open_opts {
     double ram_gb;          /* budget for weights in RAM; 0 = a safe share */
     int io_threads;         /* expert reader threads; 0 = default (8) */
     const char *trace_path; /* sessions: JSONL trace per token, or NULL */
+    int prefill_chunk;      /* prompt tokens per layer-major pass; 0 = the planner's choice */
 } rm_open_opts;
 
 /* What a caller may want to know about an open model. */
@@ -109,6 +110,12 @@ typedef struct rm_model_info {
      * tokens, prefill activations, code, libraries and thread stacks */
     uint64_t overhead_bytes;
     int overhead_ctx;               /* the context length it assumes */
+    /* the prefill planner: prompts are fed in layer-major passes of at most
+     * prefill_chunk tokens (each pass reads every expert it needs once);
+     * prefill_workspace_bytes is the activation memory of such a pass,
+     * counted in overhead_bytes */
+    int prefill_chunk;
+    uint64_t prefill_workspace_bytes;
 } rm_model_info;
 
 int  rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_err *err);
@@ -140,6 +147,50 @@ typedef void (*rm_route_fn)(void *ud, int layer, int pos, const int *ids,
 int rm_forward(rm_model *m, rm_state *s, const int32_t *ids, int n,
                float *logits, float *last_logits,
                rm_route_fn on_route, void *route_ud, rm_err *err);
+
+/* How a long prompt is going (rm_forward_ex's progress hook, and the
+ * prompt records of rm_token_stats). Tokens count this prompt's tokens;
+ * bytes are storage (or network) bytes of the pass in progress. */
+typedef struct rm_prompt_figures {
+    int ctx;                    /* tokens in the context once the prompt is in */
+    int reused;                 /* of those, already in the state (earlier turns) */
+    int restored;               /* of those, restored from a snapshot or prefix cache */
+    int total;                  /* to compute now: ctx - reused - restored */
+    int done;                   /* of total, consumed by complete passes */
+    int chunk, chunks;          /* the pass in progress (0-based) and their number */
+    int chunk_tokens;           /* tokens in the pass in progress */
+    int layer, layers;          /* layers of the pass finished, and in all */
+    int reprefill;              /* 1: the state could not be reused; the whole context is computed again */
+    uint64_t chunk_bytes_read;  /* read so far by the pass in progress */
+    uint64_t chunk_bytes_left;  /* estimated still to read by it */
+    double elapsed;             /* seconds since the prompt began */
+    double tok_per_s;           /* prompt tokens per second so far (0 until known) */
+    double eta;                 /* seconds left, estimated; -1 unknown */
+} rm_prompt_figures;
+
+/* Control of a long feed (prompts). Every field may be zero. */
+typedef struct rm_forward_ctl {
+    volatile int *stop;         /* polled between layers, token blocks and experts */
+    int chunk_tokens;           /* tokens per pass; 0 = the model's planner */
+    /* called after every layer of every pass, on the calling thread; p->ctx,
+     * reused, restored and reprefill are the caller's (copied from base) */
+    void (*on_progress)(void *ud, const rm_prompt_figures *p);
+    /* called after each complete pass with the tokens fed so far */
+    void (*on_chunk)(void *ud, int fed);
+    void *ud;
+    rm_prompt_figures base;     /* ctx, reused, restored, reprefill to report */
+} rm_forward_ctl;
+
+/* rm_forward for prompts: feeds n tokens in passes of ctl->chunk_tokens (or
+ * the planner's size), each pass layer-major (every layer sees all of its
+ * tokens before the next layer starts), with bit-identical results to
+ * rm_forward whatever the pass size. Returns 0 when all were fed, 1 when
+ * *ctl->stop ended it: the state is then that of the last complete pass,
+ * and *fed (may be NULL) says how many tokens it holds of the n; -1 on error
+ * (the state is then that of the last complete pass too). */
+int rm_forward_ex(rm_model *m, rm_state *s, const int32_t *ids, int n,
+                  float *logits, float *last_logits, rm_route_fn on_route, void *route_ud,
+                  rm_forward_ctl *ctl, int *fed, rm_err *err);
 
 /* ---- tokenizer (engine/text/tokenizer.c, pretok.c) ----------------------- */
 
@@ -245,13 +296,22 @@ const char *rm_phase_name(int phase);
 /* One snapshot per emitted token, published by the engine and sampled by the
  * CLI and the TUI. Byte figures are bytes actually read from storage (or the
  * network) for this token; cache figures agree with them. */
+/* What a record is (rm_token_stats.kind). */
+enum {
+    RM_REC_TOKEN = 0,       /* one emitted token */
+    RM_REC_PROMPT = 1,      /* the prompt is in: its summary, before the first token */
+    RM_REC_PROGRESS = 2,    /* the prompt is being processed: figures so far */
+};
+
 typedef struct rm_token_stats {
     uint64_t token_index;           /* tokens emitted in this turn so far */
     int      token_id;
     double   seconds;               /* wall time of this token */
     double   phase_seconds[RM_PHASE_COUNT];
-    int      prefill;               /* 1 for the prompt's summary record */
-    int      prompt_tokens;
+    int      kind;                  /* RM_REC_* */
+    int      prefill;               /* 1 for RM_REC_PROMPT and RM_REC_PROGRESS records */
+    int      prompt_tokens;         /* tokens in the context (= prompt.ctx) */
+    rm_prompt_figures prompt;       /* prompt and progress records: the prompt's figures */
     /* storage */
     uint64_t bytes_spine_read, bytes_expert_read, bytes_net;
     uint64_t bytes_expert_from_cache;
@@ -266,6 +326,12 @@ typedef struct rm_token_stats {
     uint64_t prefetch_issued, prefetch_used;  /* expert reads started early */
     /* speculation */
     uint64_t spec_drafted, spec_accepted;  /* cumulative in this turn */
+    /* tokens emitted from one verify pass share its bytes and time: spec_pass
+     * numbers the pass in this turn (0 for a plain step), spec_pass_pos is
+     * the token's place in it (0, 1, ...); seconds and byte figures of a
+     * pass's tokens are its totals divided among them, routes are each
+     * token's own */
+    int      spec_pass, spec_pass_pos;
     /* router: the last position's choices, per MoE layer */
     int      route_layers;                 /* number of MoE layers filled */
     int      route_k;
@@ -294,7 +360,9 @@ typedef struct rm_gen_events {
     void *ud;
     /* streamed text, channel RM_CHAN_REASONING or RM_CHAN_ANSWER */
     void (*on_text)(void *ud, int channel, const char *text, size_t len);
-    /* one call per emitted token (and one with prefill=1 after the prompt) */
+    /* one call per emitted token, RM_REC_PROGRESS records while the prompt
+     * is processed (after every layer of every pass), and one RM_REC_PROMPT
+     * record when the prompt is in */
     void (*on_stats)(void *ud, const rm_token_stats *st);
 } rm_gen_events;
 
@@ -305,9 +373,10 @@ const rm_tokenizer *rm_session_tokenizer(rm_session *s);
 int  rm_session_set_system(rm_session *s, const char *system_text);
 void rm_session_clear(rm_session *s);
 /* Appends a user message, generates the assistant reply, appends it. *stop is
- * polled between tokens; when it becomes non-zero the turn ends at the next
- * token boundary, the partial reply is kept and marked interrupted. Returns 0
- * (also when stopped), -1 on error. */
+ * polled between tokens and, while the prompt is processed, between layers
+ * and experts; when it becomes non-zero the turn ends there, the partial
+ * reply is kept and marked interrupted (rm_session_last_interrupted tells
+ * where). Returns 0 (also when stopped), -1 on error. */
 int  rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o,
                      const rm_gen_events *ev, volatile int *stop, rm_err *err);
 /* Raw completion: encodes text without a chat template (special-token
@@ -320,6 +389,10 @@ int  rm_session_complete(rm_session *s, const char *text, const rm_gen_opts *o,
 double rm_session_probe_device(rm_session *s, double seconds);
 /* The conversation so far. */
 int  rm_session_messages(const rm_session *s, const rm_chat_msg **msgs);
+/* How the last reply ended: 0 complete, RM_STOPPED_REPLY (stopped while
+ * generating), RM_STOPPED_PROMPT (stopped while the prompt was processed;
+ * the reply is empty and the state holds the prompt's complete passes). */
+enum { RM_STOPPED_REPLY = 1, RM_STOPPED_PROMPT = 2 };
 int  rm_session_last_interrupted(const rm_session *s);
 /* The conversation as a transcript (rm_transcript_save below). A load
  * replaces the conversation (and the system prompt when the file has one)

@@ -147,4 +147,41 @@ int rm_forward(rm_model *m, rm_state *s, const int32_t *ids, int n, float *logit
     return 0;
 }
 
+/* A first form of the prompt path: 256-token passes, the stop flag looked at
+ * between passes (the layer-major planner replaces it). */
+int rm_forward_ex(rm_model *m, rm_state *s, const int32_t *ids, int n, float *logits, float *last_logits,
+                  rm_route_fn on_route, void *route_ud, rm_forward_ctl *ctl, int *fed, rm_err *err)
+{
+    const int V = m->cfg.vocab_size;
+    if (fed) *fed = 0;
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= V)
+            return rm_errf(err, "token id %d at position %d is outside the vocabulary (0..%d)", ids[i], i, V - 1);
+    const int chunk = ctl && ctl->chunk_tokens > 0 ? ctl->chunk_tokens : PREFILL_CHUNK;
+    rm_prompt_figures pf = ctl ? ctl->base : (rm_prompt_figures){ 0 };
+    pf.total = n;
+    pf.chunks = (n + chunk - 1) / chunk;
+    pf.layers = m->cfg.num_layers;
+    pf.eta = -1;
+    const double t0 = rm_now();
+    for (int t = 0; t < n; t += chunk) {
+        if (ctl && ctl->stop && *ctl->stop) return 1;
+        int T = n - t < chunk ? n - t : chunk;
+        pf.chunk = t / chunk;
+        pf.chunk_tokens = T;
+        if (forward_chunk(m, s, ids + t, T, logits ? logits + (size_t)t * V : NULL,
+                          t + T == n ? last_logits : NULL, on_route, route_ud, m->test_hidden, n, t, err))
+            return -1;
+        if (fed) *fed = t + T;
+        pf.done = t + T;
+        pf.layer = pf.layers;
+        pf.elapsed = rm_now() - t0;
+        pf.tok_per_s = pf.elapsed > 0 ? pf.done / pf.elapsed : 0;
+        pf.eta = pf.tok_per_s > 0 ? (n - pf.done) / pf.tok_per_s : -1;
+        if (ctl && ctl->on_progress) ctl->on_progress(ctl->ud, &pf);
+        if (ctl && ctl->on_chunk) ctl->on_chunk(ctl->ud, t + T);
+    }
+    return 0;
+}
+
 void model_test_hidden(rm_model *m, float *rows) { m->test_hidden = rows; }

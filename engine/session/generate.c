@@ -126,6 +126,7 @@ static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, 
         if (seq_push(s, prompt[i])) return rm_errf(err, "out of memory");
     memset(&s->stats, 0, sizeof s->stats);
     s->stats.prefill = 1;
+    s->stats.kind = RM_REC_PROMPT;
     s->stats.prompt_tokens = np;
     double t0 = rm_now();
     int prefilled = s->nseq - s->nfed;
