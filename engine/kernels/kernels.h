@@ -47,6 +47,17 @@ void kern_gemm_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *X
 /* Dot product with the same fixed order (for attention and norms where a
  * reproducible order matters). */
 float kern_dot_f32(const float *a, const float *b, int n);
+/* y[i] = fmaf(a, x[i], y[i]): an exact per-element multiply-add, the same
+ * bits at every SIMD level (attention's weighted sums). */
+void kern_axpy_f32(float a, const float *x, float *y, int n);
+/* One step of the gated delta rule for one head (KDA; model/kda.c), S the
+ * [hd][hd] state with one row per key channel:
+ *   S[d][j] *= alpha[d];  u[j] = v[j] - Σ_d S[d][j] k[d]   (fmas in d order)
+ *   u[j] *= beta;  S[d][j] += k[d] u[j];  o[j] = Σ_d S[d][j] q[d]
+ * every sum taken over d in increasing order with one fmaf per term, so the
+ * levels agree bit for bit; u is scratch of hd floats. */
+void kern_kda_step(float *S, const float *alpha, const float *k, const float *q,
+                   const float *v, float beta, float *o, float *u, int hd);
 
 /* The SIMD level in use: "avx512", "avx2" or "scalar". Chosen once from
  * CPUID; the environment variable REMORA_SIMD=scalar|avx2|avx512 lowers it

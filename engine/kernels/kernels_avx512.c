@@ -274,6 +274,53 @@ static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out
     }
 }
 
+static void axpy_f32(float a, const float *x, float *y, int n)
+{
+    const __m512 av = _mm512_set1_ps(a);
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(y + i, _mm512_fmadd_ps(av, _mm512_loadu_ps(x + i), _mm512_loadu_ps(y + i)));
+    for (; i < n; i++) y[i] = fmaf(a, x[i], y[i]);
+}
+
+/* kernels_scalar.c:kda_step with 16 columns of S per register: the same
+ * multiply and fmas per element. */
+static void kda_step(float *S, const float *alpha, const float *k, const float *q,
+                     const float *v, float beta, float *o, float *u, int hd)
+{
+    int j0 = hd & ~15;
+    for (int j = 0; j < hd; j++) u[j] = v[j];
+    for (int d = 0; d < hd; d++) {
+        float *row = S + (size_t)d * hd;
+        const float a = alpha[d], kd = k[d];
+        const __m512 av = _mm512_set1_ps(a), kv = _mm512_set1_ps(kd);
+        for (int j = 0; j < j0; j += 16) {
+            __m512 r = _mm512_mul_ps(_mm512_loadu_ps(row + j), av);
+            _mm512_storeu_ps(row + j, r);
+            _mm512_storeu_ps(u + j, _mm512_fnmadd_ps(r, kv, _mm512_loadu_ps(u + j)));
+        }
+        for (int j = j0; j < hd; j++) {
+            row[j] *= a;
+            u[j] = fmaf(-row[j], kd, u[j]);
+        }
+    }
+    for (int j = 0; j < hd; j++) { u[j] *= beta; o[j] = 0; }
+    for (int d = 0; d < hd; d++) {
+        float *row = S + (size_t)d * hd;
+        const float kd = k[d], qd = q[d];
+        const __m512 kv = _mm512_set1_ps(kd), qv = _mm512_set1_ps(qd);
+        for (int j = 0; j < j0; j += 16) {
+            __m512 r = _mm512_fmadd_ps(kv, _mm512_loadu_ps(u + j), _mm512_loadu_ps(row + j));
+            _mm512_storeu_ps(row + j, r);
+            _mm512_storeu_ps(o + j, _mm512_fmadd_ps(r, qv, _mm512_loadu_ps(o + j)));
+        }
+        for (int j = j0; j < hd; j++) {
+            row[j] = fmaf(kd, u[j], row[j]);
+            o[j] = fmaf(row[j], qd, o[j]);
+        }
+    }
+}
+
 const kern_impl kern_impl_avx512 = {
     .name = "avx512",
     .dot_f32 = dot_f32,
@@ -284,4 +331,6 @@ const kern_impl kern_impl_avx512 = {
     .decode_bf16 = decode_bf16,
     .decode_mxfp4 = decode_mxfp4,
     .mx_order = mx_order,
+    .axpy_f32 = axpy_f32,
+    .kda_step = kda_step,
 };

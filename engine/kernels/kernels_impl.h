@@ -71,6 +71,13 @@ typedef struct kern_impl {
     /* Column (within a group of 16) held by element e of the MXFP4 gemv's
      * registers; NULL for the scalar level, which reads x directly. */
     const uint8_t *mx_order;
+    /* Element-wise forms (no reduction across elements, so every level
+     * gives the same bits as long as each element sees the same fmas):
+     * y[i] = fmaf(a, x[i], y[i]). */
+    void (*axpy_f32)(float a, const float *x, float *y, int n);
+    /* One gated delta-rule step of one head (kernels.h: kern_kda_step). */
+    void (*kda_step)(float *S, const float *alpha, const float *k, const float *q,
+                     const float *v, float beta, float *o, float *u, int hd);
 } kern_impl;
 
 /* Reorders a row's accumulators from a SIMD level's MXFP4 register layout

@@ -78,6 +78,35 @@ static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out
         out[c] = mxfp4_weight(packed, scale, c);
 }
 
+static void axpy_f32(float a, const float *x, float *y, int n)
+{
+    for (int i = 0; i < n; i++) y[i] = fmaf(a, x[i], y[i]);
+}
+
+/* The reference form of the step (kernels.h: kern_kda_step). */
+static void kda_step(float *S, const float *alpha, const float *k, const float *q,
+                     const float *v, float beta, float *o, float *u, int hd)
+{
+    for (int j = 0; j < hd; j++) u[j] = v[j];
+    for (int d = 0; d < hd; d++) {
+        float *row = S + (size_t)d * hd;
+        const float a = alpha[d], kd = k[d];
+        for (int j = 0; j < hd; j++) {
+            row[j] *= a;
+            u[j] = fmaf(-row[j], kd, u[j]);
+        }
+    }
+    for (int j = 0; j < hd; j++) { u[j] *= beta; o[j] = 0; }
+    for (int d = 0; d < hd; d++) {
+        float *row = S + (size_t)d * hd;
+        const float kd = k[d], qd = q[d];
+        for (int j = 0; j < hd; j++) {
+            row[j] = fmaf(kd, u[j], row[j]);
+            o[j] = fmaf(row[j], qd, o[j]);
+        }
+    }
+}
+
 const kern_impl kern_impl_scalar = {
     .name = "scalar",
     .dot_f32 = dot_f32,
@@ -87,4 +116,6 @@ const kern_impl kern_impl_scalar = {
     .gemv_mxfp4 = gemv_mxfp4,
     .decode_bf16 = decode_bf16,
     .decode_mxfp4 = decode_mxfp4,
+    .axpy_f32 = axpy_f32,
+    .kda_step = kda_step,
 };

@@ -351,6 +351,41 @@ TEST(kernels_dot_f32)
     best_level();
 }
 
+/* The element-wise kernels (axpy, the KDA step) give the scalar bits at
+ * every level, for head widths that fill whole registers and ones that
+ * leave a tail. */
+TEST(kernels_elementwise_levels_bitexact)
+{
+    static const int hds[] = { 1, 7, 16, 24, 128 };
+    for (int i = 0; i < 5; i++) {
+        const int hd = hds[i];
+        float x[128], y0[128], alpha[128], k[128], q[128], v[128];
+        float S0[128 * 128], ref_S[128 * 128], ref_o[128], ref_y[128], u[128];
+        rng_seed(40 + (uint64_t)hd);
+        for (int j = 0; j < hd; j++) {
+            x[j] = adversarial(); y0[j] = adversarial();
+            alpha[j] = 0.5f + 0.5f * fabsf(rng_unit()); k[j] = rng_unit(); q[j] = rng_unit(); v[j] = rng_unit();
+        }
+        for (int j = 0; j < hd * hd; j++) S0[j] = rng_unit();
+        REQUIRE(kern_set_level("scalar") == 0);
+        memcpy(ref_y, y0, sizeof ref_y);
+        kern_axpy_f32(0.37f, x, ref_y, hd);
+        memcpy(ref_S, S0, (size_t)hd * hd * sizeof *S0);
+        kern_kda_step(ref_S, alpha, k, q, v, 0.8f, ref_o, u, hd);
+        for (int l = 1; l < 3; l++) {
+            if (kern_set_level(level_names[l]) != 0) continue;
+            float yy[128], SS[128 * 128], oo[128];
+            memcpy(yy, y0, sizeof yy);
+            kern_axpy_f32(0.37f, x, yy, hd);
+            CHECKF(same_vec(ref_y, yy, hd), "axpy %s hd=%d", level_names[l], hd);
+            memcpy(SS, S0, (size_t)hd * hd * sizeof *S0);
+            kern_kda_step(SS, alpha, k, q, v, 0.8f, oo, u, hd);
+            CHECKF(same_vec(ref_o, oo, hd) && same_vec(ref_S, SS, hd * hd), "kda_step %s hd=%d", level_names[l], hd);
+        }
+    }
+    best_level();
+}
+
 /* ---- the fixture's dequantised samples --------------------------------- */
 
 /* The bytes of one tensor of a safetensors shard held in memory. */
