@@ -1,6 +1,7 @@
 /* weights.c — tensor lookups with dtype and shape checks, and the dispatch of
  * a typed matrix to the matching kernel. */
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "format/weights.h"
@@ -128,8 +129,23 @@ int wvec_get(const st_set *s, const char *name, int n, int take, float **out, rm
     return 0;
 }
 
+/* Multiply-add work of every product since the start, in flops (2 per
+ * weight and row): what the prefill benchmark divides by its compute time.
+ * Products run on the calling thread or, for MLA's per-head gemv, on the
+ * compute pool, hence the atomic. */
+static _Atomic uint64_t product_flops;
+
+uint64_t wmat_flops(void) { return atomic_load_explicit(&product_flops, memory_order_relaxed); }
+
+static void count(const wmat *m, int T)
+{
+    atomic_fetch_add_explicit(&product_flops, 2ull * (uint64_t)m->rows * (uint64_t)m->cols * (uint64_t)T,
+                              memory_order_relaxed);
+}
+
 void wmat_gemv(const wmat *m, const float *x, float *y)
 {
+    count(m, 1);
     switch (m->kind) {
     case WM_F32: kern_gemv_f32(m->w, x, y, m->rows, m->cols); break;
     case WM_BF16: kern_gemv_bf16(m->w, x, y, m->rows, m->cols); break;
@@ -140,6 +156,7 @@ void wmat_gemv(const wmat *m, const float *x, float *y)
 
 void wmat_gemm(const wmat *m, const float *X, float *Y, int T)
 {
+    count(m, T);
     switch (m->kind) {
     case WM_F32: kern_gemm_f32(m->w, X, Y, T, m->rows, m->cols); break;
     case WM_BF16: kern_gemm_bf16(m->w, X, Y, T, m->rows, m->cols); break;

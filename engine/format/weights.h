@@ -49,5 +49,7 @@ int wvec_get(const st_set *s, const char *name, int n, int take, float **out, rm
 /* y = W x, and Y[T] = X[T] Wᵀ, bit-identical row for row. */
 void wmat_gemv(const wmat *m, const float *x, float *y);
 void wmat_gemm(const wmat *m, const float *X, float *Y, int T);
+/* Flops of all products so far (2 per weight per row), process-wide. */
+uint64_t wmat_flops(void);
 
 #endif

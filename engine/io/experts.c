@@ -307,47 +307,76 @@ static void bind(expert_cache *c, int key, const expert_slot *s, mlp_weights *w)
     }
 }
 
-int experts_next(expert_cache *c, mlp_weights *w, rm_err *err)
+/* The message of a failed read of batch entry i. */
+static int read_error(const expert_cache *c, int i, rm_err *err)
+{
+    const int key = c->b_layer * c->E + c->b_ids[i];
+    const expert_loc *loc = &c->loc[key];
+    char why[768] = "";
+    if (c->remote.why) c->remote.why(c->remote.ctx, key, why, sizeof why);
+    if (why[0]) return rm_errf(err, "expert %d of layer %d: %s", c->b_ids[i], c->b_layer, why);
+    return rm_errf(err, "%s: reading expert %d of layer %d (%llu bytes at %llu) failed",
+                   c->st->st->shards[loc->shard].path, c->b_ids[i], c->b_layer,
+                   (unsigned long long)loc->bytes, (unsigned long long)loc->off[0]);
+}
+
+/* Entry idx waits for a slot that every other pinned entry holds: the hits
+ * pinned at experts_begin can fill the cache when the layer needs more
+ * experts than it has slots. The pinned, already-read entry computed last
+ * (the highest index) lets go of its slot; it is read again when its turn
+ * comes, which costs bytes but never stalls. Returns 0 when one was found. */
+static int make_room(expert_cache *c, int idx)
+{
+    for (int j = c->b_n - 1; j > idx; j--) {
+        if (c->b_state[j] != 1) continue;
+        expert_slot *s = &c->slots[c->b_slot[j]];
+        if (s->state != SLOT_READY) continue;
+        if (s->pins > 0) s->pins--;
+        c->b_state[j] = 0;
+        return 0;
+    }
+    return -1;
+}
+
+int experts_wait(expert_cache *c, int idx, mlp_weights *w, volatile int *stop, rm_err *err)
 {
     for (;;) {
-        int waiting = 0;
-        for (int i = 0; i < c->b_n; i++) {
-            if (c->b_state[i] == 2) continue;
-            waiting = 1;
-            if (c->b_state[i] != 1) continue;
-            expert_slot *s = &c->slots[c->b_slot[i]];
+        if (c->b_state[idx] == 0) {
+            issue_waiting(c);
+            if (c->b_state[idx] == 0 && io_pending(c->io) == 0 && make_room(c, idx)) {
+                rm_errf(err, "expert cache deadlock: no slot free for layer %d", c->b_layer);
+                return -1;
+            }
+            if (c->b_state[idx] == 0 && io_pending(c->io) == 0) continue;
+        }
+        if (c->b_state[idx] == 1) {
+            expert_slot *s = &c->slots[c->b_slot[idx]];
             if (s->state == SLOT_READY) {
-                c->b_state[i] = 2;
-                bind(c, c->b_layer * c->E + c->b_ids[i], s, w);
-                return i;
+                c->b_state[idx] = 2;
+                bind(c, c->b_layer * c->E + c->b_ids[idx], s, w);
+                return 0;
             }
         }
-        if (!waiting) return -1;
-        io_req *r = io_wait_any(c->io);
-        if (!r) {   /* nothing in flight yet waiting entries: slots are all pinned */
-            rm_errf(err, "expert cache deadlock: no slot free for layer %d", c->b_layer);
-            return -2;
-        }
+        if (stop && *stop) return 1;
+        /* a bounded wait, so a stop is seen within a tenth of a second even
+         * when a read takes long (a slow disk or server) */
+        io_req *r = io_wait_any_for(c->io, 0.1);
+        if (!r) continue;
         expert_slot *s = complete(c, r);
-        if (s && s->state == SLOT_FREE) {
-            /* a failed read: report it if this batch needed that expert */
+        if (s && s->state == SLOT_FREE)     /* a failed read: fatal if this batch needs that expert */
             for (int i = 0; i < c->b_n; i++)
-                if (c->b_state[i] == 1 && &c->slots[c->b_slot[i]] == s) {
-                    const int key = c->b_layer * c->E + c->b_ids[i];
-                    const expert_loc *loc = &c->loc[key];
-                    char why[768] = "";
-                    if (c->remote.why) c->remote.why(c->remote.ctx, key, why, sizeof why);
-                    if (why[0]) {
-                        rm_errf(err, "expert %d of layer %d: %s", c->b_ids[i], c->b_layer, why);
-                        return -2;
-                    }
-                    rm_errf(err, "%s: reading expert %d of layer %d (%llu bytes at %llu) failed",
-                            c->st->st->shards[loc->shard].path, c->b_ids[i], c->b_layer,
-                            (unsigned long long)loc->bytes, (unsigned long long)loc->off[0]);
-                    return -2;
-                }
-        }
+                if (c->b_state[i] == 1 && &c->slots[c->b_slot[i]] == s) return read_error(c, i, err);
     }
+}
+
+void experts_abort(expert_cache *c)
+{
+    for (int i = 0; i < c->b_n; i++)
+        if (c->b_state[i] == 1) {
+            expert_slot *s = &c->slots[c->b_slot[i]];
+            if (s->pins > 0) s->pins--;
+        }
+    c->b_n = 0;
 }
 
 void experts_done(expert_cache *c, int idx)

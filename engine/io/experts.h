@@ -1,12 +1,13 @@
 /* experts.h — the routed experts: where each one's bytes are, a cache of
  * expert-sized slots in the RAM left by the spine, and parallel reads that
- * the MoE layer consumes in completion order.
+ * the MoE layer consumes in expert order as they arrive.
  *
  * A MoE layer asks for its chosen experts with experts_begin(); hits are
  * pinned at once, misses are read by the expert reader pool into slots freed
- * by the eviction policy (as many at once as slots allow); experts_next()
- * hands back one expert whose bytes are present, waiting for a read only
- * when none is; experts_done() unpins it, which may let another read start.
+ * by the eviction policy, in batch order, as many at once as slots allow;
+ * experts_wait() hands back the entries in batch order, each as soon as its
+ * bytes are present; experts_done() unpins it, which lets another read
+ * start.
  */
 #ifndef REMORA_EXPERTS_H
 #define REMORA_EXPERTS_H
@@ -99,10 +100,17 @@ size_t experts_slot_bytes(const expert_cache *c);
 int  experts_alloc(expert_cache *c, uint64_t bytes, rm_err *err);
 
 int  experts_begin(expert_cache *c, int layer, const int *ids, int n, rm_err *err);
-/* Returns the batch index of an expert ready to compute and binds its
- * weights into *w; -1 when the batch is finished; -2 on a read error. */
-int  experts_next(expert_cache *c, mlp_weights *w, rm_err *err);
+/* Waits until entry idx of the batch has its bytes and binds its weights
+ * into *w. A layer takes its entries in batch order (experts_begin's ids, in
+ * expert order), so the sum over a row's experts has one order whatever the
+ * cache held; the reads of the later entries go on meanwhile. Returns 0, 1
+ * when *stop (may be NULL) became non-zero while waiting, -1 on a read
+ * error. */
+int  experts_wait(expert_cache *c, int idx, mlp_weights *w, volatile int *stop, rm_err *err);
 void experts_done(expert_cache *c, int idx);
+/* Ends the batch early (a stop): unpins what it held; reads in flight land
+ * in their slots as usual. */
+void experts_abort(expert_cache *c);
 /* Starts background reads for experts likely to be used next (best effort:
  * only into free slots or slots colder than the expert). */
 void experts_prefetch(expert_cache *c, int layer, const int *ids, int n);

@@ -147,6 +147,39 @@ io_req *io_wait_any(io_pool *p)
     return r;
 }
 
+io_req *io_wait_any_for(io_pool *p, double seconds)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);      /* pthread_cond_timedwait's clock */
+    long ns = until.tv_nsec + (long)(seconds * 1e9);
+    until.tv_sec += ns / 1000000000L;
+    until.tv_nsec = ns % 1000000000L;
+    pthread_mutex_lock(&p->mu);
+    while (!p->done_head && p->pending > 0)
+        if (pthread_cond_timedwait(&p->done, &p->mu, &until) == ETIMEDOUT) break;
+    io_req *r = p->done_head;
+    if (r) { p->done_head = r->next; p->pending--; }
+    pthread_mutex_unlock(&p->mu);
+    return r;
+}
+
+int io_pending(io_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    int n = p->pending;
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+uint64_t io_peek_bytes(io_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    uint64_t n = 0;
+    for (int k = 0; k < IO_KINDS; k++) n += p->c.bytes[k];
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
 io_req *io_try_any(io_pool *p)
 {
     pthread_mutex_lock(&p->mu);

@@ -37,6 +37,13 @@ void     io_submit(io_pool *p, io_req *r);
 io_req  *io_wait_any(io_pool *p);
 /* A completed read if one is there, else NULL at once. */
 io_req  *io_try_any(io_pool *p);
+/* io_wait_any that gives up after `seconds` (NULL then, as when nothing is
+ * pending), so a waiter can look at a stop flag. */
+io_req  *io_wait_any_for(io_pool *p, double seconds);
+/* Reads submitted and not yet collected. */
+int      io_pending(io_pool *p);
+/* Bytes read since the last io_take_counters, without taking them. */
+uint64_t io_peek_bytes(io_pool *p);
 /* Waits until the given request has completed (it is then not returned by
  * io_wait_any). */
 void     io_wait(io_pool *p, io_req *r);

@@ -1,5 +1,6 @@
-/* forward.c — the forward pass: the layer loop over a chunk of positions
- * (rm_forward); the per-token figures it leaves behind are counters.c.
+/* forward.c — the forward pass: the layer loop over a pass of positions
+ * (rm_forward, rm_forward_ex); the per-token figures it leaves behind are
+ * counters.c, the planner that sizes a pass is load.c.
  *
  * The layer loop (KimiDecoderLayer and KimiLinearModel.forward of K3's
  * modeling_kimi_linear.py; KimiDecoderLayer of Kimi-Linear-48B's
@@ -13,13 +14,52 @@
  * (KimiDecoderLayer._forward_attn_residual, KimiLinearModel.
  * _apply_output_attn_res).
  * AttnRes mixes across depth only, never across tokens, so it needs no cache.
+ *
+ * Layer-major passes. A prompt is fed in passes of up to the planner's size
+ * (up to the whole prompt): within a pass every layer sees all of the pass's
+ * positions before the next layer starts, so each routed expert a layer
+ * needs is read once per pass, and a streamed spine unit once per pass —
+ * where 256-token chunks read nearly the whole expert pool again every 256
+ * tokens under K3's flat routing. What only needs one position at a time
+ * (norms, the AttnRes mixes, the mixers, whose recurrent and causal parts
+ * step through positions in order anyway) runs in blocks of FWD_BLOCK
+ * positions, so its scratch memory does not grow with the pass; what a pass
+ * keeps per position is the residual stream, the AttnRes snapshots and the
+ * feed-forward block's input and output. Every row's arithmetic is the same
+ * whatever the pass or block size, so passes of 1, 7, 256 or all tokens give
+ * the same bits, and the same bits as token-by-token decoding.
+ *
+ * A stoppable pass (rm_forward_ex) marks the state first; a stop (looked at
+ * between blocks, products and experts) or an error puts it back, so the
+ * state is always that of the last complete pass.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "model/model.h"
 #include "kernels/kernels.h"
 #include "base/threadpool.h"
+
+/* Positions per block of the per-position work within a pass: at K3's
+ * widths a 256-row product runs at the gemm kernel's full rate (167 GFLOP/s
+ * on the 2-core development machine, against 106 at 64 rows), and each
+ * product of a block is a fraction of a second, which bounds how long a
+ * stop waits. */
+#define FWD_BLOCK 256
+
+/* What one pass needs besides the model and the state. */
+typedef struct pass_ctx {
+    volatile int *stop;
+    rm_route_fn on_route;
+    void *route_ud;
+    float *dbg;                 /* test hook rows [L+1][dbg_T][D], or NULL */
+    int dbg_T, dbg_t0;
+    void (*after_layer)(void *ud, int layer);
+    void *ud;
+} pass_ctx;
+
+static int stopped(const pass_ctx *p) { return p->stop && *p->stop; }
 
 static int embed_rows(rm_model *m, const int32_t *ids, int T, float *H, rm_err *err)
 {
@@ -29,157 +69,346 @@ static int embed_rows(rm_model *m, const int32_t *ids, int T, float *H, rm_err *
     return 0;
 }
 
-/* The per-row mix of AttnRes over blocks[0..nb) and P. */
-static void mix_rows(float *const *blocks, int nb, const float *P, const float *w, float *out, int T, int D, float eps)
+/* The per-row mix of AttnRes over the nb snapshots and P, for n rows from
+ * row t0 of each. */
+static void mix_rows(float *const *blocks, int nb, const float *P, const float *w, float *out, int t0, int n, int D,
+                     float eps)
 {
     const float *src[CFG_MAX_LAYERS + 2];
-    for (int t = 0; t < T; t++) {
-        for (int j = 0; j < nb; j++) src[j] = blocks[j] + (size_t)t * D;
-        src[nb] = P + (size_t)t * D;
-        norm_attn_res_mix(src, nb + 1, w, out + (size_t)t * D, D, eps);
+    for (int r = 0; r < n; r++) {
+        const size_t row = (size_t)(t0 + r) * D;
+        for (int j = 0; j < nb; j++) src[j] = blocks[j] + row;
+        src[nb] = P + (size_t)r * D;
+        norm_attn_res_mix(src, nb + 1, w, out + (size_t)r * D, D, eps);
     }
 }
 
-static void norm_rows(const float *X, const float *w, float *Y, int T, int D, float eps)
+static void norm_rows(const float *X, const float *w, float *Y, int n, int D, float eps)
 {
-    for (int t = 0; t < T; t++) norm_rms(X + (size_t)t * D, w, Y + (size_t)t * D, D, eps);
+    for (int r = 0; r < n; r++) norm_rms(X + (size_t)r * D, w, Y + (size_t)r * D, D, eps);
 }
 
-static int forward_chunk(rm_model *m, rm_state *s, const int32_t *ids, int T, float *logits,
-                         float *last_logits, rm_route_fn on_route, void *ud, float *dbg, int dbg_T,
-                         int dbg_t0, rm_err *err)
+/* The memory of one pass of T positions. */
+typedef struct pass_buf {
+    float *P;                   /* [T, D] partial sum of the current AttnRes block (the residual stream) */
+    float *xf, *y;              /* [T, D] feed-forward input and output */
+    float **blocks;             /* AttnRes snapshots, each [T, D] */
+    int nb;
+    float *xin, *xn, *ym;       /* [FWD_BLOCK, D] a block's mix, its norm, the mixer's output */
+} pass_buf;
+
+static void pass_buf_free(pass_buf *b)
+{
+    free(b->P); free(b->xf); free(b->y); free(b->xin); free(b->xn); free(b->ym);
+    if (b->blocks) for (int j = 0; j < b->nb; j++) free(b->blocks[j]);
+    free(b->blocks);
+}
+
+static int pass_buf_alloc(pass_buf *b, const rm_config *c, int T)
+{
+    const size_t TD = (size_t)T * c->hidden_size, BD = (size_t)(T < FWD_BLOCK ? T : FWD_BLOCK) * c->hidden_size;
+    const int nblk_max = c->attn_res_block ? c->num_layers / c->attn_res_block + 2 : 0;
+    *b = (pass_buf){ malloc(TD * sizeof(float)), malloc(TD * sizeof(float)), malloc(TD * sizeof(float)),
+                     calloc((size_t)nblk_max + 1, sizeof(float *)), 0, malloc(BD * sizeof(float)),
+                     malloc(BD * sizeof(float)), malloc(BD * sizeof(float)) };
+    return b->P && b->xf && b->y && b->blocks && b->xin && b->xn && b->ym ? 0 : -1;
+}
+
+size_t forward_bytes_per_token(const rm_config *c)
+{
+    const int nblk_max = c->attn_res_block ? c->num_layers / c->attn_res_block + 2 : 0;
+    return (size_t)(3 + nblk_max) * c->hidden_size * sizeof(float);
+}
+
+int forward_block_tokens(void) { return FWD_BLOCK; }
+
+/* The mixer half of layer l for every block of the pass: AttnRes mix (or the
+ * residual stream), norm, KDA or MLA, the partial sum, then the
+ * feed-forward input. Returns 0, 1 (stopped) or -1. */
+static int mixer_half(rm_model *m, rm_state *s, pass_buf *b, int l, int T, phase_timer *pt, const pass_ctx *p,
+                      rm_err *err)
 {
     const rm_config *c = &m->cfg;
-    const int D = c->hidden_size, L = c->num_layers, B = c->attn_res_block;
+    const layer_weights *w = &m->layers[l];
+    const int D = c->hidden_size, B = c->attn_res_block;
     const float eps = (float)c->rms_eps;
+    /* at a block boundary the partial sum so far becomes a snapshot and the
+     * next one starts from the mixer's output */
+    const int nb0 = b->nb, fresh = B && l % B == 0;
+    float *Pin = b->P;
+    if (fresh) {
+        b->blocks[b->nb++] = b->P;
+        if (!(b->P = malloc((size_t)T * D * sizeof *b->P))) return rm_errf(err, "out of memory in the forward pass");
+    }
+    for (int t0 = 0; t0 < T; t0 += FWD_BLOCK) {
+        const int n = T - t0 < FWD_BLOCK ? T - t0 : FWD_BLOCK;
+        const size_t off = (size_t)t0 * D, nd = (size_t)n * D;
+        if (B) {
+            if (nb0) mix_rows(b->blocks, nb0, Pin + off, w->attn_res_w, b->xin, t0, n, D, eps);
+            else memcpy(b->xin, Pin + off, nd * sizeof *b->xin);
+            norm_rows(b->xin, w->in_norm, b->xn, n, D, eps);
+        } else {
+            norm_rows(Pin + off, w->in_norm, b->xn, n, D, eps);
+        }
+        phase_mark(pt, RM_PHASE_SPINE);
+        int rc = c->is_kda[l] ? kda_forward(c, &w->kda, &s->kda[l], l, b->xn, b->ym, n, p->stop, err)
+                              : mla_forward(c, &w->mla, &s->mla[l], l, s->pos + t0, b->xn, b->ym, n, p->stop, err);
+        phase_mark(pt, RM_PHASE_ATTN);
+        if (rc) return rc;
+        float *P = b->P + off;
+        if (fresh) memcpy(P, b->ym, nd * sizeof *P);
+        else for (size_t i = 0; i < nd; i++) P[i] += b->ym[i];
+        if (B) {
+            mix_rows(b->blocks, b->nb, P, w->mlp_res_w, b->xin, t0, n, D, eps);
+            norm_rows(b->xin, w->post_norm, b->xf + off, n, D, eps);
+        } else {
+            norm_rows(P, w->post_norm, b->xf + off, n, D, eps);
+        }
+        phase_mark(pt, RM_PHASE_SPINE);
+        if (stopped(p)) return 1;
+    }
+    return 0;
+}
+
+/* The final mix and norm of every block, then lm_head: every row into
+ * logits, or the last row into last_logits. */
+static int head(rm_model *m, pass_buf *b, int T, float *logits, float *last_logits, phase_timer *pt,
+                const pass_ctx *p, rm_err *err)
+{
+    const rm_config *c = &m->cfg;
+    const int D = c->hidden_size, L = c->num_layers, V = c->vocab_size;
+    const float eps = (float)c->rms_eps;
+    phase_mark(pt, RM_PHASE_SPINE);
+    if (store_unit_begin(&m->store, 2 * L, err)) return -1;
+    phase_mark(pt, RM_PHASE_WAIT_IO);
+    for (int t0 = 0; t0 < T; t0 += FWD_BLOCK) {
+        const int n = T - t0 < FWD_BLOCK ? T - t0 : FWD_BLOCK;
+        const size_t off = (size_t)t0 * D;
+        if (t0 + n < T && !logits && !p->dbg) continue;     /* only the last row is needed */
+        if (c->attn_res_block) mix_rows(b->blocks, b->nb, b->P + off, m->out_res_w, b->xin, t0, n, D, eps);
+        else memcpy(b->xin, b->P + off, (size_t)n * D * sizeof *b->xin);
+        norm_rows(b->xin, m->final_norm, b->xn, n, D, eps);
+        if (p->dbg) memcpy(p->dbg + ((size_t)L * p->dbg_T + p->dbg_t0 + t0) * D, b->xn, (size_t)n * D * sizeof *b->xn);
+        phase_mark(pt, RM_PHASE_SPINE);
+        if (logits) wmat_gemm(&m->lm_head, b->xn, logits + (size_t)t0 * V, n);
+        if (last_logits && t0 + n == T) wmat_gemv(&m->lm_head, b->xn + (size_t)(n - 1) * D, last_logits);
+        phase_mark(pt, RM_PHASE_LM_HEAD);
+    }
+    return 0;
+}
+
+/* One layer-major pass of T positions. Returns 0, 1 (stopped) or -1; on
+ * anything but 0 the state is partly updated. */
+static int pass(rm_model *m, rm_state *s, const int32_t *ids, int T, float *logits, float *last_logits,
+                const pass_ctx *p, rm_err *err)
+{
+    const rm_config *c = &m->cfg;
+    const int D = c->hidden_size, L = c->num_layers;
     const size_t TD = (size_t)T * D;
-    const int nblk_max = B ? L / B + 2 : 0;
-    float *P = malloc(TD * sizeof *P), *xin = malloc(TD * sizeof *xin), *xn = malloc(TD * sizeof *xn);
-    float *y = malloc(TD * sizeof *y);
-    float **blocks = calloc((size_t)nblk_max + 1, sizeof *blocks);
-    int nb = 0, rc = 0;
-    if (!P || !xin || !xn || !y || !blocks) { rc = rm_errf(err, "out of memory in forward pass"); goto out; }
+    pass_buf b;
+    int rc = 0;
+    if (pass_buf_alloc(&b, c, T)) { rc = rm_errf(err, "out of memory in the forward pass (%d positions)", T); goto out; }
     if ((rc = state_reserve(s, s->pos + T, err))) goto out;
     phase_timer pt;
     phase_start(&pt, m->ctr.phase);
-    if ((rc = embed_rows(m, ids, T, P, err))) goto out;
+    if ((rc = embed_rows(m, ids, T, b.P, err))) goto out;
     for (int l = 0; l < L; l++) {
         const layer_weights *w = &m->layers[l];
-        int fresh = 0;   /* P restarts from the mixer output after a snapshot */
         phase_mark(&pt, RM_PHASE_SPINE);
         if ((rc = store_unit_begin(&m->store, 2 * l, err))) goto out;
         if (c->is_moe[l] && T == 1 && m->prev_route[(size_t)l * c->topk] >= 0)
             experts_prefetch(&m->experts, l, m->prev_route + (size_t)l * c->topk, c->topk);
         phase_mark(&pt, RM_PHASE_WAIT_IO);
-        if (B) {
-            if (nb) mix_rows(blocks, nb, P, w->attn_res_w, xin, T, D, eps);
-            else memcpy(xin, P, TD * sizeof *xin);
-            if (l % B == 0) {
-                blocks[nb++] = P;
-                if (!(P = malloc(TD * sizeof *P))) { rc = rm_errf(err, "out of memory"); goto out; }
-                fresh = 1;
-            }
-            norm_rows(xin, w->in_norm, xn, T, D, eps);
-        } else {
-            norm_rows(P, w->in_norm, xn, T, D, eps);
-        }
-        phase_mark(&pt, RM_PHASE_SPINE);
-        rc = c->is_kda[l] ? kda_forward(c, &w->kda, &s->kda[l], l, xn, y, T, err)
-                          : mla_forward(c, &w->mla, &s->mla[l], l, s->pos, xn, y, T, err);
-        if (rc) goto out;
-        phase_mark(&pt, RM_PHASE_ATTN);
-        if (fresh) memcpy(P, y, TD * sizeof *P);
-        else for (size_t i = 0; i < TD; i++) P[i] += y[i];
-        if (B) {
-            mix_rows(blocks, nb, P, w->mlp_res_w, xin, T, D, eps);
-            norm_rows(xin, w->post_norm, xn, T, D, eps);
-        } else {
-            norm_rows(P, w->post_norm, xn, T, D, eps);
-        }
-        phase_mark(&pt, RM_PHASE_SPINE);
+        if ((rc = mixer_half(m, s, &b, l, T, &pt, p, err))) goto out;
         if ((rc = store_unit_begin(&m->store, 2 * l + 1, err))) goto out;
         phase_mark(&pt, RM_PHASE_WAIT_IO);
         if (c->is_moe[l]) {     /* marks its own phases: router, waits, experts */
             rc = moe_forward(c, &w->moe, &m->experts, &pt, m->prev_route + (size_t)l * c->topk, l, s->pos,
-                             xn, y, T, on_route, ud, err);
+                             b.xf, b.y, T, p->on_route, p->route_ud, p->stop, err);
         } else {
-            rc = mlp_forward(c, &w->mlp, c->intermediate_size, xn, y, T, err);
+            rc = mlp_forward(c, &w->mlp, c->intermediate_size, b.xf, b.y, T, p->stop, err);
             phase_mark(&pt, RM_PHASE_SPINE);
         }
         if (rc) goto out;
-        for (size_t i = 0; i < TD; i++) P[i] += y[i];
-        if (dbg)
-            memcpy(dbg + ((size_t)l * dbg_T + dbg_t0) * D, P, TD * sizeof *P);
+        for (size_t i = 0; i < TD; i++) b.P[i] += b.y[i];
+        if (p->dbg) memcpy(p->dbg + ((size_t)l * p->dbg_T + p->dbg_t0) * D, b.P, TD * sizeof *b.P);
+        phase_mark(&pt, RM_PHASE_SPINE);
+        if (p->after_layer) p->after_layer(p->ud, l);
+        if (stopped(p)) { rc = 1; goto out; }
     }
-    if (B) mix_rows(blocks, nb, P, m->out_res_w, xin, T, D, eps);
-    else memcpy(xin, P, TD * sizeof *xin);
-    norm_rows(xin, m->final_norm, xn, T, D, eps);
-    if (dbg) memcpy(dbg + ((size_t)L * dbg_T + dbg_t0) * D, xn, TD * sizeof *xn);
-    phase_mark(&pt, RM_PHASE_SPINE);
-    if ((rc = store_unit_begin(&m->store, 2 * L, err))) goto out;
-    phase_mark(&pt, RM_PHASE_WAIT_IO);
-    if (logits) wmat_gemm(&m->lm_head, xn, logits, T);
-    if (last_logits) wmat_gemv(&m->lm_head, xn + (size_t)(T - 1) * D, last_logits);
-    phase_mark(&pt, RM_PHASE_LM_HEAD);
+    if ((rc = head(m, &b, T, logits, last_logits, &pt, p, err))) goto out;
     m->ctr.tokens += (uint64_t)T;
     s->pos += T;
 out:
-    free(P); free(xin); free(xn); free(y);
-    if (blocks) for (int j = 0; j < nb; j++) free(blocks[j]);
-    free(blocks);
+    pass_buf_free(&b);
     return rc;
+}
+
+static int check_ids(const rm_model *m, const int32_t *ids, int n, rm_err *err)
+{
+    const int V = m->cfg.vocab_size;
+    for (int i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= V)
+            return rm_errf(err, "token id %d at position %d is outside the vocabulary (0..%d)", ids[i], i, V - 1);
+    return 0;
+}
+
+/* Passes of at most `chunk` tokens, all of the same size but the last. */
+static int pass_size(int n, int chunk)
+{
+    if (chunk <= 0 || chunk >= n) return n;
+    int passes = (n + chunk - 1) / chunk;
+    return (n + passes - 1) / passes;
 }
 
 int rm_forward(rm_model *m, rm_state *s, const int32_t *ids, int n, float *logits, float *last_logits,
                rm_route_fn on_route, void *route_ud, rm_err *err)
 {
-    const int V = m->cfg.vocab_size;
-    for (int i = 0; i < n; i++)
-        if (ids[i] < 0 || ids[i] >= V)
-            return rm_errf(err, "token id %d at position %d is outside the vocabulary (0..%d)", ids[i], i, V - 1);
-    for (int t0 = 0; t0 < n; t0 += PREFILL_CHUNK) {
-        int T = n - t0 < PREFILL_CHUNK ? n - t0 : PREFILL_CHUNK;
-        int last = t0 + T == n;
-        if (forward_chunk(m, s, ids + t0, T, logits ? logits + (size_t)t0 * V : NULL,
-                          last ? last_logits : NULL, on_route, route_ud, m->test_hidden, n, t0, err))
+    if (check_ids(m, ids, n, err)) return -1;
+    const int V = m->cfg.vocab_size, size = pass_size(n, m->prefill_chunk);
+    for (int t = 0; t < n; t += size) {
+        const int T = n - t < size ? n - t : size;
+        pass_ctx p = { NULL, on_route, route_ud, m->test_hidden, n, t, NULL, NULL };
+        if (pass(m, s, ids + t, T, logits ? logits + (size_t)t * V : NULL, t + T == n ? last_logits : NULL, &p, err))
             return -1;
     }
     return 0;
 }
 
-/* A first form of the prompt path: 256-token passes, the stop flag looked at
- * between passes (the layer-major planner replaces it). */
+/* ---- rm_forward_ex: stoppable passes with progress ---------------------- */
+
+/* What the progress figures are computed from, for one prompt. */
+typedef struct prompt_meter {
+    rm_model *m;
+    rm_forward_ctl *ctl;
+    rm_prompt_figures f;
+    double t0;                  /* the prompt began */
+    uint64_t flops0;            /* wmat_flops() then */
+    uint64_t bytes0, pass_bytes0;   /* storage bytes read at the start, and at the pass's start */
+    double flops_per_token;     /* of the products, all layers */
+    int moe_layers, moe_done;   /* of the pass in progress */
+} prompt_meter;
+
+static uint64_t bytes_now(const rm_model *m)
+{
+    return io_peek_bytes(m->store.io) + (m->experts.io ? io_peek_bytes(m->experts.io) : 0);
+}
+
+/* The products' flops of one position through every layer (the router's
+ * and the experts' included; attention's score loops and lm_head left out). */
+static double flops_per_token(const rm_model *m)
+{
+    const rm_config *c = &m->cfg;
+    double f = 0;
+    for (int l = 0; l < c->num_layers; l++) {
+        const layer_weights *w = &m->layers[l];
+        const wmat *mats[] = { &w->kda.q, &w->kda.k, &w->kda.v, &w->kda.f_a, &w->kda.f_b, &w->kda.b, &w->kda.g,
+                               &w->kda.g_a, &w->kda.g_b, &w->kda.o, &w->mla.q, &w->mla.q_a, &w->mla.q_b,
+                               &w->mla.kv_a, &w->mla.g, &w->mla.o, &w->mlp.gate, &w->mlp.up, &w->mlp.down,
+                               &w->moe.router, &w->moe.lat_down, &w->moe.lat_up, &w->moe.shared.gate,
+                               &w->moe.shared.up, &w->moe.shared.down };
+        for (size_t i = 0; i < sizeof mats / sizeof *mats; i++) f += 2.0 * mats[i]->rows * mats[i]->cols;
+        if (c->is_moe[l] && w->moe.experts) {
+            const mlp_weights *e = &w->moe.experts[0];
+            f += 2.0 * c->topk * ((double)e->gate.rows * e->gate.cols + (double)e->up.rows * e->up.cols +
+                                  (double)e->down.rows * e->down.cols);
+        }
+    }
+    return f;
+}
+
+/* The expected bytes one MoE layer of a T-position pass reads: the distinct
+ * experts T positions choose under uniform routing, E (1 - (1 - k/E)^T),
+ * less the share the cache holds now. */
+static double layer_bytes_estimate(const rm_model *m, int T)
+{
+    const rm_model_info *in = &m->info;
+    const rm_config *c = &m->cfg;
+    if (!c->num_experts || !in->total_experts) return 0;
+    const double E = c->num_experts, chosen = E * (1 - pow(1 - (double)c->topk / E, T));
+    const double per = (double)in->expert_bytes / in->total_experts;
+    const double held = in->total_experts ? (double)m->experts.resident / in->total_experts : 0;
+    return chosen * per * (1 - held);
+}
+
+static void meter_publish(prompt_meter *mt, int layers_done)
+{
+    rm_prompt_figures *f = &mt->f;
+    const rm_model *m = mt->m;
+    const double now = rm_now();
+    f->layer = layers_done;
+    f->elapsed = now - mt->t0;
+    f->chunk_bytes_read = bytes_now(m) - mt->pass_bytes0;
+    /* work done so far, in positions through all layers */
+    const double done = f->done + (double)f->chunk_tokens * layers_done / (f->layers ? f->layers : 1);
+    f->tok_per_s = f->elapsed > 0 && done > 0 ? done / f->elapsed : 0;
+    const int passes_left = f->chunks - f->chunk - 1;
+    const double streamed = (double)(m->info.spine_bytes - m->info.spine_resident_bytes);
+    const double this_pass = (mt->moe_layers - mt->moe_done) * layer_bytes_estimate(m, f->chunk_tokens) +
+                             streamed * (f->layers - layers_done) / (f->layers ? f->layers : 1);
+    f->chunk_bytes_left = (uint64_t)this_pass;
+    const double later = passes_left * (mt->moe_layers * layer_bytes_estimate(m, f->chunk_tokens) + streamed);
+    /* the rates measured so far: products per second, storage bytes per
+     * second; what is left at each, the slower decides (they overlap) */
+    const double flops_done = (double)(wmat_flops() - mt->flops0);
+    const double flops_left = mt->flops_per_token * (f->total - done);
+    const double bytes_read = (double)(bytes_now(m) - mt->bytes0);
+    double eta = -1;
+    if (f->elapsed > 0 && flops_done > 0) {
+        eta = flops_left / (flops_done / f->elapsed);
+        if (bytes_read > 0) {
+            const double io = (this_pass + later) / (bytes_read / f->elapsed);
+            if (io > eta) eta = io;
+        }
+    }
+    f->eta = eta;
+    if (mt->ctl->on_progress) mt->ctl->on_progress(mt->ctl->ud, f);
+}
+
+static void meter_after_layer(void *ud, int l)
+{
+    prompt_meter *mt = ud;
+    if (mt->m->cfg.is_moe[l]) mt->moe_done++;
+    meter_publish(mt, l + 1);
+}
+
 int rm_forward_ex(rm_model *m, rm_state *s, const int32_t *ids, int n, float *logits, float *last_logits,
                   rm_route_fn on_route, void *route_ud, rm_forward_ctl *ctl, int *fed, rm_err *err)
 {
-    const int V = m->cfg.vocab_size;
     if (fed) *fed = 0;
-    for (int i = 0; i < n; i++)
-        if (ids[i] < 0 || ids[i] >= V)
-            return rm_errf(err, "token id %d at position %d is outside the vocabulary (0..%d)", ids[i], i, V - 1);
-    const int chunk = ctl && ctl->chunk_tokens > 0 ? ctl->chunk_tokens : PREFILL_CHUNK;
-    rm_prompt_figures pf = ctl ? ctl->base : (rm_prompt_figures){ 0 };
-    pf.total = n;
-    pf.chunks = (n + chunk - 1) / chunk;
-    pf.layers = m->cfg.num_layers;
-    pf.eta = -1;
-    const double t0 = rm_now();
-    for (int t = 0; t < n; t += chunk) {
-        if (ctl && ctl->stop && *ctl->stop) return 1;
-        int T = n - t < chunk ? n - t : chunk;
-        pf.chunk = t / chunk;
-        pf.chunk_tokens = T;
-        if (forward_chunk(m, s, ids + t, T, logits ? logits + (size_t)t * V : NULL,
-                          t + T == n ? last_logits : NULL, on_route, route_ud, m->test_hidden, n, t, err))
-            return -1;
+    if (check_ids(m, ids, n, err)) return -1;
+    if (s->ckpt_pos >= 0) return rm_errf(err, "a prompt cannot be fed while a speculation checkpoint is open");
+    rm_forward_ctl none = { 0 };
+    if (!ctl) ctl = &none;
+    const int V = m->cfg.vocab_size;
+    const int size = pass_size(n, ctl->chunk_tokens > 0 ? ctl->chunk_tokens : m->prefill_chunk);
+    prompt_meter mt = { m, ctl, ctl->base, rm_now(), wmat_flops(), bytes_now(m), 0, flops_per_token(m), 0, 0 };
+    for (int l = 0; l < m->cfg.num_layers; l++) mt.moe_layers += m->cfg.is_moe[l];
+    mt.f.total = n;
+    mt.f.done = 0;
+    mt.f.chunks = (n + size - 1) / size;
+    mt.f.layers = m->cfg.num_layers;
+    mt.f.eta = -1;
+    for (int t = 0; t < n; t += size) {
+        const int T = n - t < size ? n - t : size;
+        if (ctl->stop && *ctl->stop) return 1;
+        mt.f.chunk = t / size;
+        mt.f.chunk_tokens = T;
+        mt.moe_done = 0;
+        mt.pass_bytes0 = bytes_now(m);
+        meter_publish(&mt, 0);
+        if (state_mark(s, err)) return -1;
+        pass_ctx p = { ctl->stop, on_route, route_ud, m->test_hidden, n, t, meter_after_layer, &mt };
+        int rc = pass(m, s, ids + t, T, logits ? logits + (size_t)t * V : NULL, t + T == n ? last_logits : NULL,
+                      &p, err);
+        if (rc) {
+            state_restore_mark(s);
+            return rc;
+        }
+        state_forget_mark(s);
+        mt.f.done = t + T;
         if (fed) *fed = t + T;
-        pf.done = t + T;
-        pf.layer = pf.layers;
-        pf.elapsed = rm_now() - t0;
-        pf.tok_per_s = pf.elapsed > 0 ? pf.done / pf.elapsed : 0;
-        pf.eta = pf.tok_per_s > 0 ? (n - pf.done) / pf.tok_per_s : -1;
-        if (ctl && ctl->on_progress) ctl->on_progress(ctl->ud, &pf);
-        if (ctl && ctl->on_chunk) ctl->on_chunk(ctl->ud, t + T);
+        if (ctl->on_chunk) ctl->on_chunk(ctl->ud, t + T);
     }
     return 0;
 }

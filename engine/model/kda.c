@@ -16,6 +16,9 @@
  * The projections run over all T positions at once; the convolution and the
  * recurrence then step through the positions in order, which is the
  * recurrent form of the chunked prefill kernel and exact to fp32 rounding.
+ * The recurrence is sequential over tokens but wide over the value channel:
+ * kern_kda_step runs each step with 8 or 16 columns of S per instruction,
+ * the same bits at every SIMD level, in prefill and in decode alike.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -42,30 +45,6 @@ static void short_conv(float *X, float *hist, const float *w, int T, int P, int 
             for (int j = 0; j < W - 2; j++) hist[(size_t)j * P + c] = hist[(size_t)(j + 1) * P + c];
             if (W > 1) hist[(size_t)(W - 2) * P + c] = x[c];
             x[c] = acc * norm_sigmoid(acc);
-        }
-    }
-}
-
-/* One head, one token: the gated delta rule on S [hd, hd]. */
-static void delta_step(float *S, const float *alpha, const float *kn, const float *qn,
-                       const float *v, float beta, float *o, float *u, int hd)
-{
-    for (int j = 0; j < hd; j++) u[j] = v[j];
-    for (int d = 0; d < hd; d++) {
-        float *row = S + (size_t)d * hd;
-        const float a = alpha[d], kd = kn[d];
-        for (int j = 0; j < hd; j++) {
-            row[j] *= a;
-            u[j] -= row[j] * kd;
-        }
-    }
-    for (int j = 0; j < hd; j++) { u[j] *= beta; o[j] = 0; }
-    for (int d = 0; d < hd; d++) {
-        float *row = S + (size_t)d * hd;
-        const float kd = kn[d], qd = qn[d];
-        for (int j = 0; j < hd; j++) {
-            row[j] += kd * u[j];
-            o[j] += row[j] * qd;
         }
     }
 }
@@ -123,7 +102,7 @@ static void kda_heads(void *ud, int h0, int h1)
                 memcpy(r + 5 * (size_t)P + (size_t)h * hd, j->v + off, (size_t)hd * sizeof *r);
                 r[6 * (size_t)P + h] = b;
             }
-            delta_step(j->st->S + (size_t)h * hd * hd, alpha, kn, qn, j->v + off, b, oh, u, hd);
+            kern_kda_step(j->st->S + (size_t)h * hd * hd, alpha, kn, qn, j->v + off, b, oh, u, hd);
             /* gated RMSNorm of the head output */
             double ss = 0;
             for (int d = 0; d < hd; d++) ss += (double)oh[d] * oh[d];
@@ -135,7 +114,7 @@ static void kda_heads(void *ud, int h0, int h1)
 }
 
 int kda_forward(const rm_config *c, const kda_weights *w, kda_state *st, int layer, const float *X, float *Y, int T,
-                rm_err *err)
+                volatile int *stop, rm_err *err)
 {
     const int H = c->kda_heads, hd = c->kda_head_dim, P = H * hd, W = c->conv_size;
     const size_t TP = (size_t)T * P;
@@ -150,6 +129,9 @@ int kda_forward(const rm_config *c, const kda_weights *w, kda_state *st, int lay
     wmat_gemm(&w->q, X, q, T);
     wmat_gemm(&w->k, X, k, T);
     wmat_gemm(&w->v, X, v, T);
+    /* a stop between the products leaves S half-updated: the caller of a
+     * stoppable pass puts the state back to its mark */
+    if (stop && *stop) { rc = 1; goto out; }
     const size_t RS = KDA_REC(P, H);
     float *rec = NULL;
     if (st->recording) {        /* since a checkpoint */
@@ -177,7 +159,7 @@ int kda_forward(const rm_config *c, const kda_weights *w, kda_state *st, int lay
         wmat_gemm(&w->g_a, X, low, T);
         wmat_gemm(&w->g_b, low, gate, T);
     }
-
+    if (stop && *stop) { rc = 1; goto out; }
     kda_heads_job job = { c, w, st, q, k, v, g, gate, beta, o, rec, T, 0 };
     pool_for(H, kda_heads, &job);
     if (atomic_load(&job.failed)) { rc = rm_errf(err, "out of memory in KDA layer %d", layer); goto out; }
@@ -204,7 +186,7 @@ void kda_rollback(const rm_config *c, kda_state *st, int keep)
             }
         }
         for (int h = 0; h < H; h++)     /* the same arithmetic as the forward step */
-            delta_step(st->S + (size_t)h * hd * hd, r + 3 * (size_t)P + (size_t)h * hd,
+            kern_kda_step(st->S + (size_t)h * hd * hd, r + 3 * (size_t)P + (size_t)h * hd,
                        r + 4 * (size_t)P + (size_t)h * hd, r + 4 * (size_t)P + (size_t)h * hd,
                        r + 5 * (size_t)P + (size_t)h * hd, r[6 * (size_t)P + h], o, u, hd);
     }

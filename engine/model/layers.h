@@ -76,28 +76,33 @@ typedef struct mla_state {
     float *latent;              /* [cap][kv_lora + rope]: normalised c, raw k_rot */
 } mla_state;
 
-/* Longest run of positions carried through the layers at once; longer
- * prompts are fed in chunks (each chunk still reads each expert once). */
-#define PREFILL_CHUNK 256
-
 /* Pieces of the forward pass. Each takes the config, its own weights and
  * its state (`layer` only names the layer in error messages). X is the
  * normalised input [T, D]; the output [T, D] is written to Y. pos0 is the
- * sequence position of row 0. */
+ * sequence position of row 0. Each returns 0, -1 on error, or 1 when *stop
+ * (may be NULL) became non-zero: it is looked at between the products, and
+ * the state is then partly updated (forward.c puts it back to its mark). */
 int  kda_forward(const rm_config *c, const kda_weights *w, kda_state *st, int layer, const float *X, float *Y, int T,
-                 rm_err *err);
+                 volatile int *stop, rm_err *err);
 /* Restores the layer's state to its checkpoint, then replays the first `keep`
  * recorded positions. */
 void kda_rollback(const rm_config *c, kda_state *st, int keep);
 int  mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int layer, int pos0, const float *X, float *Y,
-                 int T, rm_err *err);
-int  mlp_forward(const rm_config *c, const mlp_weights *w, int inter, const float *X, float *Y, int T, rm_err *err);
+                 int T, volatile int *stop, rm_err *err);
+/* The GLU MLP of T rows, in blocks; returns 1 when *stop (may be NULL) became
+ * non-zero (Y then incomplete). */
+int  mlp_forward(const rm_config *c, const mlp_weights *w, int inter, const float *X, float *Y, int T,
+                 volatile int *stop, rm_err *err);
 /* The MoE block: routes each position (reported through on_route), reads the
  * chosen experts through the expert cache and marks its phases on pt (from
  * the caller's last mark on). last_route receives the topk experts of the
  * last position. */
 int  moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, phase_timer *pt, int *last_route,
-                 int layer, int pos0, const float *X, float *Y, int T, rm_route_fn on_route, void *ud, rm_err *err);
+                 int layer, int pos0, const float *X, float *Y, int T, rm_route_fn on_route, void *ud,
+                 volatile int *stop, rm_err *err);
+/* What moe_forward allocates: per position of a pass, and once per call. */
+size_t moe_bytes_per_token(const rm_config *c);
+size_t moe_bytes_fixed(const rm_config *c);
 
 /* y = x * rsqrt(mean(x²) + eps) * w over n values */
 void norm_rms(const float *x, const float *w, float *y, int n, float eps);

@@ -237,23 +237,60 @@ static uint64_t default_budget(void)
     return kb ? kb * 1024ull / 10 * 6 : 4ull << 30;
 }
 
-/* RAM outside the budget (documented in README.md): the sequence state
- * (KDA recurrent and conv state, twice for a speculation checkpoint, and the
- * MLA latent cache for ctx tokens), the activations of one prefill chunk, and
- * a fixed 64 MB for code, libraries, thread stacks and small vectors. */
-static uint64_t overhead_estimate(const rm_config *c, int ctx)
+/* The prefill planner (documented in README.md and remora(1)). A prompt is
+ * fed in layer-major passes (forward.c); a pass of T tokens needs the
+ * scratch of one block of per-position work plus, per position, what the
+ * layer loop and the MoE block keep for the whole pass. The planner gives
+ * passes a workspace of a quarter of the budget (at least what a 256-token
+ * pass needs), which holds thousands of tokens at K3's widths: at
+ * --ram 3.5 on the 31.6 GB synthetic model (172 KB per position), passes of
+ * up to 3,100 tokens, so a 2048-token prompt reads each expert it needs
+ * once instead of eight times. The workspace lies beside the budget, in the
+ * overhead, like the sequence state. */
+static uint64_t pass_block_bytes(const rm_config *c)
 {
     const uint64_t P = (uint64_t)c->kda_heads * c->kda_head_dim, D = (uint64_t)c->hidden_size;
+    uint64_t wide = P > (uint64_t)c->mla_heads * (c->qk_nope + c->qk_rope) ? P : (uint64_t)c->mla_heads * (c->qk_nope + c->qk_rope);
+    uint64_t Z = c->latent ? (uint64_t)c->latent : D;
+    const uint64_t B = (uint64_t)forward_block_tokens();
+    return 4ull * B * (8 * D + 7 * wide + (uint64_t)(c->topk + 2) * Z + 3ull * c->moe_inter +
+                       (c->intermediate_size > 2 * c->moe_inter * c->num_shared ? 2ull * c->intermediate_size : 0)) +
+           (c->num_experts ? moe_bytes_fixed(c) : 0);
+}
+
+static uint64_t pass_token_bytes(const rm_config *c)
+{
+    return forward_bytes_per_token(c) + (c->num_experts ? moe_bytes_per_token(c) : 0);
+}
+
+/* The largest pass: `want` tokens when asked, else from the budget; never
+ * more than K3's context of 2^20 tokens. */
+static int plan_pass(const rm_config *c, uint64_t budget, int want)
+{
+    const int limit = 1 << 20;
+    if (want > 0) return want < limit ? want : limit;
+    const uint64_t block = pass_block_bytes(c), per = pass_token_bytes(c);
+    uint64_t space = budget / 4, least = block + per * (uint64_t)forward_block_tokens();
+    if (space < least) space = least;
+    uint64_t T = (space - block) / per;
+    if (T < (uint64_t)forward_block_tokens()) T = (uint64_t)forward_block_tokens();
+    return T < (uint64_t)limit ? (int)T : limit;
+}
+
+/* RAM outside the budget (documented in README.md): the sequence state
+ * (KDA recurrent and conv state, twice for a speculation checkpoint or a
+ * pass's mark, and the MLA latent cache for ctx tokens), the workspace of
+ * the largest prefill pass, and a fixed 64 MB for code, libraries, thread
+ * stacks and small vectors. */
+static uint64_t overhead_estimate(const rm_config *c, int ctx, uint64_t workspace)
+{
+    const uint64_t P = (uint64_t)c->kda_heads * c->kda_head_dim;
     uint64_t state = 0;
     for (int l = 0; l < c->num_layers; l++)
         state += c->is_kda[l] ? 2 * 4 * ((uint64_t)c->kda_heads * c->kda_head_dim * c->kda_head_dim + 3 * 3 * P)
                               : 4ull * ctx * ((uint64_t)c->kv_lora_rank + c->qk_rope);
-    uint64_t wide = P > (uint64_t)c->mla_heads * (c->qk_nope + c->qk_rope) ? P : (uint64_t)c->mla_heads * (c->qk_nope + c->qk_rope);
-    uint64_t Z = c->latent ? (uint64_t)c->latent : D;
-    uint64_t act = 4ull * PREFILL_CHUNK * (8 * D + 7 * wide + (uint64_t)(c->topk + 2) * Z + 3ull * c->moe_inter +
-                                           (c->intermediate_size > 2 * c->moe_inter * c->num_shared ? 2ull * c->intermediate_size : 0));
     uint64_t spec = 4ull * 9 * (uint64_t)c->vocab_size + (uint64_t)c->num_layers * 9 * 6 * P * 4;
-    return state + act + spec + (64ull << 20);
+    return state + workspace + spec + (64ull << 20);
 }
 
 int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_err *err)
@@ -293,8 +330,11 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     in->expert_cache_slots = m->experts.nslots;
     in->expert_cache_bytes = (uint64_t)m->experts.nslots * experts_slot_bytes(&m->experts);
     in->direct_io = m->store.direct;
+    m->prefill_chunk = plan_pass(c, budget, opts->prefill_chunk);
+    in->prefill_chunk = m->prefill_chunk;
+    in->prefill_workspace_bytes = pass_block_bytes(c) + pass_token_bytes(c) * (uint64_t)m->prefill_chunk;
     in->overhead_ctx = 4096;
-    in->overhead_bytes = overhead_estimate(c, in->overhead_ctx);
+    in->overhead_bytes = overhead_estimate(c, in->overhead_ctx, in->prefill_workspace_bytes);
     in->family = c->family;
     in->vocab_size = c->vocab_size;
     in->hidden_size = c->hidden_size;

@@ -45,6 +45,7 @@ typedef struct mla_heads_job {
     const float *q;
     float *a;
     int pos0, T;
+    volatile int *stop;         /* looked at per position: a head's pass over a long context takes a while */
     atomic_int failed;
 } mla_heads_job;
 
@@ -67,13 +68,11 @@ static void mla_heads(void *ud, int h0, int h1)
     for (int h = h0; h < h1; h++) {
         for (int i = 0; i < nope; i++) wmat_row(&w->kv_b, h * per + i, uk + (size_t)i * kvl);
         for (int t = 0; t < j->T; t++) {
+            if (j->stop && *j->stop) break;
             const float *qh = j->q + ((size_t)t * nh + h) * dqk;
             /* absorb W_UK: qabs = Σ_i q_nope[i] · W_kvb[h*per + i, :] */
             memset(qabs, 0, (size_t)kvl * sizeof *qabs);
-            for (int i = 0; i < nope; i++) {
-                const float *row = uk + (size_t)i * kvl;
-                for (int d = 0; d < kvl; d++) qabs[d] += qh[i] * row[d];
-            }
+            for (int i = 0; i < nope; i++) kern_axpy_f32(qh[i], uk + (size_t)i * kvl, qabs, kvl);
             const int ns = j->pos0 + t + 1;
             float mx = -INFINITY;
             for (int s = 0; s < ns; s++) {
@@ -85,11 +84,8 @@ static void mla_heads(void *ud, int h0, int h1)
             double tot = 0;
             for (int s = 0; s < ns; s++) { p[s] = expf(p[s] - mx); tot += p[s]; }
             memset(cavg, 0, (size_t)kvl * sizeof *cavg);
-            for (int s = 0; s < ns; s++) {
-                const float ps = (float)(p[s] / tot);
-                const float *ls = j->st->latent + (size_t)s * lat;
-                for (int d = 0; d < kvl; d++) cavg[d] += ps * ls[d];
-            }
+            for (int s = 0; s < ns; s++)
+                kern_axpy_f32((float)(p[s] / tot), j->st->latent + (size_t)s * lat, cavg, kvl);
             wmat uv = wmat_rows(&w->kv_b, h * per + nope, dv);
             wmat_gemv(&uv, cavg, j->a + ((size_t)t * nh + h) * dv);
         }
@@ -98,7 +94,7 @@ static void mla_heads(void *ud, int h0, int h1)
 }
 
 int mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int layer, int pos0, const float *X, float *Y,
-                int T, rm_err *err)
+                int T, volatile int *stop, rm_err *err)
 {
     const int nh = c->mla_heads, nope = c->qk_nope, rope = c->qk_rope, dv = c->v_head_dim;
     const int dqk = nope + rope, kvl = c->kv_lora_rank, lat = kvl + rope;
@@ -127,9 +123,11 @@ int mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int lay
         norm_rms(ckv + (size_t)t * lat, w->kv_a_norm, dst, kvl, 1e-6f);
         memcpy(dst + kvl, ckv + (size_t)t * lat + kvl, (size_t)rope * sizeof *dst);
     }
-    mla_heads_job job = { c, w, st, q, a, pos0, T, 0 };
+    if (stop && *stop) { rc = 1; goto out; }
+    mla_heads_job job = { c, w, st, q, a, pos0, T, stop, 0 };
     pool_for(nh, mla_heads, &job);
     if (atomic_load(&job.failed)) { rc = rm_errf(err, "out of memory in MLA layer %d", layer); goto out; }
+    if (stop && *stop) { rc = 1; goto out; }
     if (gate) {
         wmat_gemm(&w->g, X, gate, T);
         for (size_t i = 0; i < (size_t)T * nh * dv; i++) a[i] *= norm_sigmoid(gate[i]);

@@ -32,6 +32,7 @@ struct rm_model {
     expert_cache experts;
     struct remote *remote;      /* stream mode (remote/source.h), or NULL */
     int *prev_route;            /* [L][topk] experts of the last position */
+    int prefill_chunk;          /* the planner's pass size in tokens (load.c) */
     model_counters ctr;         /* since the last model_take_stats */
 };
 
@@ -46,6 +47,19 @@ struct rm_state {
 
 /* Grows every MLA cache of s to hold at least n tokens (state.c). */
 int  state_reserve(rm_state *s, int n, rm_err *err);
+/* A pass of a long prompt changes the KDA states layer by layer before the
+ * position moves, so a stop in the middle must put them back: state_mark
+ * saves them (no recording, unlike rm_state_checkpoint), state_restore_mark
+ * puts the state back to the mark whatever was fed since, and
+ * state_forget_mark drops it once the pass is complete. */
+int  state_mark(rm_state *s, rm_err *err);
+void state_restore_mark(rm_state *s);
+void state_forget_mark(rm_state *s);
+
+/* The planner's figures of a pass (forward.c): bytes the layer loop keeps
+ * per position, and the positions of one block of per-position work. */
+size_t forward_bytes_per_token(const rm_config *c);
+int    forward_block_tokens(void);
 
 /* Fills the storage, cache and phase figures of st from the counters
  * accumulated since the last call, and resets them. */

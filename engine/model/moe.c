@@ -16,26 +16,50 @@
  * with W_up (the order of vllm/models/kimi_k3/nvidia/latent_moe_runner.py);
  * for 48B z = x. The shared experts (one fused GLU) act on x and are added.
  *
- * With T positions the experts are visited once each, on the rows that chose
- * them, so a prefill chunk reads every distinct expert once; the weighted sum
- * still adds each row's experts in its own selection order, so the result
- * does not depend on how many positions are batched.
+ * With T positions the experts are visited once each, in expert order, on
+ * the rows that chose them, so a pass reads every distinct expert once. Each
+ * row's weighted sum adds its experts in expert order (one fmaf per element
+ * and expert, kern_axpy_f32) rather than in selection order: the sum of a
+ * row then needs no buffer of its k expert outputs (at K3's widths that is
+ * 16 x 3584 floats per position, 470 MB for a 2048-token pass) and the
+ * result still depends neither on how many positions are batched nor on
+ * what the cache held. The reference's fp32 sum order is torch's and not
+ * fixed either; the goldens' tolerance covers both.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "model/layers.h"
+#include "kernels/kernels.h"
 
-int mlp_forward(const rm_config *c, const mlp_weights *w, int inter, const float *X, float *Y, int T, rm_err *err)
+/* Rows per block of the per-token work of a long pass (the GLU of the
+ * dense layer and the shared experts, the router, the latent projections):
+ * the scratch memory stays that of a 256-token pass however long the pass,
+ * and a 256-row product still runs at the gemm kernel's full rate. */
+#define FFN_BLOCK 256
+
+int mlp_forward(const rm_config *c, const mlp_weights *w, int inter, const float *X, float *Y, int T,
+                volatile int *stop, rm_err *err)
 {
-    float *g = malloc((size_t)T * inter * sizeof *g), *u = malloc((size_t)T * inter * sizeof *u);
+    const int nb = T < FFN_BLOCK ? T : FFN_BLOCK;
+    const int D = w->gate.cols, O = w->down.rows;
+    float *g = malloc((size_t)nb * inter * sizeof *g), *u = malloc((size_t)nb * inter * sizeof *u);
     if (!g || !u) { free(g); free(u); return rm_errf(err, "out of memory in MLP"); }
-    wmat_gemm(&w->gate, X, g, T);
-    wmat_gemm(&w->up, X, u, T);
-    norm_glu(c, g, u, T * inter);
-    wmat_gemm(&w->down, g, Y, T);
+    int rc = 0;
+    for (int t0 = 0; t0 < T && !rc; t0 += nb) {
+        const int n = T - t0 < nb ? T - t0 : nb;
+        /* a stop is looked at between the products: each is a fraction of a
+         * second even at K3's widths */
+        wmat_gemm(&w->gate, X + (size_t)t0 * D, g, n);
+        if (stop && *stop) { rc = 1; break; }
+        wmat_gemm(&w->up, X + (size_t)t0 * D, u, n);
+        if (stop && *stop) { rc = 1; break; }
+        norm_glu(c, g, u, n * inter);
+        wmat_gemm(&w->down, g, Y + (size_t)t0 * O, n);
+        if (stop && *stop) rc = 1;
+    }
     free(g);
     free(u);
-    return 0;
+    return rc;
 }
 
 /* Top-k selection for one position. ids/wts get k entries; returns margin. */
@@ -83,56 +107,71 @@ static float route_one(const rm_config *c, const float *logits, const float *bia
     return INFINITY;   /* k == E: no k+1-th expert */
 }
 
-/* Working memory of one moe_forward call. */
+/* Working memory of one moe_forward call: per position, its routes, its
+ * latent input and the running weighted sum of its experts; per block, the
+ * router logits; per expert, its rows and their GLU. */
 typedef struct moe_buf {
-    float *logits;              /* [T, E] router logits */
-    float *scratch;             /* [4E]: selection scores, scores, taken flags */
     int *ids;                   /* [T, k] chosen experts, by descending score */
     float *wts;                 /* [T, k] their routing weights */
     float *z;                   /* [T, Z] latent input (latent MoE only) */
-    float *slot;                /* [T, k, Z] expert outputs per (t, i) */
-    float *ylat;                /* [T, Z] weighted sum */
-    int *rows, *slots;          /* [T] the rows that chose one expert, and where */
+    float *acc;                 /* [T, Z] Σ w_i · E_i, experts in expert order */
+    int *start, *entry;         /* [E+1], [T*k]: the (t*k + i) of each expert, position order */
     int *uniq;                  /* [E] the distinct experts, in expert order */
-    float *gin, *eg, *eu, *eo;  /* one expert's input rows and GLU */
-    float *shared;              /* [T, D] shared experts' output */
+    float *logits;              /* [FFN_BLOCK, E] router logits of a block */
+    float *scratch;             /* [4E]: selection scores, scores, taken flags */
+    float *gin, *eg, *eu, *eo;  /* [FFN_BLOCK rows]: one expert's input rows and GLU */
 } moe_buf;
 
 static void moe_buf_free(moe_buf *b)
 {
-    free(b->logits); free(b->scratch); free(b->ids); free(b->wts); free(b->z); free(b->slot); free(b->ylat);
-    free(b->rows); free(b->slots); free(b->gin); free(b->eg); free(b->eu); free(b->eo); free(b->uniq); free(b->shared);
+    free(b->ids); free(b->wts); free(b->z); free(b->acc); free(b->start); free(b->entry); free(b->uniq);
+    free(b->logits); free(b->scratch); free(b->gin); free(b->eg); free(b->eu); free(b->eo);
 }
 
 static int moe_buf_alloc(moe_buf *b, const rm_config *c, int T)
 {
-    const int D = c->hidden_size, E = c->num_experts, k = c->topk, I = c->moe_inter;
-    const int Z = c->latent ? c->latent : D;
+    const int E = c->num_experts, k = c->topk, I = c->moe_inter, Z = c->latent ? c->latent : c->hidden_size;
+    const int nb = T < FFN_BLOCK ? T : FFN_BLOCK;
     *b = (moe_buf){
-        malloc((size_t)T * E * sizeof(float)), malloc((size_t)4 * E * sizeof(float)),
         malloc((size_t)T * k * sizeof(int)), malloc((size_t)T * k * sizeof(float)),
-        c->latent ? malloc((size_t)T * Z * sizeof(float)) : NULL, malloc((size_t)T * k * Z * sizeof(float)),
-        malloc((size_t)T * Z * sizeof(float)), malloc((size_t)T * sizeof(int)), malloc((size_t)T * sizeof(int)),
-        malloc((size_t)E * sizeof(int)), malloc((size_t)T * Z * sizeof(float)), malloc((size_t)T * I * sizeof(float)),
-        malloc((size_t)T * I * sizeof(float)), malloc((size_t)T * Z * sizeof(float)),
-        c->num_shared ? malloc((size_t)T * D * sizeof(float)) : NULL,
+        c->latent ? malloc((size_t)T * Z * sizeof(float)) : NULL, calloc((size_t)T * Z, sizeof(float)),
+        malloc((size_t)(E + 1) * sizeof(int)), malloc((size_t)T * k * sizeof(int)), malloc((size_t)E * sizeof(int)),
+        malloc((size_t)nb * E * sizeof(float)), malloc((size_t)4 * E * sizeof(float)),
+        malloc((size_t)nb * Z * sizeof(float)), malloc((size_t)nb * I * sizeof(float)),
+        malloc((size_t)nb * I * sizeof(float)), malloc((size_t)nb * Z * sizeof(float)),
     };
-    return b->logits && b->scratch && b->ids && b->wts && (!c->latent || b->z) && b->slot && b->ylat && b->rows &&
-           b->slots && b->uniq && b->gin && b->eg && b->eu && b->eo && (!c->num_shared || b->shared) ? 0 : -1;
+    return b->ids && b->wts && (!c->latent || b->z) && b->acc && b->start && b->entry && b->uniq && b->logits &&
+           b->scratch && b->gin && b->eg && b->eu && b->eo ? 0 : -1;
 }
 
-/* Routes every position: ids and weights per row (KimiMoEGate.forward), each
- * reported through on_route. */
+/* Bytes moe_forward allocates per position, and for a pass of any length
+ * (the planner's figures, model/load.c). */
+size_t moe_bytes_per_token(const rm_config *c)
+{
+    const size_t Z = c->latent ? (size_t)c->latent : (size_t)c->hidden_size;
+    return (3 * (size_t)c->topk + 2 * Z) * sizeof(float);
+}
+
+size_t moe_bytes_fixed(const rm_config *c)
+{
+    const size_t E = (size_t)c->num_experts, Z = c->latent ? (size_t)c->latent : (size_t)c->hidden_size;
+    return ((size_t)FFN_BLOCK * (E + 2 * Z + 2 * (size_t)c->moe_inter) + 6 * E + 1) * sizeof(float) +
+           (size_t)FFN_BLOCK * 2 * (size_t)c->moe_inter * c->num_shared * sizeof(float);
+}
+
+/* Routes rows [t0, t0+n): ids and weights per row (KimiMoEGate.forward),
+ * each reported through on_route in position order. */
 static void route_rows(const rm_config *c, const moe_weights *w, moe_buf *b, int layer, int pos0, const float *X,
-                       int T, rm_route_fn on_route, void *ud)
+                       int t0, int n, rm_route_fn on_route, void *ud)
 {
     const int E = c->num_experts, k = c->topk;
-    wmat_gemm(&w->router, X, b->logits, T);
-    for (int t = 0; t < T; t++) {
+    wmat_gemm(&w->router, X + (size_t)t0 * c->hidden_size, b->logits, n);
+    for (int r = 0; r < n; r++) {
+        const int t = t0 + r;
         int *id = b->ids + (size_t)t * k;
         float *wt = b->wts + (size_t)t * k;
         float *s = b->scratch + E, *sel = b->scratch;  /* s spans 2E floats: scores + taken flags */
-        float margin = route_one(c, b->logits + (size_t)t * E, w->bias, id, wt, sel, s);
+        float margin = route_one(c, b->logits + (size_t)r * E, w->bias, id, wt, sel, s);
         double sum = 0;
         for (int i = 0; i < k; i++) sum += s[id[i]];
         for (int i = 0; i < k; i++) {
@@ -144,89 +183,114 @@ static void route_rows(const rm_config *c, const moe_weights *w, moe_buf *b, int
     }
 }
 
-/* The distinct experts of these positions into b->uniq, in expert order;
- * returns their count. */
-static int distinct_experts(const rm_config *c, moe_buf *b, int T)
+/* The distinct experts of these positions into b->uniq, in expert order,
+ * with each expert's (t*k + i) entries in position order (b->start,
+ * b->entry); returns their count. */
+static int group_by_expert(const rm_config *c, moe_buf *b, int T)
 {
-    int n = 0;
-    for (int e = 0; e < c->num_experts; e++)
-        for (size_t j = 0; j < (size_t)T * c->topk; j++)
-            if (b->ids[j] == e) { b->uniq[n++] = e; break; }
-    return n;
+    const int E = c->num_experts, n = T * c->topk;
+    memset(b->start, 0, (size_t)(E + 1) * sizeof *b->start);
+    for (int j = 0; j < n; j++) b->start[b->ids[j] + 1]++;
+    int nu = 0;
+    for (int e = 0; e < E; e++) {
+        if (b->start[e + 1]) b->uniq[nu++] = e;
+        b->start[e + 1] += b->start[e];
+    }
+    /* fill with a moving cursor per expert, then put start back */
+    for (int j = 0; j < n; j++) b->entry[b->start[b->ids[j]]++] = j;
+    for (int e = E; e > 0; e--) b->start[e] = b->start[e - 1];
+    b->start[0] = 0;
+    return nu;
 }
 
-/* Expert e (weights ex) on the rows of zin that chose it; each row's output
- * goes to its (t, i) place in b->slot. */
-static void expert_rows(const rm_config *c, const mlp_weights *ex, int e, moe_buf *b, const float *zin, int T)
+/* Expert e (weights ex) on the rows of zin that chose it, FFN_BLOCK rows at
+ * a time; each row's weighted output is added to its running sum, so every
+ * row adds its experts in expert order. */
+static void expert_rows(const rm_config *c, const mlp_weights *ex, int e, moe_buf *b, const float *zin)
 {
     const int k = c->topk, I = c->moe_inter, Z = c->latent ? c->latent : c->hidden_size;
-    int nr = 0;
-    for (int t = 0; t < T; t++)
-        for (int i = 0; i < k; i++)
-            if (b->ids[(size_t)t * k + i] == e) { b->rows[nr] = t; b->slots[nr] = i; nr++; }
-    for (int r = 0; r < nr; r++) memcpy(b->gin + (size_t)r * Z, zin + (size_t)b->rows[r] * Z, (size_t)Z * sizeof *b->gin);
-    wmat_gemm(&ex->gate, b->gin, b->eg, nr);
-    wmat_gemm(&ex->up, b->gin, b->eu, nr);
-    norm_glu(c, b->eg, b->eu, nr * I);
-    wmat_gemm(&ex->down, b->eg, b->eo, nr);
-    for (int r = 0; r < nr; r++)
-        memcpy(b->slot + ((size_t)b->rows[r] * k + b->slots[r]) * Z, b->eo + (size_t)r * Z, (size_t)Z * sizeof *b->eo);
+    const int *ent = b->entry + b->start[e], nr = b->start[e + 1] - b->start[e];
+    for (int r0 = 0; r0 < nr; r0 += FFN_BLOCK) {
+        const int n = nr - r0 < FFN_BLOCK ? nr - r0 : FFN_BLOCK;
+        for (int r = 0; r < n; r++)
+            memcpy(b->gin + (size_t)r * Z, zin + (size_t)(ent[r0 + r] / k) * Z, (size_t)Z * sizeof *b->gin);
+        wmat_gemm(&ex->gate, b->gin, b->eg, n);
+        wmat_gemm(&ex->up, b->gin, b->eu, n);
+        norm_glu(c, b->eg, b->eu, n * I);
+        wmat_gemm(&ex->down, b->eg, b->eo, n);
+        for (int r = 0; r < n; r++) {
+            const int j = ent[r0 + r];
+            kern_axpy_f32(b->wts[j], b->eo + (size_t)r * Z, b->acc + (size_t)(j / k) * Z, Z);
+        }
+    }
 }
 
-/* Y = up(norm(Σ_i w_i · E_i)) + shared, each row's experts added in its own
- * selection order (KimiSparseMoeBlock.moe_infer, then the latent
- * projection). */
-static void combine(const rm_config *c, const moe_weights *w, const moe_buf *b, float *Y, int T)
+/* Y = up(norm(Σ_i w_i · E_i)) + Y, where Y holds the shared experts'
+ * output (moe_infer's sum, then the latent projection; vLLM's
+ * latent_moe_runner.py), FFN_BLOCK rows at a time. */
+static int combine(const rm_config *c, const moe_weights *w, moe_buf *b, float *Y, int T, rm_err *err)
 {
-    const int D = c->hidden_size, k = c->topk, Z = c->latent ? c->latent : D;
-    for (int t = 0; t < T; t++) {
-        float *yl = b->ylat + (size_t)t * Z;
-        for (int d = 0; d < Z; d++) {
-            float acc = 0;
-            for (int i = 0; i < k; i++) acc += b->wts[(size_t)t * k + i] * b->slot[((size_t)t * k + i) * Z + d];
-            yl[d] = acc;
-        }
-        if (c->latent && w->lat_norm) norm_rms(yl, w->lat_norm, yl, Z, (float)c->rms_eps);
+    const int D = c->hidden_size, Z = c->latent ? c->latent : D;
+    const int nb = T < FFN_BLOCK ? T : FFN_BLOCK;
+    float *up = c->latent ? malloc((size_t)nb * D * sizeof *up) : NULL;
+    if (c->latent && !up) return rm_errf(err, "out of memory in the MoE output");
+    for (int t0 = 0; t0 < T; t0 += nb) {
+        const int n = T - t0 < nb ? T - t0 : nb;
+        float *yl = b->acc + (size_t)t0 * Z;
+        if (c->latent && w->lat_norm)
+            for (int r = 0; r < n; r++) norm_rms(yl + (size_t)r * Z, w->lat_norm, yl + (size_t)r * Z, Z, (float)c->rms_eps);
+        const float *routed = yl;
+        if (c->latent) { wmat_gemm(&w->lat_up, yl, up, n); routed = up; }
+        float *y = Y + (size_t)t0 * D;
+        if (c->num_shared)
+            for (size_t i = 0; i < (size_t)n * D; i++) y[i] = routed[i] + y[i];
+        else
+            memcpy(y, routed, (size_t)n * D * sizeof *y);
     }
-    if (c->latent) wmat_gemm(&w->lat_up, b->ylat, Y, T);
-    else memcpy(Y, b->ylat, (size_t)T * D * sizeof *Y);
-    if (c->num_shared)
-        for (size_t i = 0; i < (size_t)T * D; i++) Y[i] += b->shared[i];
+    free(up);
+    return 0;
 }
 
 int moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, phase_timer *pt, int *last_route,
-                int layer, int pos0, const float *X, float *Y, int T, rm_route_fn on_route, void *ud, rm_err *err)
+                int layer, int pos0, const float *X, float *Y, int T, rm_route_fn on_route, void *ud,
+                volatile int *stop, rm_err *err)
 {
-    const int k = c->topk;
+    const int k = c->topk, D = c->hidden_size, Z = c->latent ? c->latent : D;
     moe_buf b;
-    int rc = 0;
+    int rc = 0, begun = 0;
     if (moe_buf_alloc(&b, c, T)) { rc = rm_errf(err, "out of memory in MoE layer %d", layer); goto out; }
-    route_rows(c, w, &b, layer, pos0, X, T, on_route, ud);
-    const float *zin = X;
-    if (c->latent) { wmat_gemm(&w->lat_down, X, b.z, T); zin = b.z; }
+    for (int t0 = 0; t0 < T; t0 += FFN_BLOCK) {
+        const int n = T - t0 < FFN_BLOCK ? T - t0 : FFN_BLOCK;
+        route_rows(c, w, &b, layer, pos0, X, t0, n, on_route, ud);
+        if (c->latent) wmat_gemm(&w->lat_down, X + (size_t)t0 * D, b.z + (size_t)t0 * Z, n);
+    }
+    const float *zin = c->latent ? b.z : X;
     /* the distinct experts of these positions, each computed once on the
-     * rows that chose it, in the order their bytes arrive */
-    int n = distinct_experts(c, &b, T);
+     * rows that chose it: a pass reads every expert it needs once */
+    int nu = group_by_expert(c, &b, T);
     memcpy(last_route, b.ids + (size_t)(T - 1) * k, (size_t)k * sizeof *b.ids);
     phase_mark(pt, RM_PHASE_SPINE);
-    if ((rc = experts_begin(cache, layer, b.uniq, n, err))) goto out;
-    /* the shared experts need no routed bytes: compute them while the
-     * reads are in flight */
-    if (c->num_shared && (rc = mlp_forward(c, &w->shared, c->moe_inter * c->num_shared, X, b.shared, T, err))) goto out;
+    if ((rc = experts_begin(cache, layer, b.uniq, nu, err))) goto out;
+    begun = 1;
+    /* the shared experts need no routed bytes: computed while the reads are
+     * in flight, into Y */
+    if (c->num_shared && (rc = mlp_forward(c, &w->shared, c->moe_inter * c->num_shared, X, Y, T, stop, err))) goto out;
     phase_mark(pt, RM_PHASE_SPINE);
-    for (;;) {
+    for (int idx = 0; idx < nu; idx++) {
         mlp_weights ex;
-        int idx = experts_next(cache, &ex, err);
+        rc = experts_wait(cache, idx, &ex, stop, err);
         phase_mark(pt, RM_PHASE_WAIT_IO);
-        if (idx == -2) { rc = -1; goto out; }
-        if (idx < 0) break;
-        expert_rows(c, &ex, b.uniq[idx], &b, zin, T);
+        if (rc) goto out;
+        expert_rows(c, &ex, b.uniq[idx], &b, zin);
         experts_done(cache, idx);
         phase_mark(pt, RM_PHASE_EXPERTS);
+        if (stop && *stop) { rc = 1; goto out; }
     }
-    combine(c, w, &b, Y, T);
+    begun = 0;
+    rc = combine(c, w, &b, Y, T, err);
     phase_mark(pt, RM_PHASE_SPINE);
 out:
+    if (begun) experts_abort(cache);
     moe_buf_free(&b);
     return rc;
 }

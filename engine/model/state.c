@@ -71,7 +71,10 @@ void rm_state_reset(rm_state *s)
 
 int rm_state_pos(const rm_state *s) { return s->pos; }
 
-int rm_state_checkpoint(rm_state *s, rm_err *err)
+/* Saves every KDA layer's S and convolution history in S0/conv0 and sets
+ * the checkpoint at the current position; with `recording`, the inputs of
+ * every position fed later are kept too (speculation's exact rollback). */
+static int save_checkpoint(rm_state *s, int recording, rm_err *err)
 {
     const rm_config *c = &s->m->cfg;
     const size_t P = (size_t)c->kda_heads * c->kda_head_dim;
@@ -85,11 +88,33 @@ int rm_state_checkpoint(rm_state *s, rm_err *err)
         memcpy(k->S0, k->S, nS * sizeof *k->S0);
         memcpy(k->conv0, k->conv, nconv * sizeof *k->conv0);
         k->nrec = 0;
-        k->recording = 1;
+        k->recording = recording;
     }
     s->ckpt_pos = s->pos;
     return 0;
 }
+
+int rm_state_checkpoint(rm_state *s, rm_err *err) { return save_checkpoint(s, 1, err); }
+
+int state_mark(rm_state *s, rm_err *err) { return save_checkpoint(s, 0, err); }
+
+void state_restore_mark(rm_state *s)
+{
+    const rm_config *c = &s->m->cfg;
+    if (s->ckpt_pos < 0) return;
+    const size_t P = (size_t)c->kda_heads * c->kda_head_dim;
+    const size_t nS = (size_t)c->kda_heads * c->kda_head_dim * c->kda_head_dim;
+    const size_t nconv = 3 * (size_t)(c->conv_size > 1 ? c->conv_size - 1 : 1) * P;
+    for (int l = 0; l < c->num_layers; l++) {
+        if (!c->is_kda[l]) continue;
+        memcpy(s->kda[l].S, s->kda[l].S0, nS * sizeof *s->kda[l].S);
+        memcpy(s->kda[l].conv, s->kda[l].conv0, nconv * sizeof *s->kda[l].conv);
+    }
+    s->pos = s->ckpt_pos;   /* the MLA cache past pos is overwritten later */
+    commit(s);
+}
+
+void state_forget_mark(rm_state *s) { commit(s); }
 
 void rm_state_rollback(rm_state *s, int keep)
 {

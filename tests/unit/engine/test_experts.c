@@ -31,19 +31,16 @@ static rm_model *open_four_slots(void)
     return m;
 }
 
-/* Runs one batch through the cache: begin, then every expert as it is
- * ready; returns how many were handed out (each must come exactly once). */
+/* Runs one batch through the cache as a layer does: begin, then every
+ * entry in batch order; returns how many were handed out. */
 static int run_batch(expert_cache *c, const int *ids, int n)
 {
     rm_err err = { "" };
     if (experts_begin(c, LAYER, ids, n, &err)) return -1;
-    int got = 0, seen[64] = { 0 };
-    for (;;) {
+    int got = 0;
+    for (int idx = 0; idx < n; idx++) {
         mlp_weights w;
-        int idx = experts_next(c, &w, &err);
-        if (idx == -2) { fprintf(stderr, "  %s\n", err.msg); return -1; }
-        if (idx < 0) break;
-        if (idx >= n || seen[idx]++) return -1;
+        if (experts_wait(c, idx, &w, NULL, &err)) { fprintf(stderr, "  %s\n", err.msg); return -1; }
         got++;
         experts_done(c, idx);
     }
@@ -72,7 +69,7 @@ TEST(experts_hits_misses_and_the_bound_bytes)
     rm_err err;
     REQUIRE(experts_begin(c, LAYER, ids + 1, 1, &err) == 0);
     mlp_weights w;
-    REQUIRE(experts_next(c, &w, &err) == 0);
+    REQUIRE(experts_wait(c, 0, &w, NULL, &err) == 0);
     const mlp_weights *ref = &m->layers[LAYER].moe.experts[9];
     const st_shard *sh = &m->st->shards[ref->gate.shard];
     size_t n = (size_t)ref->down.rows * ref->down.cols / 2;
@@ -86,7 +83,6 @@ TEST(experts_hits_misses_and_the_bound_bytes)
     free(want);
     free(scales);
     experts_done(c, 0);
-    CHECK(experts_next(c, &w, &err) == -1);
     rm_model_free(m);
 }
 
@@ -128,5 +124,32 @@ TEST(experts_batch_larger_than_the_cache_completes)
     int n = 0;
     for (int i = 0; i < 10; i++) n += resident(c, ids[i]);
     CHECK(n == 4);
+    rm_model_free(m);
+}
+
+/* The hits a layer pins at its start can fill every slot while an earlier
+ * entry still waits for one: the last pinned entry lets go (and is read
+ * again in its turn), the batch completes, and a stop while waiting ends it
+ * with 1 and the pins released. */
+TEST(experts_pinned_hits_never_stall_an_earlier_miss)
+{
+    rm_model *m = open_four_slots();
+    REQUIRE(m);
+    expert_cache *c = &m->experts;
+    int four[4] = { 3, 9, 20, 31 }, five[5] = { 1, 3, 9, 20, 31 };
+    CHECK(run_batch(c, four, 4) == 4);
+    c->hits = c->misses = 0;
+    CHECK(run_batch(c, five, 5) == 5);
+    CHECK(c->hits == 4 && c->misses == 1);
+    /* a stop while entry 0 waits for its read */
+    int other[2] = { 5, 7 };
+    rm_err err;
+    REQUIRE(experts_begin(c, LAYER, other, 2, &err) == 0);
+    volatile int stop = 1;
+    mlp_weights w;
+    int rc = experts_wait(c, 0, &w, &stop, &err);
+    CHECK(rc == 0 || rc == 1);          /* 0 only if the read was already done */
+    experts_abort(c);
+    for (int i = 0; i < c->nslots; i++) CHECK(c->slots[i].pins == 0);
     rm_model_free(m);
 }

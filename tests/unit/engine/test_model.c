@@ -218,6 +218,151 @@ static void check_prefill_equals_decode(const char *name)
 TEST(model_k3_prefill_equals_decode) { check_prefill_equals_decode(models[0]); }
 TEST(model_kl_prefill_equals_decode) { check_prefill_equals_decode(models[1]); }
 
+/* A long sequence for the pass tests: the fixture's long prompt (293
+ * tokens) and its chat prompt, repeated to n tokens, so a pass crosses the
+ * forward pass's 256-position blocks. */
+static int32_t *long_ids(json_t *meta, int n)
+{
+    int T0, T1;
+    int32_t *a = prompt_ids(json_array_get(json_object_get(meta, "prompts"), 2), &T0);
+    int32_t *b = prompt_ids(json_array_get(json_object_get(meta, "prompts"), 1), &T1);
+    int32_t *ids = malloc((size_t)n * sizeof *ids);
+    for (int i = 0; ids && i < n; i++) ids[i] = (i / 293) % 2 ? b[i % T1] : a[i % T0];
+    free(a);
+    free(b);
+    return ids;
+}
+
+typedef struct route_log { int *ids; int n, cap; } route_log;
+
+static void log_route(void *ud, int layer, int pos, const int *ids, const float *w, int k, float margin)
+{
+    route_log *r = ud;
+    if (RM_GROW(r->ids, r->cap, r->n + k + 2)) return;
+    r->ids[r->n++] = layer;
+    r->ids[r->n++] = pos;
+    for (int i = 0; i < k; i++) r->ids[r->n++] = ids[i];
+}
+
+/* Passes of 1, 7, 256 positions and the whole sequence, and the planner's
+ * own size, give the same logits, routes and greedy continuation bit for
+ * bit (routes come layer by layer, so they are compared as a table of
+ * (position, layer) -> ids). */
+static void check_pass_sizes(const char *name)
+{
+    rm_model *m = open_fixture(name);
+    REQUIRE(m);
+    json_t *meta = load_json(name, "meta.json");
+    REQUIRE(meta);
+    const int n = 300, V = m->cfg.vocab_size, k = m->cfg.topk;
+    int32_t *ids = long_ids(meta, n);
+    static const int sizes[] = { 0, 1, 7, 256, 300 };
+    float *ref = malloc((size_t)n * V * sizeof *ref), *got = malloc((size_t)n * V * sizeof *got);
+    int32_t greedy_ref[8], greedy[8];
+    route_log rref = { 0 };
+    REQUIRE(ids && ref && got);
+    for (int si = 0; si < 5; si++) {
+        rm_err err;
+        rm_state *st = rm_state_new(m, &err);
+        REQUIRE(st);
+        route_log r = { 0 };
+        rm_forward_ctl ctl = { .chunk_tokens = sizes[si] };
+        int fed = -1;
+        CHECK(rm_forward_ex(m, st, ids, n, si ? got : ref, NULL, log_route, &r, &ctl, &fed, &err) == 0);
+        CHECK(fed == n && rm_state_pos(st) == n);
+        float *lg = si ? got : ref;
+        int32_t *g = si ? greedy : greedy_ref;
+        float row[4096];
+        REQUIRE(V <= 4096);
+        memcpy(row, lg + (size_t)(n - 1) * V, (size_t)V * sizeof *row);
+        for (int j = 0; j < 8; j++) {
+            g[j] = (int32_t)argmax(row, V);
+            CHECK(rm_forward(m, st, &g[j], 1, NULL, row, NULL, NULL, &err) == 0);
+        }
+        /* each (position, layer) record once; compare as a per-position table */
+        int *tab = calloc((size_t)n * m->cfg.num_layers * k, sizeof *tab);
+        REQUIRE(tab);
+        for (int i = 0; i + 2 + k <= r.n; i += 2 + k)
+            memcpy(tab + ((size_t)r.ids[i + 1] * m->cfg.num_layers + r.ids[i]) * k, r.ids + i + 2, (size_t)k * sizeof *tab);
+        if (si == 0) {
+            rref = r;
+            rref.ids = tab;
+            free(r.ids);
+        } else {
+            CHECKF(memcmp(ref, got, (size_t)n * V * sizeof *ref) == 0, "%s: pass of %d: logits differ", name, sizes[si]);
+            CHECKF(memcmp(greedy_ref, greedy, sizeof greedy) == 0, "%s: pass of %d: greedy tokens differ", name, sizes[si]);
+            CHECKF(memcmp(rref.ids, tab, (size_t)n * m->cfg.num_layers * k * sizeof *tab) == 0,
+                   "%s: pass of %d: routes differ", name, sizes[si]);
+            free(tab);
+            free(r.ids);
+        }
+        rm_state_free(st);
+    }
+    /* and the same as token-by-token decoding */
+    rm_err err;
+    rm_state *st = rm_state_new(m, &err);
+    for (int t = 0; st && t < n; t++)
+        CHECK(rm_forward(m, st, ids + t, 1, got + (size_t)t * V, NULL, NULL, NULL, &err) == 0);
+    CHECKF(memcmp(ref, got, (size_t)n * V * sizeof *ref) == 0, "%s: passes and decoding differ", name);
+    rm_state_free(st);
+    free(rref.ids); free(ref); free(got); free(ids);
+    json_decref(meta);
+    rm_model_free(m);
+}
+
+TEST(model_k3_pass_sizes_are_bit_identical) { check_pass_sizes(models[0]); }
+TEST(model_kl_pass_sizes_are_bit_identical) { check_pass_sizes(models[1]); }
+
+/* A stop in the middle of a pass leaves the state of the last complete
+ * pass: continuing from there gives the logits of an uninterrupted feed.
+ * The stop is raised from the progress hook at a layer of the second pass,
+ * and, separately, before the first pass (nothing fed). */
+typedef struct stop_at { volatile int stop; int chunk, layer, calls; } stop_at;
+
+static void raise_stop(void *ud, const rm_prompt_figures *p)
+{
+    stop_at *s = ud;
+    s->calls++;
+    if (p->chunk == s->chunk && p->layer == s->layer) s->stop = 1;
+}
+
+static void check_stop_in_a_pass(const char *name)
+{
+    rm_model *m = open_fixture(name);
+    REQUIRE(m);
+    json_t *meta = load_json(name, "meta.json");
+    REQUIRE(meta);
+    const int n = 90, V = m->cfg.vocab_size;
+    int32_t *ids = long_ids(meta, n);
+    float *ref = malloc((size_t)V * sizeof *ref), *got = malloc((size_t)V * sizeof *got);
+    rm_err err;
+    rm_state *a = rm_state_new(m, &err), *b = rm_state_new(m, &err);
+    REQUIRE(ids && ref && got && a && b);
+    CHECK(rm_forward(m, a, ids, n, NULL, ref, NULL, NULL, &err) == 0);
+    stop_at sa = { 0, 1, 3, 0 };
+    rm_forward_ctl ctl = { .stop = &sa.stop, .chunk_tokens = 40, .on_progress = raise_stop, .ud = &sa };
+    int fed = -1;
+    CHECK(rm_forward_ex(m, b, ids, n, NULL, got, NULL, NULL, &ctl, &fed, &err) == 1);
+    CHECKF(fed == 30 && rm_state_pos(b) == 30, "%s: fed %d, pos %d after a stop in pass 1", name, fed, rm_state_pos(b));
+    CHECK(sa.calls > 0);
+    /* the passes were 30 tokens each (90 in three): go on from 30 */
+    rm_forward_ctl go = { 0 };
+    CHECK(rm_forward_ex(m, b, ids + fed, n - fed, NULL, got, NULL, NULL, &go, NULL, &err) == 0);
+    CHECKF(memcmp(ref, got, (size_t)V * sizeof *ref) == 0, "%s: logits after a stopped pass differ", name);
+    /* stopped before anything: nothing fed */
+    rm_state_reset(b);
+    volatile int now = 1;
+    rm_forward_ctl pre = { .stop = &now };
+    CHECK(rm_forward_ex(m, b, ids, n, NULL, got, NULL, NULL, &pre, &fed, &err) == 1 && fed == 0 && rm_state_pos(b) == 0);
+    free(ids); free(ref); free(got);
+    rm_state_free(a); rm_state_free(b);
+    json_decref(meta);
+    rm_model_free(m);
+}
+
+TEST(model_k3_stop_keeps_the_last_complete_pass) { check_stop_in_a_pass(models[0]); }
+TEST(model_kl_stop_keeps_the_last_complete_pass) { check_stop_in_a_pass(models[1]); }
+
 TEST(model_rejects_bad_token_ids)
 {
     rm_model *m = open_fixture("k3-tiny");
