@@ -10,7 +10,9 @@
  * model alone; with --prompt it generates through a session (chat format
  * with --chat, speculation per --spec), which is how speculation is
  * measured: tokens/s, acceptance, and GB read per emitted token.
- * With --json the last line of stdout is one JSON object of the figures. */
+ * With --prompt-tokens N it measures the prompt path instead
+ * (bench_prefill.c). With --json the last line of stdout is one JSON
+ * object of the figures. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +21,11 @@
 #include "engine.h"
 #include "commands.h"
 #include "opts.h"
+#include "bench_prefill.h"
 
 /* The shared options bench accepts (opts.h). */
-#define BENCH_OPTS (OPT_BIT(OPT_MODEL) | OPT_BIT(OPT_SPEC) | OPT_BIT(OPT_IO_THREADS) | OPT_BIT(OPT_RAM))
+#define BENCH_OPTS (OPT_BIT(OPT_MODEL) | OPT_BIT(OPT_SPEC) | OPT_BIT(OPT_IO_THREADS) | OPT_BIT(OPT_RAM) | \
+                    OPT_BIT(OPT_PREFILL_CHUNK))
 
 static void usage(FILE *f)
 {
@@ -29,13 +33,16 @@ static void usage(FILE *f)
         [OPT_SPEC] = "speculation for --prompt runs (default auto)",
     };
     fprintf(f, "usage: remora bench --model DIR [--tokens N] [--ram GB] [--json] [--device-seconds S]\n"
-               "                    [--io-threads N] [--prompt TEXT [--chat] [--spec auto|on|off]]\n");
+               "                    [--io-threads N] [--prompt TEXT [--chat] [--spec auto|on|off]]\n"
+               "                    [--prompt-tokens N [--prefill-chunk N]]\n");
     opts_help(f, OPT_BIT(OPT_MODEL), text);
     opts_help_line(f, "--tokens N", "tokens to decode (default 16); N in [1, 1000000000]");
     opts_help_line(f, "--json", "end stdout with one JSON object of the figures");
     opts_help_line(f, "--device-seconds S", "how long to measure the device (default 3); S in (0, 3600]");
     opts_help_line(f, "--prompt TEXT", "generate from this prompt through a session instead");
     opts_help_line(f, "--chat", "wrap the prompt as a chat turn (reasoning on)");
+    opts_help_line(f, "--prompt-tokens N", "measure the prompt path instead: N seeded ids in layer-major\n"
+                                           "passes; N in [1, 1048576]");
     opts_help(f, BENCH_OPTS & ~OPT_BIT(OPT_MODEL), text);
     fprintf(f, "exit status: 0 done, 1 runtime failure, 2 bad input\n");
 }
@@ -120,8 +127,6 @@ out:
     return rc;
 }
 
-static const char *const phase_names[RM_PHASE_COUNT] = { "wait_io", "spine", "attention", "experts", "lm_head" };
-
 /* The figures of a run, from its per-token records and the device. */
 typedef struct figures {
     int n;                              /* tokens measured */
@@ -174,7 +179,7 @@ static void print_figures(const figures *f, const collect *col, const rm_model_i
     printf("achieved expert read bandwidth: %.3f GB/s (%.0f%% of the device)\n", f->read_gbps,
            f->dev > 0 ? 100 * f->read_gbps / f->dev : 0);
     printf("time per token by phase:");
-    for (int p = 0; p < RM_PHASE_COUNT; p++) printf(" %s %.3f s", phase_names[p], col->phase[p] / n);
+    for (int p = 0; p < RM_PHASE_COUNT; p++) printf(" %s %.3f s", rm_phase_name(p), col->phase[p] / n);
     printf("\nroofline: %.3f s/token from bytes read at the device's bandwidth; measured/roofline = %.2f\n", f->roof,
            f->ratio);
     printf("peak RSS %.3f GB; budget %.3f GB + overhead %.3f GB = %.3f GB\n", hwm / 1e9, in->ram_budget / 1e9,
@@ -193,7 +198,7 @@ static void print_json(const char *model, const figures *f, const collect *col, 
                           in->ram_budget / 1e9, "model_gb", in->total_weight_bytes / 1e9, "block_bytes", block,
                           "queue_depth", qd, "tokens_per_s", f->tps);
     json_t *ph = json_object();
-    for (int p = 0; p < RM_PHASE_COUNT; p++) json_object_set_new(ph, phase_names[p], json_real(col->phase[p] / n));
+    for (int p = 0; p < RM_PHASE_COUNT; p++) json_object_set_new(ph, rm_phase_name(p), json_real(col->phase[p] / n));
     json_object_set_new(j, "phase_seconds", ph);
     json_object_set_new(j, "expert_hit_rate", json_real(col->looks > 0 ? col->hits / col->looks : 0));
     json_object_set_new(j, "peak_rss_gb", json_real(hwm / 1e9));
@@ -209,12 +214,13 @@ static void print_json(const char *model, const figures *f, const collect *col, 
 int cmd_bench(int argc, char **argv)
 {
     const char *prompt = NULL;
-    int tokens = 16, json = 0, chat = 0;
+    int tokens = 16, json = 0, chat = 0, prompt_tokens = 0;
     double dev_s = 3;
     opts_shared so = { .gen = { .spec = RM_SPEC_AUTO } };
-    enum { O_TOKENS = 256, O_JSON, O_DEVICE_S, O_PROMPT, O_CHAT, O_HELP };
+    enum { O_TOKENS = 256, O_JSON, O_DEVICE_S, O_PROMPT, O_CHAT, O_PROMPT_TOKENS, O_HELP };
     static const struct option own[] = {
         { "tokens", required_argument, 0, O_TOKENS }, { "json", no_argument, 0, O_JSON },
+        { "prompt-tokens", required_argument, 0, O_PROMPT_TOKENS },
         { "device-seconds", required_argument, 0, O_DEVICE_S }, { "prompt", required_argument, 0, O_PROMPT },
         { "chat", no_argument, 0, O_CHAT }, { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
     const struct option *opts = opts_longopts(own, BENCH_OPTS);
@@ -227,6 +233,9 @@ int cmd_bench(int argc, char **argv)
         case O_TOKENS: if (opts_int_arg("bench", "tokens", optarg, 1, 1000000000, &tokens)) return 2; break;
         case O_DEVICE_S: if (opts_real_arg("bench", "device-seconds", optarg, 0, 3600, 1, &dev_s)) return 2; break;
         case O_JSON: json = 1; break;
+        case O_PROMPT_TOKENS:
+            if (opts_int_arg("bench", "prompt-tokens", optarg, 1, 1048576, &prompt_tokens)) return 2;
+            break;
         case O_PROMPT: prompt = optarg; break;
         case O_CHAT: chat = 1; break;
         case O_HELP: usage(stdout); return 0;
@@ -235,11 +244,12 @@ int cmd_bench(int argc, char **argv)
     }
     const char *model = so.model;
     const int spec = so.gen.spec;
-    if (!model || optind != argc) { usage(stderr); return 2; }
+    if (!model || optind != argc || (prompt && prompt_tokens)) { usage(stderr); return 2; }
     rm_err err = { "" };
     rm_model *m = NULL;
     rm_session *s = NULL;
-    const rm_open_opts oo = { .ram_gb = so.open.ram_gb, .io_threads = so.open.io_threads };
+    const rm_open_opts oo = { .ram_gb = so.open.ram_gb, .io_threads = so.open.io_threads,
+                              .prefill_chunk = so.open.prefill_chunk };
     if (prompt ? rm_session_open(model, &oo, &s, &err) : rm_model_open(model, &oo, &m, &err)) {
         fprintf(stderr, "remora bench: %s\n", err.msg);
         return 2;
@@ -247,6 +257,12 @@ int cmd_bench(int argc, char **argv)
     if (s) m = rm_session_model(s);
     const rm_model_info *in = rm_model_get_info(m);
     print_model(model, in);
+    if (prompt_tokens) {
+        int rc = bench_prefill(m, model, prompt_tokens, so.open.prefill_chunk, dev_s, json, &err);
+        if (rc) fprintf(stderr, "remora bench: %s\n", err.msg);
+        rm_model_free(m);
+        return rc;
+    }
     int block = 0, qd = 0;
     double dev = in->total_experts ? rm_bench_device(m, dev_s, &block, &qd, &err) : -1;
     if (dev > 0) printf("device random read: %.3f GB/s at %.1f MB blocks, queue depth %d\n", dev, block / 1e6, qd);

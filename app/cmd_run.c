@@ -1,7 +1,9 @@
 /* cmd_run.c — `remora run`: the pipe-friendly command line. Streams the
  * answer to stdout as it is generated and the reasoning to stderr (dimmed
  * when stderr is a terminal), so `remora run ... > answer.txt` keeps just the
- * answer. Ctrl-C stops at the next token and keeps what was generated; a
+ * answer. While a long prompt is processed, a progress line on stderr (a
+ * terminal only) shows tokens, rate and ETA. Ctrl-C stops at the next token
+ * (or, in the prompt, within a layer's work) and keeps what was generated; a
  * second Ctrl-C exits at once. One summary line goes to stderr at the end. */
 #include <errno.h>
 #include <getopt.h>
@@ -28,7 +30,7 @@ static void on_sigint(int sig)
 /* The shared options run accepts (opts.h). */
 #define GEN_OPTS (OPT_BIT(OPT_THINK) | OPT_BIT(OPT_NO_THINK) | OPT_BIT(OPT_EFFORT) | OPT_BIT(OPT_MAX_NEW) | \
                   OPT_BIT(OPT_TEMPERATURE) | OPT_BIT(OPT_TOP_P) | OPT_BIT(OPT_SEED) | OPT_BIT(OPT_SPEC))
-#define OPEN_OPTS (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE))
+#define OPEN_OPTS (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE) | OPT_BIT(OPT_PREFILL_CHUNK))
 
 static void usage(FILE *f)
 {
@@ -47,16 +49,18 @@ static void usage(FILE *f)
     opts_help(f, OPEN_OPTS, text);
     fprintf(f,
         "The answer goes to stdout; reasoning goes to stderr. A summary line\n"
-        "(prompt tokens, prefill tokens/s, decode s/token, bytes read per token)\n"
-        "goes to stderr at the end.\n"
+        "(context, reused and prefilled tokens, prefill time, decode s/token, bytes\n"
+        "read per token) goes to stderr at the end; on a terminal, a progress line\n"
+        "shows a long prompt's tokens, rate and ETA while it is processed.\n"
         "exit status: 0 done, 1 runtime failure, 2 bad input, 130 stopped by Ctrl-C\n");
 }
 
 typedef struct run_ctx {
     int reasoning_open, dim;
-    int prompt_tokens, prefilled;
+    rm_prompt_figures prompt;   /* the prompt's record */
     double prefill_s, decode_s;
     uint64_t tokens, bytes, drafted, accepted;
+    progress_bar bar;           /* the prompt's progress, on a terminal */
 } run_ctx;
 
 static void on_text(void *ud, int channel, const char *text, size_t len)
@@ -80,9 +84,10 @@ static void on_text(void *ud, int channel, const char *text, size_t len)
 static void on_stats(void *ud, const rm_token_stats *st)
 {
     run_ctx *r = ud;
-    if (st->prefill) {
-        r->prompt_tokens = st->prompt_tokens;
-        r->prefilled = (int)st->token_index;
+    if (st->kind == RM_REC_PROGRESS) { progress_prompt(&r->bar, &st->prompt); return; }
+    if (st->kind == RM_REC_PROMPT) {
+        progress_end(&r->bar);
+        r->prompt = st->prompt;
         r->prefill_s = st->seconds;
         return;
     }
@@ -123,9 +128,10 @@ static void stream_note(rm_session *s)
 
 static void summary(const run_ctx *r)
 {
-    fprintf(stderr, "[%d prompt tokens, prefill %.1f tok/s, decode %.3f s/token over %llu tokens, "
+    fprintf(stderr, "[ctx %d, %d reused, %d prefilled in %.2f s (%.1f tok/s), decode %.3f s/token over %llu tokens, "
             "%.1f MB read/token, %llu of %llu drafted tokens accepted]%s\n",
-            r->prompt_tokens, r->prefill_s > 0 ? r->prefilled / r->prefill_s : 0.0,
+            r->prompt.ctx, r->prompt.reused, r->prompt.done, r->prefill_s,
+            r->prefill_s > 0 ? r->prompt.done / r->prefill_s : 0.0,
             r->tokens ? r->decode_s / (double)r->tokens : 0.0, (unsigned long long)r->tokens,
             r->tokens ? (double)r->bytes / (double)r->tokens / 1e6 : 0.0, (unsigned long long)r->accepted,
             (unsigned long long)r->drafted, stop_flag ? " (stopped)" : "");
@@ -135,11 +141,13 @@ static void summary(const run_ctx *r)
 static int generate(rm_session *s, int chat, const char *prompt, const rm_gen_opts *go, run_ctx *r, rm_err *err)
 {
     r->dim = isatty(2);
+    progress_init(&r->bar, "remora run");
     rm_gen_events ev = { r, on_text, on_stats };
     signal(SIGINT, on_sigint);
     int fail = chat ? rm_session_turn(s, prompt, go, &ev, &stop_flag, err)
                     : rm_session_complete(s, prompt, go, &ev, &stop_flag, err);
     signal(SIGINT, SIG_DFL);
+    progress_end(&r->bar);
     if (r->reasoning_open && r->dim) fputs("\033[0m", stderr);
     fputs("\n", stdout);
     fflush(stdout);

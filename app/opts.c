@@ -44,6 +44,8 @@ static const struct rule {
     [OPT_RAM]         = { "ram", "GB", K_REAL, 0.001, 1e6,
                           .what = "RAM budget for weights (default: 60% of available memory)" },
     [OPT_TRACE]       = { "trace", "FILE", K_PATH, .what = "write a JSONL trace: per-token figures and router choices" },
+    [OPT_PREFILL_CHUNK] = { "prefill-chunk", "N", K_INT, 1, 1048576,
+                          .what = "prompt tokens per layer-major pass (default: the planner's,\nfrom the RAM budget)" },
 };
 
 /* ---- the number rules -------------------------------------------------- */
@@ -187,6 +189,7 @@ int opts_parse(int id, const char *arg, opts_shared *o, char *msg, size_t msglen
     case OPT_IO_THREADS:  o->open.io_threads = (int)i; break;
     case OPT_RAM:         o->open.ram_gb = d; break;
     case OPT_TRACE:       o->open.trace_path = arg; break;
+    case OPT_PREFILL_CHUNK: o->open.prefill_chunk = (int)i; break;
     }
     o->given |= OPT_BIT(id);
     return 0;

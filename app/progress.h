@@ -1,9 +1,10 @@
-/* progress.h — the download progress bar of `remora setup` and `remora
- * fetch` on stderr: bytes, rate and time left, redrawn in place on a
- * terminal and printed every 10% otherwise. */
+/* progress.h — the progress bars on stderr: downloads of `remora setup` and
+ * `remora fetch` (bytes, rate and time left, redrawn in place on a terminal
+ * and printed every 10% otherwise) and the prompt of `remora run`. */
 #ifndef REMORA_PROGRESS_H
 #define REMORA_PROGRESS_H
 #include <stdint.h>
+#include "engine.h"
 
 typedef struct progress_bar {
     const char *cmd;            /* "remora fetch" */
@@ -17,6 +18,10 @@ void progress_init(progress_bar *b, const char *cmd);
 void progress_cb(void *ud, const char *what, uint64_t done, uint64_t total);
 /* Ends the current line, if one is open. */
 void progress_end(progress_bar *b);
+/* The prompt's progress bar of `remora run` on a terminal: tokens done of
+ * the prompt, rate, ETA, pass and layer, redrawn in place at most five times
+ * a second; nothing when stderr is not a terminal. */
+void progress_prompt(progress_bar *b, const rm_prompt_figures *f);
 /* "1.23 GB" etc. into buf. */
 const char *progress_bytes(char *buf, size_t cap, double bytes);
 

@@ -105,6 +105,8 @@ typedef struct rm_model_info {
     uint64_t expert_bytes;          /* all routed experts on storage */
     uint64_t expert_cache_bytes;
     int expert_cache_slots, total_experts;
+    uint64_t expert_weights;        /* weights of one routed expert (its three matrices) */
+    int expert_mxfp4;               /* routed experts are MXFP4 (else bf16) */
     int direct_io;                  /* reads bypass the page cache */
     /* RAM used beside the budget, at most: sequence state for max_ctx
      * tokens, prefill activations, code, libraries and thread stacks */
@@ -324,6 +326,8 @@ typedef struct rm_token_stats {
     double   device_gbps;                  /* measured ceiling, 0 if unknown */
     int      queue_depth;
     uint64_t prefetch_issued, prefetch_used;  /* expert reads started early */
+    double   read_busy_seconds;            /* wall time with expert reads in flight (read_gbps's divisor) */
+    uint64_t flops;                        /* matrix-product flops of this record's work */
     /* speculation */
     uint64_t spec_drafted, spec_accepted;  /* cumulative in this turn */
     /* tokens emitted from one verify pass share its bytes and time: spec_pass
@@ -404,7 +408,9 @@ int  rm_session_load(rm_session *s, const char *path, rm_err *err);
 
 /* A conversation as JSONL, one object per line: {"role", "content"}, plus
  * "reasoning_content" when a message has one and "interrupted": true for a
- * reply stopped before its end; the system prompt (when not NULL) is the
+ * reply stopped before its end (with "stopped_in": "prompt" when it was
+ * stopped while the prompt was processed: interrupted[i] ==
+ * RM_STOPPED_PROMPT); the system prompt (when not NULL) is the
  * first line, role "system". Roles are system, user, assistant or tool;
  * msgs[i].name is not written. interrupted may be NULL (none). Text beyond
  * ASCII is written as JSON \u escapes. The file is replaced atomically
@@ -416,7 +422,7 @@ int rm_transcript_save(const char *path, const rm_chat_msg *msgs, const int *int
 typedef struct rm_transcript {
     char *system;               /* the system prompt, or NULL */
     rm_chat_msg *msgs;          /* the other messages, in order */
-    int *interrupted;           /* [n]: 1 for a reply stopped before its end */
+    int *interrupted;           /* [n]: RM_STOPPED_REPLY or RM_STOPPED_PROMPT for a reply stopped before its end */
     int n;
 } rm_transcript;
 /* Reads what rm_transcript_save writes (or a hand-written file of the same
@@ -443,6 +449,9 @@ void rm_model_take_stats(rm_model *m, rm_token_stats *st);
  * (one expert) and queue depth (the expert reader threads) by reading random
  * experts of the model for about `seconds`. Returns GB/s, or -1. */
 double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue_depth, rm_err *err);
+/* Storage bytes one read of expert `expert` of `layer` takes (its aligned
+ * spans), 0 for a layer without experts. */
+uint64_t rm_model_expert_read_bytes(const rm_model *m, int layer, int expert);
 
 /* ---- stream mode: models set up from a URL (engine/remote/) ------------ */
 
@@ -512,5 +521,9 @@ int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, r
 
 /* Runs the kernel benchmark of `remora bench-kernels`, printing to stdout. */
 int rm_bench_kernels(int argc, char **argv);
+/* The gemm kernel's rate in GFLOP/s over T positions of a rows x cols
+ * matrix (MXFP4 when mxfp4, else bf16), the best of ten windows in about
+ * `seconds`, on the compute pool as it is set; -1 when it cannot run. */
+double rm_bench_gemm(int mxfp4, int T, int rows, int cols, double seconds);
 
 #endif

@@ -10,8 +10,9 @@
 #include "remote/source.h"
 #include "base/file.h"
 
-void model_take_stats(rm_model *m, rm_token_stats *st)
+void model_take_stats(rm_model *m, rm_token_stats *st, int tick)
 {
+    const uint64_t flops = wmat_flops();
     io_counters a = io_take_counters(m->store.io);
     io_counters e = m->experts.io ? io_take_counters(m->experts.io) : (io_counters){ { 0 }, 0, 0, 0 };
     expert_cache *c = &m->experts;
@@ -35,16 +36,27 @@ void model_take_stats(rm_model *m, rm_token_stats *st)
         st->net_gbps = net_s > 0 ? (double)st->bytes_net / net_s / 1e9 : 0;
     }
     st->read_gbps = e.busy_seconds > 0 ? (double)st->bytes_expert_read / e.busy_seconds / 1e9 : 0;
+    st->read_busy_seconds = e.busy_seconds;
+    st->flops = flops - m->ctr.flops0;
+    m->ctr.flops0 = flops;
     st->queue_depth = e.max_depth;
     for (int i = 0; i < RM_PHASE_COUNT; i++) st->phase_seconds[i] = m->ctr.phase[i];
     st->prefetch_issued = c->prefetch_issued;
     st->prefetch_used = c->prefetch_used;
     c->hits = c->misses = c->bytes_hit = c->prefetch_issued = c->prefetch_used = 0;
-    memset(&m->ctr, 0, sizeof m->ctr);
-    experts_tick(c);
+    memset(m->ctr.phase, 0, sizeof m->ctr.phase);
+    m->ctr.tokens = 0;
+    if (tick) experts_tick(c);
 }
 
-void rm_model_take_stats(rm_model *m, rm_token_stats *st) { model_take_stats(m, st); }
+void rm_model_take_stats(rm_model *m, rm_token_stats *st) { model_take_stats(m, st, 1); }
+
+uint64_t rm_model_expert_read_bytes(const rm_model *m, int layer, int expert)
+{
+    const expert_cache *c = &m->experts;
+    if (!c->E || layer < 0 || layer >= c->L || expert < 0 || expert >= c->E || !m->cfg.is_moe[layer]) return 0;
+    return c->loc[(size_t)layer * c->E + expert].bytes;
+}
 
 double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue_depth, rm_err *err)
 {

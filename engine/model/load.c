@@ -347,6 +347,10 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
         if (in->first_moe_layer < 0) in->first_moe_layer = l;
         in->total_experts += c->num_experts;
         for (int e = 0; e < c->num_experts; e++) in->expert_bytes += m->experts.loc[(size_t)l * c->num_experts + e].raw_bytes;
+        const mlp_weights *x = &m->layers[l].moe.experts[0];
+        in->expert_weights = (uint64_t)x->gate.rows * x->gate.cols + (uint64_t)x->up.rows * x->up.cols +
+                             (uint64_t)x->down.rows * x->down.cols;
+        in->expert_mxfp4 = x->gate.kind == WM_MXFP4;
     }
     in->bos_id = c->bos_id;
     in->eos_id = c->eos_id;

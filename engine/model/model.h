@@ -13,6 +13,7 @@
 typedef struct model_counters {
     double phase[RM_PHASE_COUNT];
     uint64_t tokens;
+    uint64_t flops0;            /* wmat_flops() at the last take */
 } model_counters;
 
 struct rm_model {
@@ -62,8 +63,10 @@ size_t forward_bytes_per_token(const rm_config *c);
 int    forward_block_tokens(void);
 
 /* Fills the storage, cache and phase figures of st from the counters
- * accumulated since the last call, and resets them. */
-void model_take_stats(rm_model *m, rm_token_stats *st);
+ * accumulated since the last call, and resets them. `tick` advances the
+ * expert cache's decay clock (once per token: progress records of a long
+ * prompt take figures after every layer without ageing the cache). */
+void model_take_stats(rm_model *m, rm_token_stats *st, int tick);
 
 #ifdef REMORA_TEST
 /* Test hooks, declared only for the unit tests (which are compiled with

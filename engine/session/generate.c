@@ -65,7 +65,8 @@ static void on_route(void *ud, int layer, int pos, const int *ids, const float *
     s->route_k = k < RM_MAX_TOPK ? k : RM_MAX_TOPK;
 }
 
-/* Feeds seq[nfed..nseq) to the state; last_logits gets the final row. */
+/* Feeds seq[nfed..nseq) to the state (decode steps and short feeds);
+ * last_logits gets the final row. */
 static int feed_pending(rm_session *s, float *last_logits, rm_err *err)
 {
     int n = s->nseq - s->nfed;
@@ -74,6 +75,124 @@ static int feed_pending(rm_session *s, float *last_logits, rm_err *err)
     if (rm_forward(s->m, s->st, s->seq + s->nfed, n, NULL, last_logits, on_route, s, err)) return -1;
     s->nfed = s->nseq;
     return 0;
+}
+
+/* ---- the prompt ---------------------------------------------------------- */
+
+/* A prompt's figures while it is fed: a progress record after every layer
+ * of every pass (the bytes and phases since the record before, so rates
+ * and panels keep moving), a trace line per complete pass, and the sum of
+ * them all for the prompt's own record. */
+typedef struct prompt_run {
+    rm_session *s;
+    const rm_gen_events *ev;
+    rm_token_stats total;       /* since the prompt began */
+    rm_token_stats pass;        /* since the pass in progress began */
+    double t0, last;
+} prompt_run;
+
+static void prompt_take(prompt_run *r)
+{
+    rm_session *s = r->s;
+    const double now = rm_now();
+    s->stats.seconds = now - r->last;
+    r->last = now;
+    session_collect_stats(s);
+    session_stats_add(&r->total, &s->stats);
+    session_stats_add(&r->pass, &s->stats);
+}
+
+static void on_prompt_progress(void *ud, const rm_prompt_figures *f)
+{
+    prompt_run *r = ud;
+    rm_session *s = r->s;
+    memset(&s->stats, 0, sizeof s->stats);
+    s->stats.kind = RM_REC_PROGRESS;
+    s->stats.prefill = 1;
+    prompt_take(r);
+    s->stats.prompt = *f;
+    s->stats.prompt_tokens = f->ctx;
+    s->stats.token_index = (uint64_t)f->done;
+    /* progress goes to the caller only: the trace gets one line per pass */
+    if (r->ev && r->ev->on_stats) r->ev->on_stats(r->ev->ud, &s->stats);
+}
+
+static void on_prompt_pass(void *ud, int fed)
+{
+    prompt_run *r = ud;
+    rm_session *s = r->s;
+    memset(&s->stats, 0, sizeof s->stats);
+    s->stats.kind = RM_REC_PROGRESS;
+    prompt_take(r);
+    r->pass.token_index = (uint64_t)fed;
+    if (s->trace) session_trace_pass(s, &r->pass);
+    memset(&r->pass, 0, sizeof r->pass);
+}
+
+/* Makes the state hold the prompt: what it has consumed is kept when the
+ * prompt extends it, else the state is reset (and the figures say the
+ * whole context is computed again); the rest is fed in layer-major passes
+ * (rm_forward_ex), which leave the last position's logits. *stop ends it
+ * between layers and experts, keeping the complete passes: returns 1 then.
+ * The prompt's record (RM_REC_PROMPT) says how many tokens the context
+ * holds, how many were reused and how many computed. */
+static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, const rm_gen_events *ev,
+                   volatile int *stop, rm_err *err)
+{
+    int lcp = 0;
+    while (lcp < s->nseq && lcp < np && s->seq[lcp] == prompt[lcp]) lcp++;
+    int reprefill = 0;
+    if (lcp < s->nfed || lcp == np) {
+        reprefill = s->nfed > 0;
+        rm_state_reset(s->st);
+        s->nfed = 0;
+        lcp = 0;
+    }
+    s->nseq = lcp;
+    for (int i = lcp; i < np; i++)
+        if (seq_push(s, prompt[i])) return rm_errf(err, "out of memory");
+    const int reused = s->nfed, todo = s->nseq - s->nfed;
+    prompt_run r = { s, ev, { 0 }, { 0 }, rm_now(), 0 };
+    r.last = r.t0;
+    rm_forward_ctl ctl = { .stop = stop, .on_progress = on_prompt_progress, .on_chunk = on_prompt_pass, .ud = &r };
+    ctl.base = (rm_prompt_figures){ .ctx = np, .reused = reused, .total = todo, .reprefill = reprefill, .eta = -1 };
+    int fed = 0, rc = 0;
+    if (todo > 0) {
+        if (route_hist_reserve(&s->routes, s->nseq)) return rm_errf(err, "out of memory");
+        rc = rm_forward_ex(s->m, s->st, s->seq + s->nfed, todo, NULL, logits, on_route, s, &ctl, &fed, err);
+        s->nfed += fed;
+        if (rc < 0) return -1;
+    }
+    memset(&s->stats, 0, sizeof s->stats);
+    s->stats.kind = RM_REC_PROMPT;      /* this take ages the cache, once per prompt */
+    prompt_take(&r);
+    s->stats = (rm_token_stats){ .kind = RM_REC_PROMPT, .prefill = 1 };
+    session_stats_add(&s->stats, &r.total);
+    s->stats.seconds = rm_now() - r.t0;
+    s->stats.read_gbps = r.total.read_busy_seconds > 0 ? r.total.bytes_expert_read / r.total.read_busy_seconds / 1e9 : 0;
+    s->stats.read_busy_seconds = r.total.read_busy_seconds;
+    s->stats.prompt = ctl.base;
+    s->stats.prompt.done = fed;
+    s->stats.prompt.chunks = 0;
+    s->stats.prompt.elapsed = s->stats.seconds;
+    s->stats.prompt.tok_per_s = s->stats.seconds > 0 ? fed / s->stats.seconds : 0;
+    s->stats.prompt_tokens = np;
+    s->stats.token_index = (uint64_t)fed;        /* tokens actually prefilled */
+    /* the cache and spine figures of the record are the model's now */
+    rm_token_stats now;
+    model_take_stats(s->m, &now, 0);
+    s->stats.spine_resident_bytes = now.spine_resident_bytes;
+    s->stats.spine_total_bytes = now.spine_total_bytes;
+    s->stats.expert_cache_bytes = now.expert_cache_bytes;
+    s->stats.expert_cache_capacity = now.expert_cache_capacity;
+    s->stats.retained_fraction = now.retained_fraction;
+    s->stats.num_experts = s->m->cfg.num_experts;
+    s->stats.device_gbps = s->device_gbps;
+    memcpy(s->stats.route_ids, s->route_ids, sizeof s->route_ids);
+    s->stats.route_layers = s->route_layers;
+    s->stats.route_k = s->route_k;
+    session_publish_stats(s, ev);
+    return rc;
 }
 
 /* Where generated ids go: the chat stream splitter, or (raw completion) the
@@ -108,35 +227,6 @@ static void sink_finish(out_sink *o)
     if (w) on_text(o->tc, RM_CHAN_ANSWER, buf, w);
 }
 
-/* Makes the state hold the prompt: what it has consumed is kept when the
- * prompt extends it, else the state is reset; the rest is fed in one
- * prefill, which leaves the last position's logits, and is reported as
- * the prompt's record (prefill = 1). */
-static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, const rm_gen_events *ev, rm_err *err)
-{
-    int lcp = 0;
-    while (lcp < s->nseq && lcp < np && s->seq[lcp] == prompt[lcp]) lcp++;
-    if (lcp < s->nfed || lcp == np) {
-        rm_state_reset(s->st);
-        s->nfed = 0;
-        lcp = 0;
-    }
-    s->nseq = lcp;
-    for (int i = lcp; i < np; i++)
-        if (seq_push(s, prompt[i])) return rm_errf(err, "out of memory");
-    memset(&s->stats, 0, sizeof s->stats);
-    s->stats.prefill = 1;
-    s->stats.kind = RM_REC_PROMPT;
-    s->stats.prompt_tokens = np;
-    double t0 = rm_now();
-    int prefilled = s->nseq - s->nfed;
-    if (feed_pending(s, logits, err)) return -1;
-    s->stats.seconds = rm_now() - t0;
-    s->stats.token_index = (uint64_t)prefilled;   /* tokens actually prefilled */
-    session_emit_stats(s, ev);
-    return 0;
-}
-
 /* The decoding loop of one turn. */
 typedef struct gen {
     rm_session *s;
@@ -165,13 +255,17 @@ static int verify(gen *g, int32_t id, int32_t *draft, int k, double t1, int *don
     while (acc < k && sampler_argmax(g->vlog + (size_t)acc * V, V) == draft[acc + 1]) acc++;
     double tv = rm_now() - t1;
     s->nfed = s->nseq;     /* id is in the state */
-    /* emit the accepted drafts; stop early at the end of the message */
+    /* emit the accepted drafts; stop early at the end of the message. Each
+     * token's record has its own position's routes and a share of the
+     * pass's time; the pass's bytes go with its first token. */
     int kept = 0;
-    const int emitted_total = 1 + acc;
+    const int emitted_total = 1 + acc, pos0 = s->nfed - 1, pass_no = ++s->spec_pass;
     session_begin_stats(s, g->n - 1, id, g->np, tv / emitted_total);
     session_collect_stats(s);
     spec_verified(&s->spec, k, acc, tv, (double)s->stats.bytes_expert_read, s->stats.read_gbps);
     session_spec_totals(s);   /* this pass counted */
+    s->stats.spec_pass = pass_no;
+    session_stats_routes(s, pos0);
     session_publish_stats(s, g->ev);
     for (int j = 1; j <= acc && !*done && g->n < g->max_new; j++) {
         if (seq_push(s, draft[j]) || spec_push(&s->spec, &draft[j], 1)) return rm_errf(err, "out of memory");
@@ -181,7 +275,11 @@ static int verify(gen *g, int32_t id, int32_t *draft, int k, double t1, int *don
         if (g->cs->tc->failed) return text_failed(g->cs->tc, err);
         g->n++;
         session_begin_stats(s, g->n - 1, draft[j], g->np, tv / emitted_total);
-        session_emit_stats(s, g->ev);
+        session_collect_stats(s);
+        s->stats.spec_pass = pass_no;
+        s->stats.spec_pass_pos = j;
+        session_stats_routes(s, pos0 + j);
+        session_publish_stats(s, g->ev);
     }
     rm_state_rollback(s->st, 1 + kept);
     memcpy(g->logits, g->vlog + (size_t)kept * V, (size_t)V * sizeof *g->logits);
@@ -196,6 +294,7 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
                     out_sink *cs, const rm_gen_events *ev, volatile int *stop, int *interrupted,
                     rm_err *err)
 {
+    *interrupted = 0;
     const int V = s->m->cfg.vocab_size;
     gen g = { s, cs, ev, np, o && o->max_new > 0 ? o->max_new : 1 << 30, 0, V,
               malloc((size_t)V * sizeof(float)), malloc((size_t)(SPEC_KMAX + 1) * V * sizeof(float)) };
@@ -206,7 +305,8 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
         free(g.vlog);
         return rm_errf(err, "out of memory");
     }
-    int rc = prefill(s, prompt, np, g.logits, ev, err);
+    int rc = prefill(s, prompt, np, g.logits, ev, stop, err);
+    if (rc == 1) { *interrupted = RM_STOPPED_PROMPT; rc = 0; goto out; }
     if (rc) goto out;
     /* speculation is lossless only for greedy decoding */
     const int greedy = !o || o->temperature <= 0;
@@ -215,9 +315,9 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
     if (spec_push(&s->spec, s->seq, s->nseq)) { rc = rm_errf(err, "out of memory"); goto out; }
     s->spec_d0 = s->spec.drafted;
     s->spec_a0 = s->spec.accepted;
-    *interrupted = 0;
+    s->spec_pass = 0;
     while (g.n < g.max_new) {
-        if (stop && *stop) { *interrupted = 1; break; }
+        if (stop && *stop) { *interrupted = RM_STOPPED_REPLY; break; }
         double t1 = rm_now();
         int32_t id = (int32_t)sampler_pick(&smp, g.logits);
         if (seq_push(s, id) || spec_push(&s->spec, &id, 1)) { rc = rm_errf(err, "out of memory"); break; }
@@ -228,11 +328,12 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
         const int left = g.max_new - g.n;
         int k = done || left <= 0 ? 0 : spec_draft(&s->spec, draft + 1, left < SPEC_KMAX ? left : SPEC_KMAX);
         if (k == 0) {
-            /* a plain step; the closing token is fed at the next turn, only if needed */
-            if (!done && left > 0 && (rc = feed_pending(s, g.logits, err))) break;
+            /* a plain step; the closing token is fed at the next turn, only
+             * if needed, so it has no figures of its own to publish */
+            if (done) break;
+            if (left > 0 && (rc = feed_pending(s, g.logits, err))) break;
             session_begin_stats(s, g.n - 1, id, np, rm_now() - t1);
             session_emit_stats(s, ev);
-            if (done) break;
             spec_plain(&s->spec, s->stats.seconds, (double)s->stats.bytes_expert_read, s->stats.read_gbps);
             continue;
         }

@@ -41,6 +41,11 @@ int route_hist_reserve(route_hist *h, int npos)
     return 0;
 }
 
+const int16_t *route_hist_get(const route_hist *h, int pos)
+{
+    return h->ids + (size_t)pos * h->nmoe * h->topk;
+}
+
 void route_hist_put(route_hist *h, int pos, int li, const int *ids, int k)
 {
     if (pos < 0 || pos >= h->cap || li < 0 || li >= h->nmoe) return;

@@ -27,6 +27,8 @@ void route_hist_free(route_hist *h);
 int  route_hist_reserve(route_hist *h, int npos);
 /* Records the experts position `pos` chose in MoE layer ordinal `li`. */
 void route_hist_put(route_hist *h, int pos, int li, const int *ids, int k);
+/* The experts position `pos` chose: [nmoe][topk] (-1 where not recorded). */
+const int16_t *route_hist_get(const route_hist *h, int pos);
 /* Predicted storage bytes of draft positions copied from context positions
  * src, src+1, ...: cum[j] (j = 1..k) is the bytes of the first j positions'
  * experts (each counted once) that cache c neither holds nor is reading.

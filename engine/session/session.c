@@ -137,7 +137,7 @@ int rm_session_messages(const rm_session *s, const rm_chat_msg **msgs)
 
 int rm_session_last_interrupted(const rm_session *s)
 {
-    return s->nmsgs && s->msgs[s->nmsgs - 1].interrupted;
+    return s->nmsgs ? s->msgs[s->nmsgs - 1].interrupted : 0;
 }
 
 double rm_session_probe_device(rm_session *s, double seconds)

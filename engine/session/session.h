@@ -42,6 +42,7 @@ struct rm_session {
     int route_layers, route_k;
     double device_gbps;         /* rm_session_probe_device, 0 if not measured */
     rm_token_stats stats;
+    int spec_pass;              /* verify passes in this turn (stats.spec_pass) */
     size_t text_max;            /* test hook (session_test_text_max): cap of a
                                  * turn's kept text, 0 = memory only */
 };
@@ -62,11 +63,19 @@ void session_spec_totals(rm_session *s);
 /* Hands s->stats to the trace and to the caller. */
 void session_publish_stats(rm_session *s, const rm_gen_events *ev);
 void session_emit_stats(rm_session *s, const rm_gen_events *ev);
+/* The record's routes: those position `pos` chose (each token of a verify
+ * pass has its own), when recorded. */
+void session_stats_routes(rm_session *s, int pos);
+/* Adds the figures of a record (bytes, hits, phases, seconds) into a total. */
+void session_stats_add(rm_token_stats *total, const rm_token_stats *part);
 
 /* trace.c */
 /* One JSONL record per token: the figures of rm_token_stats and the router's
  * choices per MoE layer for the token's (last) position. */
 void session_trace_token(rm_session *s);
+/* One JSONL record for a complete prefill pass: its tokens, bytes and
+ * seconds (the trace's "pass" records). */
+void session_trace_pass(rm_session *s, const rm_token_stats *pass);
 
 #ifdef REMORA_TEST
 /* Test hook, declared only for the unit tests (compiled with -DREMORA_TEST):

@@ -14,7 +14,7 @@ const char *rm_phase_name(int phase)
 /* Takes the model's figures since the last call into s->stats. */
 void session_collect_stats(rm_session *s)
 {
-    model_take_stats(s->m, &s->stats);
+    model_take_stats(s->m, &s->stats, s->stats.kind != RM_REC_PROGRESS);
     s->stats.num_experts = s->m->cfg.num_experts;
     s->stats.device_gbps = s->device_gbps;
     memcpy(s->stats.route_ids, s->route_ids, sizeof s->route_ids);
@@ -50,4 +50,32 @@ void session_begin_stats(rm_session *s, int index, int32_t id, int np, double se
     s->stats.prompt_tokens = np;
     s->stats.seconds = seconds;
     session_spec_totals(s);
+}
+
+void session_stats_routes(rm_session *s, int pos)
+{
+    const route_hist *h = &s->routes;
+    if (!h->nmoe || pos < 0 || pos >= h->cap) return;
+    const int16_t *r = route_hist_get(h, pos);
+    const int nl = h->nmoe < RM_MAX_ROUTE_LAYERS ? h->nmoe : RM_MAX_ROUTE_LAYERS;
+    const int k = h->topk < RM_MAX_TOPK ? h->topk : RM_MAX_TOPK;
+    if (r[0] < 0) return;       /* not recorded: keep the last position's */
+    for (int li = 0; li < nl; li++)
+        for (int i = 0; i < k; i++) s->stats.route_ids[li][i] = r[(size_t)li * h->topk + i];
+}
+
+void session_stats_add(rm_token_stats *t, const rm_token_stats *p)
+{
+    t->seconds += p->seconds;
+    for (int i = 0; i < RM_PHASE_COUNT; i++) t->phase_seconds[i] += p->phase_seconds[i];
+    t->bytes_spine_read += p->bytes_spine_read;
+    t->bytes_expert_read += p->bytes_expert_read;
+    t->bytes_net += p->bytes_net;
+    t->bytes_expert_from_cache += p->bytes_expert_from_cache;
+    t->expert_hits += p->expert_hits;
+    t->expert_misses += p->expert_misses;
+    t->prefetch_issued += p->prefetch_issued;
+    t->prefetch_used += p->prefetch_used;
+    t->flops += p->flops;
+    if (p->queue_depth > t->queue_depth) t->queue_depth = p->queue_depth;
 }

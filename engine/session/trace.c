@@ -1,9 +1,19 @@
 /* trace.c — `--trace FILE`: one JSON line per rm_token_stats record, with
- * the phase times by name and the router's choices per MoE layer. */
+ * the phase times by name and the router's choices per MoE layer
+ * ("kind": "token" or "prompt"), and one line per complete prefill pass
+ * ("kind": "pass": its tokens, bytes, flops and seconds). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <jansson.h>
 #include "session/session.h"
+
+static void write_line(rm_session *s, json_t *j)
+{
+    char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    if (line) { fprintf(s->trace, "%s\n", line); fflush(s->trace); }
+    free(line);
+    json_decref(j);
+}
 
 /* One JSONL record per token: the figures of rm_token_stats and the router's
  * choices per MoE layer for the token's (last) position. */
@@ -33,8 +43,28 @@ void session_trace_token(rm_session *s)
     json_object_set_new(j, "net_gbps", json_real(t->net_gbps));
     json_object_set_new(j, "spec_drafted", json_integer((json_int_t)t->spec_drafted));
     json_object_set_new(j, "spec_accepted", json_integer((json_int_t)t->spec_accepted));
-    char *line = json_dumps(j, JSON_COMPACT);
-    if (line) { fprintf(s->trace, "%s\n", line); fflush(s->trace); }
-    free(line);
-    json_decref(j);
+    json_object_set_new(j, "kind", json_string(t->kind == RM_REC_PROMPT ? "prompt" : "token"));
+    json_object_set_new(j, "flops", json_integer((json_int_t)t->flops));
+    if (t->spec_pass) {
+        json_object_set_new(j, "spec_pass", json_integer(t->spec_pass));
+        json_object_set_new(j, "spec_pass_pos", json_integer(t->spec_pass_pos));
+    }
+    if (t->kind == RM_REC_PROMPT)
+        json_object_set_new(j, "prompt", json_pack("{s:i,s:i,s:i,s:i,s:b}", "ctx", t->prompt.ctx, "reused",
+                                                   t->prompt.reused, "restored", t->prompt.restored, "prefilled",
+                                                   t->prompt.done, "reprefill", t->prompt.reprefill));
+    write_line(s, j);
+}
+
+void session_trace_pass(rm_session *s, const rm_token_stats *t)
+{
+    json_t *phases = json_object();
+    for (int i = 0; i < RM_PHASE_COUNT; i++) json_object_set_new(phases, rm_phase_name(i), json_real(t->phase_seconds[i]));
+    json_t *j = json_pack("{s:s,s:I,s:f,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "kind", "pass", "fed",
+                          (json_int_t)t->token_index, "seconds", t->seconds, "phases", phases, "bytes_spine",
+                          (json_int_t)t->bytes_spine_read, "bytes_experts", (json_int_t)t->bytes_expert_read,
+                          "bytes_experts_from_cache", (json_int_t)t->bytes_expert_from_cache, "expert_hits",
+                          (json_int_t)t->expert_hits, "expert_misses", (json_int_t)t->expert_misses, "bytes_net",
+                          (json_int_t)t->bytes_net, "flops", (json_int_t)t->flops);
+    write_line(s, j);
 }

@@ -37,6 +37,8 @@ int rm_transcript_save(const char *path, const rm_chat_msg *msgs, const int *int
         json_t *j = json_pack("{s:s,s:s}", "role", m->role ? m->role : "", "content", m->content ? m->content : "");
         if (j && m->reasoning_content) json_object_set_new(j, "reasoning_content", json_string(m->reasoning_content));
         if (j && interrupted && interrupted[i]) json_object_set_new(j, "interrupted", json_true());
+        if (j && interrupted && interrupted[i] == RM_STOPPED_PROMPT)
+            json_object_set_new(j, "stopped_in", json_string("prompt"));
         bad = append_line(&b, j);
     }
     int rc = bad ? rm_errf(err, "%s: out of memory writing the transcript", path)
@@ -102,7 +104,10 @@ int rm_transcript_load(const char *path, rm_transcript *t, rm_err *err)
             if (!sys) rc = rm_errf(err, "out of memory");
             else { free(t->system); t->system = sys; }
         } else if (add_msg(t, &cap, &icap, role, content, json_string_value(rj),
-                           json_is_true(json_object_get(j, "interrupted"))))
+                           !json_is_true(json_object_get(j, "interrupted")) ? 0
+                           : json_string_value(json_object_get(j, "stopped_in")) &&
+                                     !strcmp(json_string_value(json_object_get(j, "stopped_in")), "prompt")
+                               ? RM_STOPPED_PROMPT : RM_STOPPED_REPLY))
             rc = rm_errf(err, "out of memory");
         json_decref(j);
         if (rc) break;

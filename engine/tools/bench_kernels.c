@@ -7,8 +7,11 @@
  * enough distinct matrices (>= 512 MiB in all) that every product reads its
  * weights from memory. Throughput is counted in weight bytes read per second
  * (packed codes + scales for MXFP4) and compared with the read bandwidth at
- * the same thread count. This is the one engine function that prints: it is
- * the body of a command, declared as such in engine.h.
+ * the same thread count. Then it times gemm over 256 positions at the same
+ * K3 shapes, the compute ceiling a prefill pass is judged against
+ * (rm_bench_gemm, which `remora bench --prompt-tokens` also calls). This is
+ * the one engine function that prints: it is the body of a command,
+ * declared as such in engine.h.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -114,6 +117,51 @@ static size_t gemv_step(void *ctx, int i)
     return mb;
 }
 
+/* ---- gemm throughput (the compute ceiling of a prefill pass) ---------- */
+
+typedef struct {
+    int mxfp4, T, rows, cols;
+    const uint8_t *w;
+    const float *X;
+    float *Y;
+} gemm_bench;
+
+/* One product of T rows; returns its flops (counted as bytes for
+ * best_rate, which then reports GFLOP/s). */
+static size_t gemm_step(void *ctx, int i)
+{
+    (void)i;
+    const gemm_bench *g = ctx;
+    if (g->mxfp4)
+        kern_gemm_mxfp4(g->w, g->w + (size_t)g->rows * g->cols / 2, g->X, g->Y, g->T, g->rows, g->cols);
+    else
+        kern_gemm_bf16((const uint16_t *)g->w, g->X, g->Y, g->T, g->rows, g->cols);
+    return 2 * (size_t)g->T * g->rows * g->cols;
+}
+
+double rm_bench_gemm(int mxfp4, int T, int rows, int cols, double seconds)
+{
+    if (T < 1 || rows < 1 || cols < 32 || cols % 32 || !(seconds > 0)) return -1;
+    const size_t wbytes = mxfp4 ? (size_t)rows * cols / 2 + (size_t)rows * cols / 32 : (size_t)rows * cols * 2;
+    uint8_t *w = malloc(wbytes);
+    float *X = malloc((size_t)T * cols * sizeof *X), *Y = malloc((size_t)T * rows * sizeof *Y);
+    double r = -1;
+    if (w && X && Y) {
+        uint32_t rng = 12345;       /* normal bf16 halves and E8M0 scales, as above */
+        for (size_t i = 0; i < wbytes; i++) {
+            rng = rng * 1664525u + 1013904223u;
+            w[i] = (uint8_t)(0x38 + (rng >> 28));
+        }
+        for (size_t i = 0; i < (size_t)T * cols; i++) X[i] = (float)((i * 37) % 101 - 50) / 50.0f;
+        gemm_bench g = { mxfp4, T, rows, cols, w, X, Y };
+        r = best_rate(gemm_step, &g, seconds);
+    }
+    free(w);
+    free(X);
+    free(Y);
+    return r;
+}
+
 static int usage(FILE *f)
 {
     fprintf(f, "usage: remora bench-kernels [--threads N] [--seconds S]\n"
@@ -197,6 +245,22 @@ int rm_bench_kernels(int argc, char **argv)
     free(arena);
     free(x);
     free(y);
+    /* The compute ceiling of a prefill pass: products of 256 positions
+     * (a pass's block) at K3's expert and spine shapes, weights in cache. */
+    static const shape gemms[] = { { "MXFP4", 3072, 3584 }, { "MXFP4", 3584, 3072 }, { "bf16", 12288, 7168 },
+                                   { "bf16", 7168, 12288 } };
+    printf("\n%-6s %-12s %8s %10s\n", "weights", "gemm, T=256", "threads", "GFLOP/s");
+    for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++) {
+        const shape *s = &gemms[i];
+        char dims[32];
+        snprintf(dims, sizeof dims, "%dx%d", s->rows, s->cols);
+        for (int c = 0; c < nconf; c++) {
+            pool_set_threads(nt[c]);
+            double r = rm_bench_gemm(!strcmp(s->enc, "MXFP4"), 256, s->rows, s->cols, seconds);
+            printf("%-7s %-12s %8d %10.1f\n", s->enc, dims, nt[c], r);
+            fflush(stdout);
+        }
+    }
     pool_free();
     return 0;
 }

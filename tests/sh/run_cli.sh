@@ -11,7 +11,7 @@ BIN=build/rel/remora
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 fail=0
 meta() { python3 -c "import json,sys;p=json.load(open('$FX/$1/goldens/meta.json'))['prompts'][$2];print($3)"; }
-trace_ids() { python3 -c "import json;print(' '.join(str(json.loads(l)['id']) for l in open('$1') if not json.loads(l)['prefill']))"; }
+trace_ids() { python3 -c "import json;print(' '.join(str(r['id']) for r in map(json.loads, open('$1')) if r.get('kind') == 'token'))"; }
 
 for m in k3-tiny kl-tiny; do
   text=$(meta $m 0 "p['text']")
@@ -19,7 +19,7 @@ for m in k3-tiny kl-tiny; do
   $BIN run --model "$FX/$m" --prompt "$text" --max-new 24 --trace "$T/tr" > "$T/out" 2> "$T/err" || { echo "FAIL $m run"; cat "$T/err"; fail=1; }
   got=$(trace_ids "$T/tr")
   [ "$got" = "$want" ] && echo "ok   $m golden continuation" || { echo "FAIL $m: got $got"; echo "want $want"; fail=1; }
-  grep -q "prompt tokens, prefill" "$T/err" || { echo "FAIL $m summary line"; fail=1; }
+  grep -q "reused, .* prefilled in" "$T/err" || { echo "FAIL $m summary line"; fail=1; }
   # the same prompt from stdin gives the same answer
   printf '%s' "$text" | $BIN run --model "$FX/$m" --prompt - --max-new 24 > "$T/out2" 2>/dev/null
   cmp -s "$T/out" "$T/out2" && echo "ok   $m --prompt -" || { echo "FAIL $m stdin prompt"; fail=1; }

@@ -232,3 +232,79 @@ TEST(session_reply_that_cannot_be_kept_ends_the_turn)
     CHECK(n == 3 && !strcmp(msgs[2].role, "assistant") && strlen(msgs[2].content) == ts.bytes && ts.bytes > 10);
     rm_session_free(s);
 }
+
+/* A stop while the prompt is processed: the turn ends at once (within the
+ * pass), the reply is empty and marked stopped in the prompt (also in the
+ * transcript), the state holds the prompt's complete passes, and the next
+ * turn answers exactly as a fresh session that loads the saved
+ * conversation does. Progress records come while the prompt is fed. */
+typedef struct prompt_watch { volatile int *stop; int progress, stop_at_pass, tokens; } prompt_watch;
+
+static void watch_prompt(void *ud, const rm_token_stats *st)
+{
+    prompt_watch *w = ud;
+    if (st->kind == RM_REC_PROGRESS) {
+        w->progress++;
+        CHECK(st->prompt.total > 0 && st->prompt.layers > 0 && st->prompt.chunks > 0);
+        if (w->stop_at_pass >= 0 && st->prompt.chunk == w->stop_at_pass && st->prompt.layer == 2) *w->stop = 1;
+    } else if (st->kind == RM_REC_TOKEN) {
+        w->tokens++;
+    }
+}
+
+static void answer_of(rm_session *s, const char *text, int32_t *ids, int *n)
+{
+    volatile int stop = 0;
+    capture c = { .stop = &stop };
+    rm_gen_opts o = { .max_new = 12, .think = 0, .spec = RM_SPEC_OFF };
+    rm_gen_events ev = { &c, NULL, on_stats };
+    rm_err err;
+    CHECK(rm_session_turn(s, text, &o, &ev, &stop, &err) == 0);
+    memcpy(ids, c.ids, (size_t)c.n * sizeof *ids);
+    *n = c.n;
+}
+
+TEST(session_stop_in_the_prompt)
+{
+    const char *models[2] = { "k3-tiny", "kl-tiny" };
+    for (int mi = 0; mi < 2; mi++) {
+        const char *dir = fixture_path(models[mi]);
+        REQUIRE(dir);
+        rm_open_opts oo = { .prefill_chunk = 8 };
+        rm_session *s = NULL;
+        rm_err err;
+        REQUIRE(rm_session_open(dir, &oo, &s, &err) == 0);
+        volatile int stop = 0;
+        prompt_watch w = { &stop, 0, 1, 0 };
+        rm_gen_opts o = { .max_new = 12, .think = 0, .spec = RM_SPEC_OFF };
+        rm_gen_events ev = { &w, NULL, watch_prompt };
+        CHECK(rm_session_turn(s, "A long question that takes several passes of eight tokens each to read in.", &o, &ev,
+                              &stop, &err) == 0);
+        CHECK(w.progress > 2 && w.tokens == 0);
+        CHECK(rm_session_last_interrupted(s) == RM_STOPPED_PROMPT);
+        const rm_chat_msg *msgs;
+        CHECK(rm_session_messages(s, &msgs) == 2 && !strcmp(msgs[1].role, "assistant") && !msgs[1].content[0]);
+        char path[] = "/tmp/remora-stopped-XXXXXX";
+        int fd = mkstemp(path);
+        REQUIRE(fd >= 0);
+        close(fd);
+        CHECK(rm_session_save(s, path, &err) == 0);
+        char *text = t_read_file(path, NULL);
+        CHECK(text && strstr(text, "\"stopped_in\":\"prompt\""));
+        free(text);
+        int32_t a[64], b[64];
+        int na = 0, nb = 0;
+        answer_of(s, "Next question", a, &na);
+        rm_session *f = NULL;
+        REQUIRE(rm_session_open(dir, NULL, &f, &err) == 0);
+        CHECK(rm_session_load(f, path, &err) == 0);
+        const rm_chat_msg *fm;
+        CHECK(rm_session_messages(f, &fm) == 2);
+        answer_of(f, "Next question", b, &nb);
+        CHECKF(na > 0 && na == nb && !memcmp(a, b, (size_t)na * sizeof *a), "%s: the turn after a stopped prompt differs",
+               models[mi]);
+        unlink(path);
+        rm_session_free(f);
+        rm_session_free(s);
+    }
+}

@@ -1,6 +1,7 @@
 /* test_stats.c — session/stats.c and trace.c: the phase names of engine.h
  * (the ones the trace and remora bench print), and one trace line per
- * record whose phases carry those names and add up to the token's time. */
+ * record whose phases carry those names and add up to the token's time,
+ * plus one line per prefill pass. */
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
@@ -33,11 +34,20 @@ TEST(stats_trace_lines_follow_the_records)
     FILE *f = fopen(path, "r");
     REQUIRE(f);
     char line[65536];
-    int n = 0;
+    int n = 0, passes = 0;
     while (fgets(line, sizeof line, f)) {
         json_t *j = json_loads(line, 0, NULL);
         REQUIRE(j);
+        const char *kind = json_string_value(json_object_get(j, "kind"));
+        REQUIRE(kind);
+        if (!strcmp(kind, "pass")) {    /* one per complete prefill pass, before the prompt's line */
+            CHECK(n == 0 && json_integer_value(json_object_get(j, "fed")) > 0);
+            passes++;
+            json_decref(j);
+            continue;
+        }
         CHECK(json_is_true(json_object_get(j, "prefill")) == (n == 0));
+        CHECK(!strcmp(kind, n == 0 ? "prompt" : "token"));
         json_t *ph = json_object_get(j, "phases");
         double sum = 0;
         for (int i = 0; i < RM_PHASE_COUNT; i++) {
@@ -53,6 +63,6 @@ TEST(stats_trace_lines_follow_the_records)
         n++;
     }
     fclose(f);
-    CHECK(n == 6);      /* the prompt and five tokens */
+    CHECK(n == 6 && passes == 1);      /* a pass, the prompt and five tokens */
     unlink(path);
 }

@@ -33,14 +33,14 @@ static int decode_at(const char *dir, double ram_gb, int n, int32_t *out, uint64
     int32_t prompt[6] = { 839, 2083, 1734, 1881, 1948, 2032 };
     int rc = rm_forward(m, s, prompt, 6, NULL, logits, NULL, NULL, &err);
     rm_token_stats st;
-    model_take_stats(m, &st);
+    model_take_stats(m, &st, 1);
     uint64_t k0 = proc_read_bytes(), sum = 0;
     for (int i = 0; i < n && !rc; i++) {
         int32_t id = 0;
         for (int v = 1; v < V; v++) if (logits[v] > logits[id]) id = v;
         out[i] = id;
         rc = rm_forward(m, s, &id, 1, NULL, logits, NULL, NULL, &err);
-        model_take_stats(m, &st);
+        model_take_stats(m, &st, 1);
         sum += st.bytes_spine_read + st.bytes_expert_read;
     }
     *kernel = proc_read_bytes() - k0;
