@@ -203,6 +203,8 @@ static void print_json(const char *model, const figures *f, const collect *col, 
     json_object_set_new(j, "expert_hit_rate", json_real(col->looks > 0 ? col->hits / col->looks : 0));
     json_object_set_new(j, "peak_rss_gb", json_real(hwm / 1e9));
     json_object_set_new(j, "overhead_gb", json_real(in->overhead_bytes / 1e9));
+    json_object_set_new(j, "prefill_chunk", json_integer(in->prefill_chunk));
+    json_object_set_new(j, "prefill_workspace_gb", json_real(in->prefill_workspace_bytes / 1e9));
     json_object_set_new(j, "spec_drafted", json_integer((json_int_t)col->drafted));
     json_object_set_new(j, "spec_accepted", json_integer((json_int_t)col->accepted));
     char *str = json_dumps(j, JSON_COMPACT);
