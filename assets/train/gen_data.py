@@ -566,7 +566,7 @@ def accepted(family, kind):
 
 # ----------------------------------------------------------------------------- conversations
 
-P_META = 0.12          # share of turns that are meta
+P_META = 0.08          # share of turns that are meta
 META_SHARE = [("greeting", 0.3), ("about_self", 0.3), ("out_of_scope", 0.4)]
 
 
