@@ -2,13 +2,17 @@
 question (user message), a short step-by-step reasoning (think channel) and a checkable
 answer (response channel).  Tasks: add, sub, mul (multi-digit, column method), count_letter,
 count_items, sort_numbers, sort_words, unit_convert, date_add, date_diff, reverse,
-uppercase, nth_letter, word_problem.
+uppercase, nth_letter, word_problem; and the meta family (greeting, about_self,
+out_of_scope) with a fixed short truthful reply per kind of prompt.  Training examples
+are conversations of 1-4 such turns with thinking on, off or mixed (make_conversation).
 
 usage:
   python3 gen_data.py heldout OUT.jsonl [--n-per-task 25] [--seed 7]
-      writes the held-out evaluation file ({"task", "prompt", "reference", "reasoning"}).
-  python3 gen_data.py sample N [--seed S]   prints N examples.
-Training draws examples with make_example(rng) and skips any question in the held-out file.
+      writes the held-out evaluation file: the original 350 items, then the multi-turn,
+      no-think and meta items (fields in assets/eval/README.md).
+  python3 gen_data.py sample N [--seed S]   prints N single turns.
+  python3 gen_data.py conv N [--seed S]     prints N training conversations.
+Training skips any turn whose prompt is a user message of the held-out file.
 """
 import argparse
 import datetime
