@@ -2,13 +2,17 @@
 question (user message), a short step-by-step reasoning (think channel) and a checkable
 answer (response channel).  Tasks: add, sub, mul (multi-digit, column method), count_letter,
 count_items, sort_numbers, sort_words, unit_convert, date_add, date_diff, reverse,
-uppercase, nth_letter, word_problem.
+uppercase, nth_letter, word_problem; and the meta family (greeting, about_self,
+out_of_scope) with a fixed short truthful reply per kind of prompt.  Training examples
+are conversations of 1-4 such turns with thinking on, off or mixed (make_conversation).
 
 usage:
   python3 gen_data.py heldout OUT.jsonl [--n-per-task 25] [--seed 7]
-      writes the held-out evaluation file ({"task", "prompt", "reference", "reasoning"}).
-  python3 gen_data.py sample N [--seed S]   prints N examples.
-Training draws examples with make_example(rng) and skips any question in the held-out file.
+      writes the held-out evaluation file: the original 350 items, then the multi-turn,
+      no-think and meta items (fields in assets/eval/README.md).
+  python3 gen_data.py sample N [--seed S]   prints N single turns.
+  python3 gen_data.py conv N [--seed S]     prints N training conversations.
+Training skips any turn whose prompt is a user message of the held-out file.
 """
 import argparse
 import datetime
@@ -334,11 +338,291 @@ GEN = {name: globals()["t_" + name] for name in TASKS}
 
 def make_example(rng, task=None):
     task = task or rng.choice(TASKS)
+    if task in META:
+        return make_meta(rng, task)
     q, reasoning, answer = GEN[task](rng)
     return {"task": task, "prompt": q, "reasoning": reasoning, "reference": answer}
 
 
+# ----------------------------------------------------------------------------- meta
+# Greetings, questions about the model and out-of-scope questions get a short truthful
+# reply: what the model is and what it can do.  The reply is fixed by the kind of prompt
+# (the greeting word, the kind of question), so greedy decoding has one reply to find.
+
+META = ["greeting", "about_self", "out_of_scope"]
+
+INTRO = "I am remora's small demonstration model (56M parameters, Kimi K3 architecture)."
+CAN = "I can do arithmetic, counting, sorting, unit and date conversion, string manipulation and short word problems."
+TRY = "Try: What is 37*12?"
+
+REPLY = {
+    "hello": "%s! " + INTRO + " " + CAN + " " + TRY,
+    "howru": "I am fine, thank you! " + INTRO + " " + CAN + " " + TRY,
+    "thanks": "You are welcome! Ask me another question, for example: What is 37*12?",
+    "bye": "Goodbye! Come back any time for arithmetic, counting, sorting, unit and date conversion, "
+           "string manipulation or short word problems.",
+    "who": "I am remora's small demonstration model: 56M parameters in the Kimi K3 architecture, trained by "
+           "the remora project on a small synthetic task mix. " + CAN + " " + TRY,
+    "not": "No. I am remora's small demonstration model: I have the Kimi K3 architecture, but only 56M "
+           "parameters, trained on a small synthetic task mix. " + CAN + " " + TRY,
+    "can": "I can add, subtract and multiply whole numbers, count letters in a word or items in a list, sort "
+           "numbers or words, convert units, add days to a date or count the days between two dates, reverse "
+           "a word, write it in capitals or find its n-th letter, and solve short word problems. " + TRY,
+    "size": "I have 56M parameters, about 17M of them active per token: the Kimi K3 architecture with MXFP4 "
+            "experts, about 52 MB on disk. I am remora's small demonstration model. " + CAN,
+}
+OOS_HEAD = {"knowledge": "I do not know that.", "creative": "I cannot write that.",
+            "code": "I cannot write or explain code.",
+            "live": "I have no access to news, weather, prices or the time.",
+            "advice": "I cannot give advice on that.",
+            "math": "That is beyond my arithmetic: I only add, subtract and multiply whole numbers."}
+OOS_TAIL = " " + INTRO + " " + CAN + " " + TRY
+GREET_WORDS = ["Hello", "Hi", "Hey", "Good morning", "Good afternoon", "Good evening"]
+
+REASON = {
+    "hello": "The user greets me. I greet back and say what I am and what I can do.",
+    "howru": "The user asks how I am. I answer and say what I am and what I can do.",
+    "thanks": "The user thanks me. I say you are welcome and suggest another question.",
+    "bye": "The user says goodbye. I say goodbye and what I can do.",
+    "who": "The user asks who I am. I say what I am and what I can do.",
+    "not": "The user asks whether I am another model. I am not: I am remora's small demonstration model.",
+    "can": "The user asks what I can do. I list my tasks.",
+    "size": "The user asks how big I am. I give my size.",
+}
+OOS_WHAT = {"knowledge": "general knowledge", "creative": "creative writing", "code": "programming",
+            "live": "live information", "advice": "advice",
+            "math": "math beyond adding, subtracting and multiplying whole numbers"}
+OOS_REASON = "This asks for %s, which is not one of my tasks. I say so and what I can do."
+
+# prompt bases: (text, kind); greetings carry the word the reply echoes
+GREET_BASES = [("hello", "Hello"), ("hello there", "Hello"), ("hello remora", "Hello"), ("greetings", "Hello"),
+               ("howdy", "Hello"), ("hallo", "Hello"), ("hi", "Hi"), ("hi there", "Hi"), ("hi remora", "Hi"),
+               ("hiya", "Hi"), ("hey", "Hey"), ("hey there", "Hey"), ("hey remora", "Hey"), ("yo", "Hey"),
+               ("good morning", "Good morning"), ("morning", "Good morning"),
+               ("good afternoon", "Good afternoon"), ("good evening", "Good evening")]
+HOWRU_BASES = ["how are you", "how are you doing", "how are you today", "how is it going", "how's it going",
+               "hi, how are you", "hello, how are you", "hey, how are you", "what's up", "how do you do",
+               "how are things"]
+THANKS_BASES = ["thanks", "thank you", "thanks a lot", "thank you very much", "great, thanks", "ok, thanks",
+                "cool, thank you", "thx", "many thanks", "perfect, thanks", "nice, thank you"]
+BYE_BASES = ["bye", "goodbye", "bye bye", "see you", "see you later", "good night", "that's all, bye",
+             "ok bye", "farewell", "bye for now"]
+WHO_BASES = ["who are you", "what are you", "what is your name", "what's your name", "tell me about yourself",
+             "introduce yourself", "what model are you", "what model is this", "which model are you",
+             "who made you", "who trained you", "who built you", "what is remora", "describe yourself",
+             "who am i talking to", "what am i talking to", "what is this"]
+NOT_NAMES = ["Kimi K3", "Kimi", "Kimi K2", "ChatGPT", "GPT-4", "Claude", "Gemini", "Llama", "DeepSeek",
+             "a human", "a person", "the real Kimi K3", "a large language model", "Moonshot's Kimi K3"]
+NOT_BASES = ["are you %s" % n for n in NOT_NAMES] + ["is this %s" % n for n in NOT_NAMES[:9]] + \
+            ["am i talking to %s" % n for n in NOT_NAMES[:9]]
+CAN_BASES = ["what can you do", "what do you do", "what are you good at", "what tasks can you do",
+             "what can i ask you", "what should i ask you", "what questions can you answer",
+             "how can you help me", "help", "help me", "what do you know", "what are your skills",
+             "show me what you can do", "what are you able to do", "list your tasks", "can you help me",
+             "what are your tasks"]
+SIZE_BASES = ["how big are you", "how many parameters do you have", "how large are you",
+              "how large is this model", "what is your size", "how big is this model",
+              "how many parameters are you", "what size are you"]
+
+COUNTRIES = ["France", "Germany", "Japan", "Brazil", "Canada", "Italy", "Spain", "Egypt", "India", "China",
+             "Kenya", "Peru", "Norway", "Mexico", "Australia", "Chile", "Greece", "Turkey", "Poland", "Sweden",
+             "Vietnam", "Nigeria", "Argentina", "Portugal", "Ireland"]
+CITIES = ["Paris", "London", "Tokyo", "Berlin", "New York", "Sydney", "Cairo", "Rome", "Madrid", "Toronto",
+          "Mumbai", "Lagos", "Seoul", "Lima"]
+PEOPLE = ["Albert Einstein", "Marie Curie", "Isaac Newton", "Cleopatra", "Napoleon", "Shakespeare", "Mozart",
+          "Leonardo da Vinci", "Ada Lovelace", "Alan Turing", "Charles Darwin", "Frida Kahlo", "Nelson Mandela",
+          "Gandhi", "Beethoven", "Galileo"]
+BOOKS = ["Hamlet", "War and Peace", "Don Quixote", "Pride and Prejudice", "Moby Dick", "The Odyssey",
+         "Romeo and Juliet", "Faust", "Ulysses", "The Hobbit"]
+CONCEPTS = ["photosynthesis", "gravity", "democracy", "quantum computing", "inflation", "evolution",
+            "electricity", "black holes", "the internet", "machine learning", "climate change", "relativity",
+            "DNA", "volcanoes", "the stock market", "blockchain", "a rainbow", "the immune system"]
+LANGS = ["French", "German", "Spanish", "Italian", "Japanese", "Chinese", "Russian", "Arabic", "Portuguese",
+         "Korean"]
+PLANGS = ["Python", "C", "JavaScript", "Rust", "Java", "Go", "SQL", "Bash", "C++", "Haskell"]
+CODE_DO = ["reverse a string", "sort a list", "read a file", "check if a number is prime",
+           "compute a factorial", "merge two dictionaries", "count the words in a text", "parse JSON",
+           "open a socket", "make a web page"]
+TOPICS = ["the sea", "love", "autumn", "a cat", "the moon", "friendship", "the city", "rain", "a dragon",
+          "the mountains", "coffee", "winter", "a robot", "time", "the stars", "my dog", "a lost key",
+          "the summer", "an old tree", "the wind"]
+PHRASES = ["good morning", "thank you", "where is the station", "I love you", "how much is this",
+           "the cat is black", "see you tomorrow"]
+COMPANIES = ["Apple", "Tesla", "Google", "Amazon", "Microsoft", "Nvidia"]
+EVENTS = ["World Cup", "Super Bowl", "Tour de France", "last election", "Champions League", "Oscars"]
+DISHES = ["pasta", "rice", "pancakes", "soup", "an egg", "a steak", "curry", "bread"]
+BUY = ["car", "house", "phone", "bike", "laptop", "dog"]
+RECS = ["book", "movie", "restaurant", "song", "game", "podcast"]
+BEST = ["phone", "laptop", "programming language", "movie", "city to live in", "diet"]
+FIX = ["bike", "computer", "sink", "printer", "wifi", "car"]
+TIPS = ["sleeping better", "studying", "a job interview", "saving money", "running a marathon"]
+
+
+def _topic(rng):
+    return rng.choice(TOPICS) if rng.random() < 0.6 else "the " + rng.choice(WORDS)
+
+
+def oos_prompt(rng, kind):
+    c, p, t = rng.choice, rng.randint, _topic
+    if kind == "knowledge":
+        return c([lambda: "What is the capital of %s?" % c(COUNTRIES), lambda: "Who was %s?" % c(PEOPLE),
+                  lambda: "Who is %s?" % c(PEOPLE), lambda: "Who wrote %s?" % c(BOOKS),
+                  lambda: "When was %s born?" % c(PEOPLE), lambda: "What is %s?" % c(CONCEPTS),
+                  lambda: "Explain %s." % c(CONCEPTS), lambda: "Explain %s in simple terms." % c(CONCEPTS),
+                  lambda: "How does %s work?" % c(CONCEPTS), lambda: "What language is spoken in %s?" % c(COUNTRIES),
+                  lambda: "What is the population of %s?" % c(COUNTRIES + CITIES),
+                  lambda: "How far is %s from %s?" % tuple(rng.sample(CITIES, 2)),
+                  lambda: "Tell me about %s." % c(PEOPLE + CITIES + CONCEPTS),
+                  lambda: "Why is the sky blue?", lambda: "How many moons does Jupiter have?",
+                  lambda: "What is the tallest mountain in the world?", lambda: "Where is %s?" % c(CITIES),
+                  lambda: "What is %s famous for?" % c(CITIES + COUNTRIES + PEOPLE)])()
+    if kind == "creative":
+        return c([lambda: "Write a poem about %s." % t(rng), lambda: "Write a short story about %s." % t(rng),
+                  lambda: "Write a haiku about %s." % t(rng), lambda: "Tell me a joke.",
+                  lambda: "Tell me a joke about %s." % t(rng), lambda: "Write a song about %s." % t(rng),
+                  lambda: "Write a letter to %s." % c(PEOPLE), lambda: "Make up a riddle.",
+                  lambda: "Write a limerick about %s." % t(rng), lambda: "Describe %s in three sentences." % t(rng),
+                  lambda: 'Translate "%s" into %s.' % (c(PHRASES), c(LANGS)),
+                  lambda: "Write an essay on %s." % c(CONCEPTS)])()
+    if kind == "code":
+        return c([lambda: "Write a %s function to %s." % (c(PLANGS), c(CODE_DO)),
+                  lambda: "How do I %s in %s?" % (c(CODE_DO), c(PLANGS)),
+                  lambda: "Fix this %s code: print(x" % c(PLANGS),
+                  lambda: "Explain recursion in %s." % c(PLANGS),
+                  lambda: "Write a %s program that prints hello world." % c(PLANGS),
+                  lambda: "What is a pointer in C?", lambda: "Write a regular expression for email addresses.",
+                  lambda: "What is the difference between %s and %s?" % tuple(rng.sample(PLANGS, 2))])()
+    if kind == "live":
+        return c([lambda: "What is the news today?", lambda: "What's the weather in %s?" % c(CITIES),
+                  lambda: "What is the weather like today?", lambda: "What time is it?",
+                  lambda: "What time is it in %s?" % c(CITIES), lambda: "What day is it today?",
+                  lambda: "What is today's date?", lambda: "What is the price of bitcoin?",
+                  lambda: "Who won the game last night?", lambda: "What is the stock price of %s?" % c(COMPANIES),
+                  lambda: "Who won the %s?" % c(EVENTS), lambda: "Will it rain tomorrow in %s?" % c(CITIES)])()
+    if kind == "advice":
+        return c([lambda: "How do I cook %s?" % c(DISHES), lambda: "What should I eat for dinner?",
+                  lambda: "Should I buy a %s?" % c(BUY), lambda: "How can I lose weight?",
+                  lambda: "How do I learn %s?" % c(LANGS + PLANGS),
+                  lambda: "Can you recommend a good %s?" % c(RECS), lambda: "What is the best %s?" % c(BEST),
+                  lambda: "How do I fix my %s?" % c(FIX), lambda: "Give me tips for %s." % c(TIPS)])()
+    a, b = p(2, 99), p(2, 12)
+    return c([lambda: "What is %d/%d?" % (a * b, b), lambda: "What is %d divided by %d?" % (a * b, b),
+              lambda: "What is the square root of %d?" % (a * a), lambda: "What is %d squared?" % a,
+              lambda: "What is %d to the power of %d?" % (b, p(2, 5)), lambda: "What is %d%% of %d?" % (p(1, 9) * 10, a * 10),
+              lambda: "Solve %dx + %d = %d." % (b, a, a + b * p(1, 9)), lambda: "Is %d a prime number?" % a,
+              lambda: "What is the derivative of x^%d?" % b, lambda: "What is pi?",
+              lambda: "What is %d.%d + %d.%d?" % (p(1, 9), p(1, 9), p(1, 9), p(1, 9)),
+              lambda: "What is -%d + %d?" % (a, b), lambda: "What is %d mod %d?" % (a, b)])()
+
+
+OOS_KINDS = list(OOS_HEAD)
+
+
+def _style(rng, base, puncts):
+    r = rng.random()
+    s = base
+    if r < 0.45:
+        s = s[0].upper() + s[1:]
+    elif r < 0.5:
+        s = s.upper()
+    s = s.replace(" i ", " I ").replace(" i'", " I'")
+    return s + rng.choice(puncts)
+
+
+def make_meta(rng, family, kind=None, pos=0):
+    """A meta example; kind picks the prompt kind (hello howru thanks bye | who not can size |
+    an OOS kind); pos (the turn's position) makes thanks/bye likelier after the first turn."""
+    if family == "greeting":
+        if kind is None:
+            kind = rng.choice(["hello", "hello", "howru"]) if pos == 0 else \
+                rng.choice(["thanks", "thanks", "bye", "hello", "howru"])
+        if kind == "hello":
+            base, word = rng.choice(GREET_BASES)
+            q, ans = _style(rng, base, ["", "!", ".", "!!", ""]), REPLY["hello"] % word
+        else:
+            bases = {"howru": HOWRU_BASES, "thanks": THANKS_BASES, "bye": BYE_BASES}[kind]
+            q = _style(rng, rng.choice(bases), ["?", "?", ""] if kind == "howru" else ["", "!", "."])
+            ans = REPLY[kind]
+        return {"task": family, "kind": kind, "prompt": q, "reasoning": REASON[kind], "reference": ans}
+    if family == "about_self":
+        kind = kind or rng.choice(["who", "who", "not", "can", "can", "size"])
+        bases = {"who": WHO_BASES, "not": NOT_BASES, "can": CAN_BASES, "size": SIZE_BASES}[kind]
+        q = _style(rng, rng.choice(bases), ["?", "?", "?", ""])
+        return {"task": family, "kind": kind, "prompt": q, "reasoning": REASON[kind], "reference": REPLY[kind]}
+    kind = kind or rng.choice(OOS_KINDS)
+    return {"task": family, "kind": kind, "prompt": oos_prompt(rng, kind),
+            "reasoning": OOS_REASON % OOS_WHAT[kind], "reference": OOS_HEAD[kind] + OOS_TAIL}
+
+
+def accepted(family, kind):
+    """The replies scored as right for a meta item of this family and kind (the rule of
+    assets/eval/README.md): greetings accept any greeting or self-introduction reply,
+    questions about the model any reply that says what it is, out-of-scope questions any
+    out-of-scope reply."""
+    greet = [REPLY["hello"] % w for w in GREET_WORDS] + [REPLY["howru"], REPLY["who"]]
+    if family == "greeting":
+        return {"hello": greet, "howru": greet, "thanks": [REPLY["thanks"]], "bye": [REPLY["bye"]]}[kind]
+    if family == "about_self":
+        return {"who": [REPLY["who"], REPLY["not"]], "not": [REPLY["not"], REPLY["who"]],
+                "can": [REPLY["can"], REPLY["who"]], "size": [REPLY["size"]]}[kind]
+    return [OOS_HEAD[k] + OOS_TAIL for k in OOS_KINDS]
+
+
+# ----------------------------------------------------------------------------- conversations
+
+P_META = 0.08          # share of turns that are meta
+META_SHARE = [("greeting", 0.3), ("about_self", 0.3), ("out_of_scope", 0.4)]
+
+
+def make_turn(rng, pos, exclude=()):
+    """One question of a conversation, never a prompt of `exclude`."""
+    while True:
+        if rng.random() < P_META:
+            r, fam = rng.random(), None
+            for fam, w in META_SHARE:
+                if r < w:
+                    break
+                r -= w
+            ex = make_meta(rng, fam, pos=pos)
+        else:
+            ex = make_example(rng)
+        if ex["prompt"] not in exclude:
+            return ex
+
+
+def make_conversation(rng, exclude=()):
+    """A training conversation: 1-4 turns and the thinking setting the chat renders it
+    with.  think: every turn answered with reasoning; nothink: thinking off throughout
+    (the history shows no reasoning); mixed: thinking on now, but some earlier turns were
+    answered with thinking off (their think block is empty).  Returns (turns, thinking,
+    reasoned) with reasoned[i] whether turn i carries its reasoning."""
+    n = rng.choices([1, 2, 3, 4], weights=[3, 3, 2, 2])[0]
+    turns = [make_turn(rng, i, exclude) for i in range(n)]
+    r = rng.random()
+    if r < 0.6:
+        return turns, True, [True] * n
+    if r < 0.9 or n == 1:
+        return turns, False, [False] * n
+    return turns, True, [rng.random() < 0.5 for _ in range(n - 1)] + [True]
+
+
+def history_messages(turns, thinking):
+    """Earlier turns as chat messages (a transcript's lines): with thinking on each
+    assistant message keeps its reasoning_content, as the chat keeps it."""
+    out = []
+    for ex in turns:
+        out.append({"role": "user", "content": ex["prompt"]})
+        m = {"role": "assistant", "content": ex["reference"]}
+        if thinking:
+            m["reasoning_content"] = ex["reasoning"]
+        out.append(m)
+    return out
+
+
+# ----------------------------------------------------------------------------- held-out set
+
 def heldout(n_per_task, seed):
+    """The original 350 single-turn items (seed 7, 25 per task): unchanged."""
     rng = random.Random(seed)
     out, seen = [], set()
     for task in TASKS:
@@ -353,22 +637,127 @@ def heldout(n_per_task, seed):
     return out
 
 
+# Prompts users type first: kept out of the held-out set so training sees them.
+CANON = {"hello", "hi", "hey", "who are you", "what can you do", "help", "are you kimi k3", "thanks",
+         "thank you", "bye", "what are you"}
+
+# Hand-written held-out prompts that no template of the generator produces.
+FREE = {
+    "greeting": [("Good day!", "hello"), ("hello hello", "hello"), ("Hi friend!", "hello"),
+                 ("hey you", "hello")],
+    "about_self": [("Tell me what you are.", "who"), ("What kind of model are you?", "who"),
+                   ("Who or what are you?", "who"), ("What exactly are you?", "who"),
+                   ("What kinds of questions do you handle?", "can"), ("What are you for?", "can")],
+    "out_of_scope": [("Can you help me with my taxes?", "advice"), ("What's the best movie of all time?", "advice"),
+                     ("Who painted the Mona Lisa?", "knowledge"), ("How do airplanes fly?", "knowledge"),
+                     ("Write an email to my boss asking for a day off.", "creative"),
+                     ("What are the symptoms of the flu?", "knowledge"), ("Give me a recipe for banana bread.", "advice"),
+                     ("Play a game of chess with me.", "creative"), ("What is the meaning of life?", "knowledge"),
+                     ("Translate good night into Italian.", "creative"),
+                     ("Which planet is closest to the sun?", "knowledge"), ("Draw a picture of a horse.", "creative"),
+                     ("What happened in 1969?", "knowledge"), ("Can you book a table for two tonight?", "live"),
+                     ("Explain the rules of football.", "knowledge"), ("How much is a third of 90?", "math"),
+                     ("Recommend a name for my new puppy.", "advice"), ("What do cats eat?", "knowledge"),
+                     ("Why do we dream?", "knowledge"), ("Sing me a lullaby.", "creative")],
+}
+N_NEW = {"multi_turn": 6, "multi_turn_no_think": 3, "no_think": 6}       # per task
+N_META = {"greeting": 16, "about_self": 18, "out_of_scope": 20}           # templated, besides FREE
+
+
+def heldout_new(seed, taken):
+    """The items added for multi-turn, no-think and meta (issue #20).  taken: prompts
+    already in the set (grows).  Multi-turn items score turn 2, 3 or 4 (evenly); their
+    history turns are tasks of the mix with the reference reasoning and answers."""
+    rng = random.Random(seed)
+    out = []
+
+    def fresh(task, kind=None):
+        while True:
+            ex = make_meta(rng, task, kind) if task in META else make_example(rng, task)
+            norm = ex["prompt"].lower().rstrip("?!. ")
+            if ex["prompt"] not in taken and norm not in CANON:
+                taken.add(ex["prompt"])
+                return ex
+
+    def item(task, ex, think=True, history=None, turn=None, subtask=None):
+        d = {"task": task}
+        if subtask:
+            d["subtask"] = subtask
+        if turn:
+            d["turn"] = turn
+        if not think:
+            d["think"] = False
+        if history is not None:
+            d["history"] = history
+        d["prompt"], d["reference"] = ex["prompt"], ex["reference"]
+        if ex["task"] in META:
+            d["accept"] = accepted(ex["task"], ex["kind"])
+        if think:
+            d["reasoning"] = ex["reasoning"]
+        return d
+
+    for name, think in (("multi_turn", True), ("multi_turn_no_think", False)):
+        for task in TASKS:
+            for j in range(N_NEW[name]):
+                turn = 2 + j % 3
+                hist = [fresh(rng.choice(TASKS)) for _ in range(turn - 1)]
+                ex = fresh(task)
+                out.append(item(name, ex, think, history_messages(hist, think), turn, task))
+    for task in TASKS:
+        for _ in range(N_NEW["no_think"]):
+            out.append(item("no_think", fresh(task), False, subtask=task))
+    for fam in META:
+        for _ in range(N_META[fam]):
+            ex = fresh(fam)
+            out.append(item(fam, ex, subtask=ex["kind"]))
+        for prompt, kind in FREE[fam]:
+            assert prompt not in taken
+            taken.add(prompt)
+            ex = {"task": fam, "kind": kind, "prompt": prompt, "reference": REPLY["hello"] % "Hello"
+                  if kind == "hello" else REPLY[kind] if fam != "out_of_scope" else OOS_HEAD[kind] + OOS_TAIL,
+                  "reasoning": (REASON[kind] if fam != "out_of_scope" else OOS_REASON % OOS_WHAT[kind])}
+            out.append(item(fam, ex, subtask="free"))
+    return out
+
+
+def all_prompts(items):
+    """Every user prompt of held-out items (scored and history): training skips them."""
+    s = set()
+    for it in items:
+        s.add(it["prompt"])
+        for m in it.get("history", []):
+            if m["role"] == "user":
+                s.add(m["content"])
+    return s
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["heldout", "sample"])
+    ap.add_argument("cmd", choices=["heldout", "sample", "conv"])
     ap.add_argument("arg")
     ap.add_argument("--n-per-task", type=int, default=25)
     ap.add_argument("--seed", type=int, default=7)
     a = ap.parse_args()
     if a.cmd == "heldout":
+        old = heldout(a.n_per_task, a.seed)
+        taken = set(ex["prompt"] for ex in old)
         with open(a.arg, "w") as f:
-            for ex in heldout(a.n_per_task, a.seed):
+            for ex in old:
                 f.write(json.dumps({"task": ex["task"], "prompt": ex["prompt"],
                                     "reference": ex["reference"], "reasoning": ex["reasoning"]}) + "\n")
+            for d in heldout_new(a.seed + 1, taken):
+                f.write(json.dumps(d) + "\n")
+    elif a.cmd == "sample":
+        rng = random.Random(a.seed)
+        for _ in range(int(a.arg)):
+            print(json.dumps(make_turn(rng, 0)))
     else:
         rng = random.Random(a.seed)
         for _ in range(int(a.arg)):
-            print(json.dumps(make_example(rng)))
+            turns, thinking, reasoned = make_conversation(rng)
+            print(json.dumps({"thinking": thinking, "turns": [
+                {"prompt": t["prompt"], "reasoning": t["reasoning"] if r else None, "answer": t["reference"]}
+                for t, r in zip(turns, reasoned)]}))
 
 
 if __name__ == "__main__":

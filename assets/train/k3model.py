@@ -119,11 +119,12 @@ class MLP(nn.Module):
 
 # ----------------------------------------------------------------------------- KDA
 
-def kda_recurrent(q, k, v, glog, beta):
+def kda_recurrent(q, k, v, glog, beta, S0=None, return_state=False):
     """Token recurrence.  q, k already L2-normalised (q also scaled); shapes [B, T, H, K]
-    (v: [..., V]), glog [B, T, H, K] (log decay), beta [B, T, H].  Returns o [B, T, H, V]."""
+    (v: [..., V]), glog [B, T, H, K] (log decay), beta [B, T, H].  Returns o [B, T, H, V]
+    (and the final state [B, H, K, V] with return_state; S0 is the initial state)."""
     B, T, H, K = q.shape
-    S = q.new_zeros(B, H, K, v.shape[-1])
+    S = q.new_zeros(B, H, K, v.shape[-1]) if S0 is None else S0
     out = []
     for t in range(T):
         S = S * glog[:, t].exp().unsqueeze(-1)
@@ -131,7 +132,8 @@ def kda_recurrent(q, k, v, glog, beta):
         u = v[:, t] - torch.einsum("bhkv,bhk->bhv", S, kt)
         S = S + beta[:, t, :, None, None] * kt.unsqueeze(-1) * u.unsqueeze(-2)
         out.append(torch.einsum("bhkv,bhk->bhv", S, q[:, t]))
-    return torch.stack(out, 1)
+    o = torch.stack(out, 1)
+    return (o, S) if return_state else o
 
 
 def kda_chunked(q, k, v, glog, beta, chunk=16):
@@ -219,12 +221,29 @@ class KDA(nn.Module):
         y = F.conv1d(F.pad(x.transpose(1, 2), (self.W - 1, 0)), weight.to(x.dtype), groups=x.shape[-1])
         return F.silu(y.transpose(1, 2))
 
-    def forward(self, x, mode="chunk"):
+    def conv_cached(self, x, weight, cache, name):
+        """The same conv for the next T tokens of a sequence whose last W-1 conv inputs are
+        in cache[name] (zeros at the start, as the causal padding)."""
+        prev = cache.get(name)
+        if prev is None:
+            prev = x.new_zeros(x.shape[0], self.W - 1, x.shape[-1])
+        full = torch.cat([prev.to(x.dtype), x], 1)
+        cache[name] = full[:, full.shape[1] - (self.W - 1):]
+        y = F.conv1d(full.transpose(1, 2), weight.to(x.dtype), groups=x.shape[-1])
+        return F.silu(y.transpose(1, 2))
+
+    def forward(self, x, mode="chunk", cache=None):
+        """cache: None, or a dict holding this layer's decoding state (conv inputs, KDA
+        state), updated in place; x then holds the next tokens and the token recurrence runs."""
         B, T, _ = x.shape
         H, K = self.H, self.K
-        q = self.conv(self.q_proj(x), self.q_conv1d.weight).reshape(B, T, H, K)
-        k = self.conv(self.k_proj(x), self.k_conv1d.weight).reshape(B, T, H, K)
-        v = self.conv(self.v_proj(x), self.v_conv1d.weight).reshape(B, T, H, K)
+        if cache is None:
+            cv = lambda y, w, name: self.conv(y, w)  # noqa: E731
+        else:
+            cv = lambda y, w, name: self.conv_cached(y, w, cache, name)  # noqa: E731
+        q = cv(self.q_proj(x), self.q_conv1d.weight, "q").reshape(B, T, H, K)
+        k = cv(self.k_proj(x), self.k_conv1d.weight, "k").reshape(B, T, H, K)
+        v = cv(self.v_proj(x), self.v_conv1d.weight, "v").reshape(B, T, H, K)
         f = self.f_b_proj(self.f_a_proj(x)).float().reshape(B, T, H, K) + self.dt_bias.float().reshape(H, K)
         a = self.A_log[:H].float().exp().reshape(H, 1)
         glog = self.lower_bound * torch.sigmoid(a * f)
@@ -236,7 +255,9 @@ class KDA(nn.Module):
         if x.dtype == torch.float64:
             qf, kf, vf, glog, beta = qf.double(), kf.double(), vf.double(), glog.double(), beta.double()
         with torch.autocast(x.device.type, enabled=False):       # the recurrence stays fp32
-            if mode == "recurrent":
+            if cache is not None:
+                o, cache["S"] = kda_recurrent(qf, kf, vf, glog, beta, S0=cache.get("S"), return_state=True)
+            elif mode == "recurrent":
                 o = kda_recurrent(qf, kf, vf, glog, beta)
             else:
                 o = kda_chunked(qf, kf, vf, glog, beta)
@@ -265,7 +286,9 @@ class MLA(nn.Module):
         self.o_proj = nn.Linear(nh * self.dv, D, bias=False)
         self.scale = (self.dn + self.dr) ** -0.5
 
-    def forward(self, x, mode=None):
+    def forward(self, x, mode=None, cache=None):
+        """cache: None, or a dict {"max": capacity} that receives this layer's keys and
+        values (preallocated for "max" positions) while decoding."""
         B, T, _ = x.shape
         nh, dn, dr, dv = self.nh, self.dn, self.dr, self.dv
         q = self.q_b_proj(self.q_a_layernorm(self.q_a_proj(x))).reshape(B, T, nh, dn + dr)
@@ -275,7 +298,22 @@ class MLA(nn.Module):
         knope, v = kvb[..., :dn], kvb[..., dn:]
         k = torch.cat([knope, krot.unsqueeze(2).expand(B, T, nh, dr)], -1)
         q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)   # [B, nh, T, *]
-        if hasattr(F, "scaled_dot_product_attention") and x.dtype != torch.float64:
+        if cache is not None:
+            n = cache.get("n", 0)
+            if "k" not in cache:
+                cache["k"] = k.new_zeros(B, nh, cache["max"], dn + dr)
+                cache["v"] = v.new_zeros(B, nh, cache["max"], dv)
+            cache["k"][:, :, n:n + T] = k
+            cache["v"][:, :, n:n + T] = v
+            cache["n"] = n + T
+            ka, va = cache["k"][:, :, :n + T], cache["v"][:, :, :n + T]
+            s = torch.matmul(q, ka.transpose(-1, -2)).float() * self.scale
+            if T > 1:
+                mask = torch.arange(n + T, device=x.device)[None, :] <= (n + torch.arange(T, device=x.device))[:, None]
+                s = s.masked_fill(~mask, float("-inf"))
+            p = torch.softmax(s.double() if x.dtype == torch.float64 else s, -1)
+            a = torch.matmul(p.to(va.dtype), va)
+        elif hasattr(F, "scaled_dot_product_attention") and x.dtype != torch.float64:
             a = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=self.scale)
         else:
             s = torch.matmul(q, k.transpose(-1, -2)).float() * self.scale
@@ -475,10 +513,18 @@ class K3Model(nn.Module):
     def moe_layers(self):
         return [(i, l.block_sparse_moe) for i, l in enumerate(self.layers) if hasattr(l, "block_sparse_moe")]
 
-    def forward(self, ids, mode="chunk", hidden_out=None):
+    def new_cache(self, max_len):
+        """Decoding state for forward(..., cache=): one dict per layer; max_len bounds the
+        positions the MLA layers keep."""
+        return [{"max": max_len} for _ in self.layers]
+
+    def forward(self, ids, mode="chunk", hidden_out=None, cache=None):
         """ids [B, T] -> logits [B, T, V].  mode 'recurrent' uses the KDA token recurrence.
         hidden_out, if a list, receives each layer's first output (the AttnRes partial sum)
-        and the final normed hidden state, as in the fixture's hidden_*.f32."""
+        and the final normed hidden state, as in the fixture's hidden_*.f32.  cache (from
+        new_cache) makes ids the next tokens of sequences already fed through the same cache
+        (incremental decoding; every layer is per token except the attention, which reads
+        and extends the cache)."""
         cfg, eps = self.cfg, self.cfg.rms_norm_eps
         Bsz = cfg.attn_res_block_size
         P = self.embed_tokens(ids)
@@ -489,7 +535,7 @@ class K3Model(nn.Module):
             if l % Bsz == 0:
                 blocks.append(P)
                 P = None
-            a = layer.self_attn(layer.input_layernorm(hin), mode=mode)
+            a = layer.self_attn(layer.input_layernorm(hin), mode=mode, cache=None if cache is None else cache[l])
             P = a if P is None else P + a
             hm = attn_res(blocks + [P], layer.mlp_res_norm.weight, layer.mlp_res_proj.weight, eps)
             P = P + layer.ffn(layer.post_attention_layernorm(hm))

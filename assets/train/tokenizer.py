@@ -131,6 +131,71 @@ def assistant_tail_segments(reasoning, answer):
             + close_tag("response") + close_tag("message") + [("<|end_of_msg|>", True)])
 
 
+def gen_prompt_segments_mode(thinking):
+    """Generation prompt: thinking on opens the think channel, thinking off the response
+    channel (engine/chat.c render_xtml)."""
+    return open_tag("message", [("role", "assistant")]) + open_tag("think" if thinking else "response")
+
+
+def _nonblank(s):
+    return bool(s) and not s.isspace()
+
+
+def assistant_message_segments(reasoning, content, thinking):
+    """One assistant message of the history, as engine/chat.c (assistant_xtml) renders it:
+    with thinking on, a think block holding reasoning_content (empty when there is none or
+    it is blank) before the response; with thinking off, no think block at all."""
+    segs = open_tag("message", [("role", "assistant")])
+    if thinking:
+        segs += open_tag("think")
+        if reasoning is not None and _nonblank(reasoning):
+            segs += [(reasoning, False)]
+        segs += close_tag("think")
+    return segs + open_tag("response") + [(content, False)] + close_tag("response") + close_tag("message") \
+        + [("<|end_of_msg|>", True)]
+
+
+def conversation_segments(messages, thinking, add_generation_prompt=True):
+    """A conversation of user and assistant messages ({"role", "content",
+    "reasoning_content"?}) rendered as the chat renders it (no system message), then the
+    generation prompt for the next assistant turn."""
+    segs = []
+    for m in messages:
+        if m["role"] == "user":
+            segs += user_segments(m["content"])
+        elif m["role"] == "assistant":
+            segs += assistant_message_segments(m.get("reasoning_content"), m["content"], thinking)
+        else:
+            raise ValueError("role %r" % m["role"])
+    if add_generation_prompt:
+        segs += gen_prompt_segments_mode(thinking)
+    return segs
+
+
+def encode_training_conversation(tok, turns, thinking):
+    """Token ids of a whole conversation and, per token, whether it is a training target.
+
+    turns: [(prompt, reasoning or None, answer)]; reasoning None means the turn was
+    answered with thinking off.  The chat keeps each assistant turn with its reasoning
+    (engine/session.c) and renders the history with the current thinking setting, so the
+    tokens of turn k are exactly what the chat feeds the model at turn k.  Targets: every
+    assistant part the model would itself write after the generation prompt in this
+    rendering -- with thinking off every answer; with thinking on every turn that has
+    reasoning (an earlier no-think turn shows an empty think block and is context only)."""
+    ids, tgt = [], []
+    for prompt, reasoning, answer in turns:
+        u = encode_segments(tok, user_segments(prompt))
+        ids += u
+        tgt += [False] * len(u)
+        gp = encode_segments(tok, gen_prompt_segments_mode(thinking))
+        full = encode_segments(tok, assistant_message_segments(reasoning, answer, thinking))
+        assert full[:len(gp)] == gp
+        ids += full
+        train = (not thinking) or (reasoning is not None and _nonblank(reasoning))
+        tgt += [False] * len(gp) + [train] * (len(full) - len(gp))
+    return ids, tgt
+
+
 def encode_segments(tok, segs):
     out = []
     for text, control in segs:
