@@ -1,7 +1,10 @@
 /* cmd_eval.c — `remora eval`: a quality harness usable on any model.
  *
  * The data is JSONL, one item per line: {"task", "prompt", "reference"} and
- * optionally "reasoning" (the reference reasoning). For each item:
+ * optionally "reasoning" (the reference reasoning), "history" (earlier turns
+ * of the conversation, before the question), "think" (thinking on or off
+ * for this item, whatever --no-think says) and "accept" (other answers
+ * that count as right); assets/eval/README.md defines them. For each item:
  *   - NLL: the conversation [user: prompt, assistant: reasoning + reference]
  *     is rendered in the model's chat format and run in one pass; the
  *     negative log-likelihoods (natural log) of the reference's own tokens in
@@ -51,7 +54,8 @@ static void usage(FILE *f)
                "  of the reference assistant turns and the exact-match accuracy of greedy answers,\n"
                "  then the routed-expert load over the NLL passes.\n");
     opts_help(f, OPT_BIT(OPT_MODEL), text);
-    opts_help_line(f, "--data FILE.jsonl", "the items: {task, prompt, reference[, reasoning]} per line");
+    opts_help_line(f, "--data FILE.jsonl", "the items, one per line: {task, prompt, reference[, reasoning,\n"
+                                           "history, think, accept]} (assets/eval/README.md)");
     opts_help(f, EVAL_OPTS & ~OPT_BIT(OPT_MODEL), text);
     opts_help_line(f, "--limit N", "only the first N items; N in [1, 1000000000]");
     opts_help_line(f, "--json", "end stdout with one JSON object of the figures");
@@ -88,23 +92,36 @@ static task_acc *task_for(task_acc *t, int *nt, const char *name)
     return n;
 }
 
-/* NLL of the reference answer: the conversation [user: prompt, assistant:
- * reasoning + reference] runs in one pass; the target tokens are those of
- * the reference in the response channel, found as where the rendering with
- * the reference differs from the one with an empty answer. Returns the
- * number of target tokens and adds their nats to *sum. */
-static int item_nll(rm_session *s, const char *prompt, const char *reasoning, const char *reference, int think,
-                    load_acc *la, double *sum, rm_err *err)
+/* One item of the data: its conversation so far (history), the question,
+ * the reference answer and reasoning, the thinking setting, and the other
+ * answers that count as right (accept). */
+typedef struct eval_item_in {
+    const char *task, *prompt, *reference, *reasoning;
+    int think;
+    rm_chat_msg *hist;          /* history, then the two messages the NLL adds */
+    int nhist;
+    json_t *accept;             /* array of strings, or NULL */
+} eval_item_in;
+
+/* NLL of the reference answer: the conversation [history…, user: prompt,
+ * assistant: reasoning + reference] runs in one pass; the target tokens are
+ * those of the reference in the response channel, found as where the
+ * rendering with the reference differs from the one with an empty answer.
+ * Returns the number of target tokens and adds their nats to *sum. */
+static int item_nll(rm_session *s, const eval_item_in *it, load_acc *la, double *sum, rm_err *err)
 {
     const rm_tokenizer *tok = rm_session_tokenizer(s);
     rm_model *m = rm_session_model(s);
     rm_chat_format f = rm_chat_detect(tok);
-    rm_chat_msg full[2] = { { "user", prompt, NULL, NULL }, { "assistant", reference, reasoning, NULL } };
-    rm_chat_msg empty[2] = { { "user", prompt, NULL, NULL }, { "assistant", "", reasoning, NULL } };
-    rm_chat_opts ro = { think, NULL, 0, NULL };
+    const int n = it->nhist + 2;
+    rm_chat_msg *msgs = it->hist;
+    msgs[it->nhist] = (rm_chat_msg){ "user", it->prompt, NULL, NULL };
+    msgs[it->nhist + 1] = (rm_chat_msg){ "assistant", it->reference, it->reasoning, NULL };
+    rm_chat_opts ro = { it->think, NULL, 0, NULL };
     int32_t *a = NULL, *b = NULL;
-    int na = rm_chat_render(tok, f, full, 2, &ro, &a, err);
-    int nb = na < 0 ? -1 : rm_chat_render(tok, f, empty, 2, &ro, &b, err);
+    int na = rm_chat_render(tok, f, msgs, n, &ro, &a, err);
+    msgs[it->nhist + 1].content = "";
+    int nb = na < 0 ? -1 : rm_chat_render(tok, f, msgs, n, &ro, &b, err);
     int rc = -1;
     if (nb < 0) goto out;
     int start = 0;
@@ -134,6 +151,54 @@ out:
     return rc;
 }
 
+/* Reads one line into *it (pointers into j). Returns NULL, or what is wrong. */
+static const char *parse_item(json_t *j, int default_think, eval_item_in *it)
+{
+    memset(it, 0, sizeof *it);
+    it->task = json_string_value(json_object_get(j, "task"));
+    it->prompt = json_string_value(json_object_get(j, "prompt"));
+    it->reference = json_string_value(json_object_get(j, "reference"));
+    it->reasoning = json_string_value(json_object_get(j, "reasoning"));
+    if (!it->prompt || !it->reference) return "each line needs string \"prompt\" and \"reference\"";
+    json_t *th = json_object_get(j, "think");
+    if (th && !json_is_boolean(th)) return "\"think\" must be true or false";
+    it->think = th ? json_is_true(th) : default_think;
+    json_t *ac = json_object_get(j, "accept");
+    if (ac) {
+        size_t i;
+        json_t *v;
+        if (!json_is_array(ac)) return "\"accept\" must be an array of strings";
+        json_array_foreach(ac, i, v) if (!json_is_string(v)) return "\"accept\" must be an array of strings";
+        it->accept = ac;
+    }
+    json_t *h = json_object_get(j, "history");
+    if (h && !json_is_array(h)) return "\"history\" must be an array of messages";
+    const size_t nh = h ? json_array_size(h) : 0;
+    if (!(it->hist = calloc(nh + 2, sizeof *it->hist))) return "out of memory";
+    for (size_t i = 0; i < nh; i++) {
+        json_t *m = json_array_get(h, i), *rc = json_object_get(m, "reasoning_content");
+        const char *role = json_string_value(json_object_get(m, "role"));
+        const char *content = json_string_value(json_object_get(m, "content"));
+        if (!json_is_object(m) || !role || (strcmp(role, "user") && strcmp(role, "assistant")) || !content ||
+            (rc && !json_is_null(rc) && !json_is_string(rc)))
+            return "each \"history\" message needs \"role\" user or assistant, string \"content\" and "
+                   "an optional string \"reasoning_content\"";
+        it->hist[i] = (rm_chat_msg){ role, content, json_string_value(rc), NULL };
+    }
+    it->nhist = (int)nh;
+    return NULL;
+}
+
+/* The answer is right when it is the reference or one of the accepted ones. */
+static int answer_ok(const eval_item_in *it, const char *answer)
+{
+    if (!strcmp(answer, it->reference)) return 1;
+    size_t i;
+    json_t *v;
+    json_array_foreach(it->accept, i, v) if (!strcmp(answer, json_string_value(v))) return 1;
+    return 0;
+}
+
 /* Sets up the load counters: one row per MoE layer (those with routed
  * experts, from first_moe_layer on). Returns 0 or -1 (out of memory). */
 static int load_init(load_acc *la, const rm_model_info *in)
@@ -157,47 +222,51 @@ typedef struct eval_run {
     load_acc    la;
 } eval_run;
 
-/* One line of the data: its NLL pass, then its greedy answer. Returns 0, or
- * the exit status (2 bad item, 1 runtime failure) after printing why. */
+/* One line of the data: its NLL pass, then its greedy answer after its
+ * history. Returns 0, or the exit status (2 bad item, 1 runtime failure)
+ * after printing why. */
 static int eval_item(eval_run *r, const char *line, int lineno)
 {
     rm_err err = { "" };
     json_error_t je;
     json_t *j = json_loads(line, 0, &je);
-    const char *task = j ? json_string_value(json_object_get(j, "task")) : NULL;
-    const char *prompt = j ? json_string_value(json_object_get(j, "prompt")) : NULL;
-    const char *ref = j ? json_string_value(json_object_get(j, "reference")) : NULL;
-    const char *reasoning = j ? json_string_value(json_object_get(j, "reasoning")) : NULL;
+    eval_item_in it;
+    const char *bad = j ? parse_item(j, r->think, &it) : je.text;
     int rc = 0;
-    if (!prompt || !ref) {
-        fprintf(stderr, "remora eval: %s:%d: %s\n", r->data, lineno,
-                j ? "each line needs string \"prompt\" and \"reference\"" : je.text);
+    if (bad) {
+        fprintf(stderr, "remora eval: %s:%d: %s\n", r->data, lineno, bad);
+        if (j) free(it.hist);
         json_decref(j);
-        return 2;
+        return !strcmp(bad, "out of memory") ? 1 : 2;
     }
-    task_acc *ta = task_for(r->tasks, &r->ntasks, task ? task : "all");
+    task_acc *ta = task_for(r->tasks, &r->ntasks, it.task ? it.task : "all");
     double nats = 0;
-    int n = item_nll(r->s, prompt, reasoning ? reasoning : "", ref, r->think, &r->la, &nats, &err);
+    int n = item_nll(r->s, &it, &r->la, &nats, &err);
     gen_text g = { { 0 }, 0 };
     if (n < 0) { rc = 1; goto out; }
     ta->nll_sum += nats;
     ta->nll_tokens += n;
     rm_session_clear(r->s);
-    rm_gen_opts go = { .max_new = r->max_new, .think = r->think, .spec = RM_SPEC_AUTO };
+    for (int i = 0; i < it.nhist && !rc; i++)
+        if (rm_session_add_message(r->s, it.hist[i].role, it.hist[i].content, it.hist[i].reasoning_content, &err))
+            rc = 1;
+    if (rc) goto out;
+    rm_gen_opts go = { .max_new = r->max_new, .think = it.think, .spec = RM_SPEC_AUTO };
     rm_gen_events ev = { &g, on_text, NULL };
-    if (rm_session_turn(r->s, prompt, &go, &ev, NULL, &err) || (g.lost && rm_errf(&err, "out of memory"))) {
+    if (rm_session_turn(r->s, it.prompt, &go, &ev, NULL, &err) || (g.lost && rm_errf(&err, "out of memory"))) {
         rc = 1;
         goto out;
     }
-    int ok = g.b.p ? !strcmp(g.b.p, ref) : !*ref;
+    int ok = answer_ok(&it, g.b.p ? g.b.p : "");
     ta->correct += ok;
     ta->n++;
     r->items++;
-    if (!r->json) fprintf(stderr, "%4d %-12s %s  %s\n", r->items, ta->name, ok ? "ok  " : "MISS", g.b.p ? g.b.p : "");
+    if (!r->json) fprintf(stderr, "%4d %-20s %s  %s\n", r->items, ta->name, ok ? "ok  " : "MISS", g.b.p ? g.b.p : "");
     rm_session_clear(r->s);
 out:
     if (rc) fprintf(stderr, "remora eval: %s:%d: %s\n", r->data, lineno, err.msg);
     rm_buf_free(&g.b);
+    free(it.hist);
     json_decref(j);
     return rc;
 }
@@ -209,17 +278,17 @@ static json_t *report_tasks(const eval_run *r)
     int tn = 0, tc = 0;
     long ttok = 0;
     double tnll = 0;
-    printf("%-12s %6s %9s %12s\n", "task", "items", "accuracy", "NLL/token");
+    printf("%-20s %6s %9s %12s\n", "task", "items", "accuracy", "NLL/token");
     json_t *jt = json_object();
     for (int i = 0; i < r->ntasks; i++) {
         const task_acc *t = &r->tasks[i];
         double acc = t->n ? (double)t->correct / t->n : 0, nll = t->nll_tokens ? t->nll_sum / t->nll_tokens : 0;
-        printf("%-12s %6d %8.1f%% %12.7f\n", t->name, t->n, 100 * acc, nll);
+        printf("%-20s %6d %8.1f%% %12.7f\n", t->name, t->n, 100 * acc, nll);
         json_object_set_new(jt, t->name, json_pack("{s:i,s:f,s:f}", "items", t->n, "accuracy", acc, "nll", nll));
         tn += t->n; tc += t->correct; ttok += t->nll_tokens; tnll += t->nll_sum;
     }
     double oacc = tn ? (double)tc / tn : 0, onll = ttok ? tnll / ttok : 0;
-    printf("%-12s %6d %8.1f%% %12.7f\n", "overall", tn, 100 * oacc, onll);
+    printf("%-20s %6d %8.1f%% %12.7f\n", "overall", tn, 100 * oacc, onll);
     return json_pack("{s:o,s:i,s:f,s:f}", "tasks", jt, "items", tn, "accuracy", oacc, "nll", onll);
 }
 

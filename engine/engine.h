@@ -376,6 +376,11 @@ rm_model *rm_session_model(rm_session *s);
 const rm_tokenizer *rm_session_tokenizer(rm_session *s);
 int  rm_session_set_system(rm_session *s, const char *system_text);
 void rm_session_clear(rm_session *s);
+/* Appends a message to the conversation without generating (a history to
+ * continue from): role "user", "assistant" or "tool"; reasoning (assistant
+ * only, may be NULL) is kept as its reasoning_content. */
+int  rm_session_add_message(rm_session *s, const char *role, const char *content, const char *reasoning,
+                            rm_err *err);
 /* Appends a user message, generates the assistant reply, appends it. *stop is
  * polled between tokens and, while the prompt is processed, between layers
  * and experts; when it becomes non-zero the turn ends there, the partial

@@ -96,6 +96,16 @@ void rm_session_clear(rm_session *s)
     s->nseq = 0;
 }
 
+int rm_session_add_message(rm_session *s, const char *role, const char *content, const char *reasoning,
+                           rm_err *err)
+{
+    if (!role || (strcmp(role, "user") && strcmp(role, "assistant") && strcmp(role, "tool")))
+        return rm_errf(err, "a message's role must be user, assistant or tool");
+    if (!content) return rm_errf(err, "a message needs its content");
+    if (session_push_msg(s, role, content, strcmp(role, "assistant") ? NULL : reasoning)) return rm_errf(err, "out of memory");
+    return 0;
+}
+
 /* Appends a message; strings are copied. */
 int session_push_msg(rm_session *s, const char *role, const char *content, const char *reasoning)
 {
