@@ -19,11 +19,24 @@
 
 typedef struct rm_err {
     char msg[1024];
+    /* What kind of failure, when the engine knows it: RM_ERR_INPUT (bad
+     * input: a malformed file or answer, a refused URL; exit 2) or
+     * RM_ERR_RUNTIME (out of memory or file handles, a disk or network
+     * failure; exit 1); 0: not classified (the command's own default). */
+    int kind;
 } rm_err;
+enum { RM_ERR_RUNTIME = 1, RM_ERR_INPUT = 2 };
 
 /* Formats msg into err (if err is non-NULL) and returns -1, so callers can
- * write `return rm_errf(err, "...")`. */
+ * write `return rm_errf(err, "...")`. err->kind is left as it is. */
 int rm_errf(rm_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same, marking the failure bad input (RM_ERR_INPUT). */
+int rm_errf_input(rm_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same, marking a runtime failure (RM_ERR_RUNTIME): out of memory or
+ * file handles, a disk that refuses a write. */
+int rm_errf_runtime(rm_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The exit status a failure deserves: err->kind, or dflt when unclassified. */
+int rm_err_status(const rm_err *err, int dflt);
 
 /* ---- helpers shared by the engine, ui/ and app/ ------------------------ */
 
@@ -407,8 +420,9 @@ int  rm_session_load(rm_session *s, const char *path, rm_err *err);
  * reply stopped before its end; the system prompt (when not NULL) is the
  * first line, role "system". Roles are system, user, assistant or tool;
  * msgs[i].name is not written. interrupted may be NULL (none). Text beyond
- * ASCII is written as JSON \u escapes. The file is replaced atomically
- * (rm_write_atomic, mode 0644). */
+ * ASCII is written as JSON \u escapes; bytes that are not valid UTF-8 are
+ * stored as U+FFFD. The file is replaced atomically (rm_write_atomic, mode
+ * 0644). */
 int rm_transcript_save(const char *path, const rm_chat_msg *msgs, const int *interrupted, int n,
                        const char *system, rm_err *err);
 
@@ -420,11 +434,14 @@ typedef struct rm_transcript {
     int n;
 } rm_transcript;
 /* Reads what rm_transcript_save writes (or a hand-written file of the same
- * form): blank lines are skipped; "system" lines before the first other
- * message set the system prompt (the last one wins), later ones are
- * messages; "reasoning_content" may be null. On any bad line the load fails
- * with "PATH:LINE: what is wrong" and *t is left empty. */
+ * form): blank lines are skipped and CRLF line ends accepted; "system"
+ * lines before the first other message set the system prompt (the last one
+ * wins), later ones are messages; "reasoning_content" may be null. On any
+ * bad line the load fails with "PATH:LINE: what is wrong" and *t is left
+ * empty. PATH must be a regular file (a FIFO or a folder is refused). */
 int  rm_transcript_load(const char *path, rm_transcript *t, rm_err *err);
+/* The same from len bytes of text in memory; name stands for PATH. */
+int  rm_transcript_parse(const char *text, size_t len, const char *name, rm_transcript *t, rm_err *err);
 void rm_transcript_free(rm_transcript *t);
 
 /* ---- synthetic checkpoints and benchmarks ------------------------------ */

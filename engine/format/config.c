@@ -14,6 +14,8 @@
 #include <jansson.h>
 #include "format/config.h"
 #include "base/file.h"
+#include "base/jfile.h"
+#include "base/caps.h"
 
 typedef struct {
     const char *file;
@@ -30,7 +32,7 @@ static int bad(cfg_ctx *x, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(m, sizeof m, fmt, ap);
         va_end(ap);
-        rm_errf(x->err, "%s: %s", x->file, m);
+        rm_errf_input(x->err, "%s: %s", x->file, m);
     }
     x->failed = 1;
     return 0;
@@ -131,10 +133,10 @@ static json_t *text_config(const char *name, json_t *root, rm_config *c, rm_err 
     const char *mt = get_str(root, "model_type");
     if (mt && !strcmp(mt, "kimi_k3")) {
         json_t *tc = json_object_get(root, "text_config");
-        if (!json_is_object(tc)) { rm_errf(err, "%s: kimi_k3 config without a \"text_config\" object", name); return NULL; }
+        if (!json_is_object(tc)) { rm_errf_input(err, "%s: kimi_k3 config without a \"text_config\" object", name); return NULL; }
         const char *tmt = get_str(tc, "model_type");
         if (!tmt || strcmp(tmt, "kimi_linear")) {
-            rm_errf(err, "%s: text_config.model_type is \"%s\", expected \"kimi_linear\"", name, tmt ? tmt : "(missing)");
+            rm_errf_input(err, "%s: text_config.model_type is \"%s\", expected \"kimi_linear\"", name, tmt ? tmt : "(missing)");
             return NULL;
         }
         snprintf(c->family, sizeof c->family, "kimi_k3");
@@ -144,7 +146,7 @@ static json_t *text_config(const char *name, json_t *root, rm_config *c, rm_err 
         snprintf(c->family, sizeof c->family, "kimi_linear");
         return root;
     }
-    rm_errf(err, "%s: unsupported model_type \"%s\" (expected kimi_k3 or kimi_linear)", name, mt ? mt : "(missing)");
+    rm_errf_input(err, "%s: unsupported model_type \"%s\" (expected kimi_k3 or kimi_linear)", name, mt ? mt : "(missing)");
     return NULL;
 }
 
@@ -256,10 +258,9 @@ int config_parse(const char *json, size_t len, const char *name, rm_config *c, r
 {
     memset(c, 0, sizeof *c);
     cfg_ctx x = { name, err, 0 };
-    json_error_t je;
-    json_t *root = json_loadb(json, len, 0, &je);
-    if (!root) return rm_errf(err, "%s: not valid JSON: %s (line %d)", name, je.text, je.line);
-    if (!json_is_object(root)) { json_decref(root); return rm_errf(err, "%s: not a JSON object", name); }
+    json_t *root = jfile_parse(json, len, name, err);
+    if (!root) return -1;
+    if (!json_is_object(root)) { json_decref(root); return rm_errf_input(err, "%s: not a JSON object", name); }
     json_t *tc = text_config(name, root, c, err);
     if (!tc) { json_decref(root); return -1; }
     read_basics(&x, root, tc, c);
@@ -275,7 +276,7 @@ int config_load(const char *dir, rm_config *c, rm_err *err)
     char path[4096];
     snprintf(path, sizeof path, "%s/config.json", dir);
     size_t len = 0;
-    char *buf = file_read(path, 16u << 20, &len, err);
+    char *buf = file_read(path, CAP_CONFIG, &len, err);
     if (!buf) return -1;
     int rc = config_parse(buf, len, path, c, err);
     free(buf);

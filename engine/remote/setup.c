@@ -107,35 +107,21 @@ static int get_small(su *s, const char *name, int required, char **text, size_t 
     return 0;
 }
 
-/* Shard names of the index, in order of first appearance. */
+/* Shard names of the index (st_index_parse), in order of first appearance. */
 static int index_shards(su *s, const char *text, size_t len, const char *url, rm_err *err)
 {
-    json_error_t je;
-    json_t *idx = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!idx) return rm_errf(err, "%s: not valid JSON: %s (line %d)", url, je.text, je.line);
-    json_t *wm = json_object_get(idx, "weight_map");
+    st_index ix;
+    if (st_index_parse(text, len, url, &ix, err)) return -1;
     int rc = 0;
-    if (!json_is_object(wm) || !json_object_size(wm)) rc = rm_errf(err, "%s: missing or empty \"weight_map\"", url);
-    const char *key;
-    json_t *v;
-    json_object_foreach(wm, key, v) {
-        if (rc) break;
-        const char *n = json_string_value(v);
-        if (!n || !st_safe_shard_name(n)) {
-            rc = rm_errf(err, "%s: weight_map['%s'] is not a plain shard file name", url, key);
-            break;
-        }
-        int found = 0;
-        for (int i = 0; i < s->nsh && !found; i++) found = !strcmp(s->sh[i].name, n);
-        if (found) continue;
-        if (RM_GROW(s->sh, s->capsh, s->nsh + 1)) { rc = rm_errf(err, "out of memory"); break; }
-        su_shard *ns = s->sh;
-        memset(&ns[s->nsh], 0, sizeof *ns);
-        ns[s->nsh].fd = -1;
-        if (!(ns[s->nsh].name = strdup(n))) { rc = rm_errf(err, "out of memory"); break; }
+    if (!(s->sh = calloc((size_t)ix.nshards, sizeof *s->sh))) rc = rm_errf_runtime(err, "out of memory");
+    for (int i = 0; i < ix.nshards && !rc; i++) {
+        s->sh[i].fd = -1;
+        s->sh[i].name = ix.shards[i];
+        ix.shards[i] = NULL;
         s->nsh++;
     }
-    json_decref(idx);
+    s->capsh = s->nsh;
+    st_index_free(&ix);
     return rc;
 }
 
