@@ -489,6 +489,7 @@ typedef struct rm_setup_result {
     uint64_t full_needs;        /* bytes not local yet (what full mode would still fetch) */
     uint64_t disk_free;         /* free bytes in DIR at the decision */
     uint64_t downloaded;        /* bytes this call fetched */
+    int rebuilt;                /* damaged metadata rebuilt: 1 source.json, 2 manifest.json (bits) */
 } rm_setup_result;
 
 /* Sets DIR up from a source URL: config, tokenizer and index files, every
@@ -496,7 +497,10 @@ typedef struct rm_setup_result {
  * holding the headers and the spine, and DIR/.remora/source.json, which puts
  * the model in stream mode (experts not on disk are fetched on first use).
  * Full mode downloads the experts into the shards as well. Resumable: run it
- * again after an interruption. */
+ * again after an interruption. source.json records every file's ETag; a file
+ * that changed upstream since (or during) an earlier run is started over.
+ * A damaged source.json or manifest.json is rebuilt. err->kind tells bad
+ * input (RM_ERR_INPUT) from a download or disk failure. */
 int rm_setup(const char *dir, const rm_setup_opts *o, rm_progress_fn fn, void *ud, rm_setup_result *res,
              rm_err *err);
 

@@ -337,6 +337,9 @@ int experts_next(expert_cache *c, mlp_weights *w, rm_err *err)
                     const expert_loc *loc = &c->loc[key];
                     char why[768] = "";
                     if (c->remote.why) c->remote.why(c->remote.ctx, key, why, sizeof why);
+                    /* the pass is given up: nothing queued or downloading behind it is waited for */
+                    io_cancel_queued(c->io);
+                    if (c->remote.cancel) c->remote.cancel(c->remote.ctx, why[0] ? why : "another read failed");
                     if (why[0]) {
                         rm_errf(err, "expert %d of layer %d: %s", c->b_ids[i], c->b_layer, why);
                         return -2;

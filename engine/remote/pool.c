@@ -65,6 +65,9 @@ static int fetch_one(void *ud, int i, int worker, rm_err *err)
     return 0;
 }
 
+/* One expert failed: the downloads still running end now. */
+static void cancel_fetch(void *ud, const char *why) { http_cancel(((pool_job *)ud)->x->net, why); }
+
 int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, rm_progress_fn fn, void *ud,
                   rm_err *err)
 {
@@ -101,7 +104,7 @@ int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, r
         if (posix_memalign((void **)&p.bufs[w], RM_ALIGN, rm_align_up(maxraw)))
             { p.bufs[w] = NULL; rc = rm_errf(err, "out of memory for %d download buffers", conns); goto out; }
     if (fn) fn(ud, "experts", 0, p.total);
-    rc = tasks_for(n, conns, fetch_one, &p, err);
+    rc = tasks_for_cancel(n, conns, fetch_one, &p, cancel_fetch, err);
 out:
     if (p.bufs) for (int w = 0; w < conns; w++) free(p.bufs[w]);
     free(p.bufs);

@@ -23,6 +23,9 @@ struct remote {
     rx_seg *segs;
     unsigned char *in_shard;    /* [L*E]: the manifest says the shard holds it */
     unsigned char *verified;    /* [L*E]: cache file checked (or written) by this process */
+    char **etag;                /* [shard]: its ETag at setup, or NULL (none recorded) */
+    uint64_t *rev;              /* [shard]: xc_revision of it, for the cache trailers */
+    int nshards;
     http_client *net;
     pthread_mutex_t mu;
     pthread_cond_t cv;

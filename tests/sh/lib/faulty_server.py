@@ -16,6 +16,12 @@ GET /__fault?mode=M&count=N arms a fault for the next N range requests:
   slow      trickle the body at 32 bytes/s
   full200   ignore Range: 200 with the whole file
   delay     wait 0.1 s, then answer correctly (to make a fetch slow)
+  trickle   send the body at about 1.5 KB/s (just above the old 1 KB/s floor)
+  hang      send the headers, then nothing for 60 s
+
+Every file has an ETag (its mtime and size, as nginx makes them); a range
+request whose If-Match names another ETag gets 412, one whose If-Range does
+gets 200 with the whole file, as RFC 9110 says.
 """
 import argparse
 import os
@@ -75,11 +81,19 @@ class Handler(BaseHTTPRequestHandler):
             self.note(None, 404)
             return self.plain(404, b"not found\n")
         size = os.path.getsize(path)
+        st = os.stat(path)
+        etag = '"%x-%x"' % (int(st.st_mtime), st.st_size)
         rng = self.headers.get("Range")
+        im, ir = self.headers.get("If-Match"), self.headers.get("If-Range")
+        if rng and im and im.strip() != etag:
+            self.note(rng, 412)
+            return self.plain(412, b"precondition failed\n", [("ETag", etag)])
+        if rng and ir and ir.strip() != etag:
+            rng = None
         if not rng:
             self.note(None, 200)
             with open(path, "rb") as f:
-                return self.plain(200, f.read())
+                return self.plain(200, f.read(), [("ETag", etag)])
         m = re.fullmatch(r"bytes=(\d+)-(\d+)", rng.strip())
         a, b = int(m.group(1)), min(int(m.group(2)), size - 1)
         with open(path, "rb") as f:
@@ -97,6 +111,7 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "delay":
             time.sleep(0.1)
         self.send_response(206)
+        self.send_header("ETag", etag)
         start = a + 1 if mode == "badrange" else a
         self.send_header("Content-Range", "bytes %d-%d/%d" % (start, b, size))
         half = len(body) // 2
@@ -108,6 +123,19 @@ class Handler(BaseHTTPRequestHandler):
             if mode == "drop":
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if mode == "trickle":
+            end = time.time() + 60
+            for i in range(0, len(body), 150):
+                if time.time() > end:
+                    break
+                self.wfile.write(body[i:i + 150])
+                self.wfile.flush()
+                time.sleep(0.1)
+            return
+        if mode == "hang":
+            self.wfile.flush()
+            time.sleep(60)
             return
         if mode == "slow":
             end = time.time() + 30
