@@ -44,6 +44,8 @@ static const struct rule {
     [OPT_RAM]         = { "ram", "GB", K_REAL, 0.001, 1e6,
                           .what = "RAM budget for weights (default: 60% of available memory)" },
     [OPT_TRACE]       = { "trace", "FILE", K_PATH, .what = "write a JSONL trace: per-token figures and router choices" },
+    [OPT_MAX_CTX]     = { "max-ctx", "N", K_INT, 1, 1e9,
+                          .what = "refuse a context of more than N tokens (default: the\nmodel's max_position_embeddings)" },
 };
 
 /* ---- the number rules -------------------------------------------------- */
@@ -187,6 +189,7 @@ int opts_parse(int id, const char *arg, opts_shared *o, char *msg, size_t msglen
     case OPT_IO_THREADS:  o->open.io_threads = (int)i; break;
     case OPT_RAM:         o->open.ram_gb = d; break;
     case OPT_TRACE:       o->open.trace_path = arg; break;
+    case OPT_MAX_CTX:     o->open.max_ctx = (int)i; break;
     }
     o->given |= OPT_BIT(id);
     return 0;

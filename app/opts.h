@@ -33,6 +33,7 @@ enum {
     OPT_IO_THREADS,     /* --io-threads N */
     OPT_RAM,            /* --ram GB */
     OPT_TRACE,          /* --trace FILE */
+    OPT_MAX_CTX,        /* --max-ctx N */
     OPT_COUNT
 };
 #define OPT_BIT(id) (1u << (id))

@@ -98,6 +98,8 @@ typedef struct rm_open_opts {
     int io_threads;         /* expert reader threads; 0 = default (8) */
     const char *trace_path; /* sessions: JSONL trace per token, or NULL */
     int prefill_chunk;      /* prompt tokens per layer-major pass; 0 = the planner's choice */
+    int max_ctx;            /* sessions: the most tokens a context may hold; 0 = the model's
+                             * max_position_embeddings (no limit when the config has none) */
 } rm_open_opts;
 
 /* What a caller may want to know about an open model. */
@@ -109,6 +111,7 @@ typedef struct rm_model_info {
     int num_experts;        /* routed experts per MoE layer; 0 if none */
     int experts_per_token;
     int first_moe_layer;
+    int max_position;       /* max_position_embeddings of the config; 0 if it has none */
     int bos_id, eos_id, pad_id;
     uint64_t total_weight_bytes;
     /* the RAM plan */
@@ -385,7 +388,11 @@ rm_model *rm_session_model(rm_session *s);
 const rm_tokenizer *rm_session_tokenizer(rm_session *s);
 int  rm_session_set_system(rm_session *s, const char *system_text);
 void rm_session_clear(rm_session *s);
-/* Appends a user message, generates the assistant reply, appends it. *stop is
+/* A context (the rendered conversation, or a completion's prompt) longer
+ * than the session's limit (rm_open_opts.max_ctx, else the model's
+ * max_position_embeddings) is refused before any of it is computed, as bad
+ * input (err->kind RM_ERR_INPUT) giving the token count and the limit.
+ * Appends a user message, generates the assistant reply, appends it. *stop is
  * polled between tokens and, while the prompt is processed, between layers
  * and experts; when it becomes non-zero the turn ends there, the partial
  * reply is kept and marked interrupted (rm_session_last_interrupted tells

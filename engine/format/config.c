@@ -157,6 +157,8 @@ static void read_basics(cfg_ctx *x, json_t *root, json_t *tc, rm_config *c)
     c->vocab_size = get_int(x, tc, "vocab_size", REQUIRED, 1, 1 << 24);
     c->hidden_size = get_int(x, tc, "hidden_size", REQUIRED, 1, 1 << 16);
     c->num_layers = get_int(x, tc, "num_hidden_layers", REQUIRED, 1, CFG_MAX_LAYERS);
+    c->max_pos = get_int(x, tc, "max_position_embeddings", get_int(x, root, "max_position_embeddings", 0, 0, 1 << 30),
+                         0, 1 << 30);
     c->bos_id = get_int(x, tc, "bos_token_id", get_int(x, root, "bos_token_id", -1, -1, 1 << 24), -1, 1 << 24);
     c->eos_id = get_int(x, tc, "eos_token_id", get_int(x, root, "eos_token_id", -1, -1, 1 << 24), -1, 1 << 24);
     c->pad_id = get_int(x, tc, "pad_token_id", get_int(x, root, "pad_token_id", -1, -1, 1 << 24), -1, 1 << 24);

@@ -302,6 +302,7 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     in->num_experts = c->num_experts;
     in->experts_per_token = c->topk;
     in->first_moe_layer = -1;
+    in->max_position = c->max_pos;
     for (int l = 0; l < c->num_layers; l++) {
         if (!c->is_moe[l]) continue;
         if (in->first_moe_layer < 0) in->first_moe_layer = l;

@@ -29,6 +29,8 @@ int rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **o
         return -1;
     }
     s->fmt = rm_chat_detect(s->tok);
+    const int model_max = s->m->cfg.max_pos;
+    s->max_ctx = o && o->max_ctx > 0 && (!model_max || o->max_ctx < model_max) ? o->max_ctx : model_max;
     if (spec_init(&s->spec, RM_SPEC_AUTO)) { rm_session_free(s); return rm_errf(err, "out of memory"); }
     const rm_config *c = &s->m->cfg;
     if (!(s->moe_index = malloc((size_t)c->num_layers * sizeof *s->moe_index))) {
@@ -42,8 +44,8 @@ int rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **o
     }
     s->spec.predict = predict_draft_bytes;
     s->spec.predict_ud = s;
-    if (o && o->trace_path && !(s->trace = fopen(o->trace_path, "w"))) {
-        rm_errf(err, "%s: cannot create the trace: %s", o->trace_path, strerror(errno));
+    if (o && o->trace_path && (!(s->trace_path = strdup(o->trace_path)) || !(s->trace = fopen(o->trace_path, "w")))) {
+        rm_errf_input(err, "%s: cannot create the trace: %s", o->trace_path, strerror(errno));
         rm_session_free(s);
         return -1;
     }
@@ -71,6 +73,7 @@ void rm_session_free(rm_session *s)
     free(s->system);
     free(s->moe_index);
     if (s->trace) fclose(s->trace);
+    free(s->trace_path);
     spec_free(&s->spec);
     route_hist_free(&s->routes);
     rm_state_free(s->st);
@@ -112,6 +115,13 @@ int session_push_msg(rm_session *s, const char *role, const char *content, const
     }
     s->nmsgs++;
     return 0;
+}
+
+int session_check_ctx(const rm_session *s, int n, rm_err *err)
+{
+    if (!s->max_ctx || n <= s->max_ctx) return 0;
+    return rm_errf_input(err, "the context is %d tokens, past the limit of %d (%s); nothing was computed", n,
+                         s->max_ctx, s->max_ctx == s->m->cfg.max_pos ? "the model's max_position_embeddings" : "--max-ctx");
 }
 
 /* Rebuilds the rm_chat_msg view: the system prompt first, then messages. */
