@@ -240,6 +240,7 @@ static void read_ffn(cfg_ctx *x, json_t *root, json_t *tc, rm_config *c)
         if (ra && strcmp(ra, "sigmoid")) bad(x, "\"%s\" \"%s\" is not supported (sigmoid only)", "moe_router_activation_func", ra);
         const char *tm = get_str(tc, "topk_method");
         if (tm && strcmp(tm, "noaux_tc")) bad(x, "\"%s\" \"%s\" is not supported (noaux_tc only)", "topk_method", tm);
+        c->noaux_tc = tm != NULL;
         c->n_group = 1;
         c->topk_group = 1;
         if (get_bool(x, tc, "use_grouped_topk", 0)) {

@@ -38,6 +38,7 @@ typedef struct rm_config {
     int  renormalize;
     double routed_scaling;
     int  n_group, topk_group;
+    int  noaux_tc;              /* topk_method "noaux_tc": the router needs its score correction bias */
     /* Attention Residuals; 0 = plain residual stream */
     int  attn_res_block;
     /* MXFP4 routed experts (compressed-tensors) */

@@ -58,7 +58,10 @@ const st_tensor *st_find(const st_set *s, const char *name)
     for (uint64_t i = name_hash(name);; i++) {
         int v = s->hash[i & (s->hash_cap - 1)];
         if (!v) return NULL;
-        if (!strcmp(s->tensors[v - 1].name, name)) return &s->tensors[v - 1];
+        if (!strcmp(s->tensors[v - 1].name, name)) {
+            if (s->used) s->used[v - 1] = 1;
+            return &s->tensors[v - 1];
+        }
     }
 }
 
@@ -430,6 +433,7 @@ void st_close(st_set *s)
     free(s->shards);
     free(s->tensors);
     free(s->hash);
+    free(s->used);
     free(s->dir);
     free(s);
 }

@@ -42,6 +42,8 @@ typedef struct st_set {
     int        ntensors, tensors_cap;
     int       *hash;        /* open addressing: tensor index + 1, 0 = empty */
     int        hash_cap;
+    unsigned char *used;    /* when not NULL: [ntensors], st_find marks what it finds
+                             * (the loader's check that every tensor is used) */
 } st_set;
 
 /* Opens DIR/model.safetensors.index.json and its shards, or a single

@@ -29,6 +29,13 @@ int rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **o
         return -1;
     }
     s->fmt = rm_chat_detect(s->tok);
+    /* the tokenizer's ids must all be rows of the model's embedding */
+    if (rm_tokenizer_vocab(s->tok) > s->m->cfg.vocab_size) {
+        rm_errf_input(err, "%s: the tokenizer has %d ids but the model's vocab_size is %d (config.json); they do not "
+                      "belong together", model_dir, rm_tokenizer_vocab(s->tok), s->m->cfg.vocab_size);
+        rm_session_free(s);
+        return -1;
+    }
     const int model_max = s->m->cfg.max_pos;
     s->max_ctx = o && o->max_ctx > 0 && (!model_max || o->max_ctx < model_max) ? o->max_ctx : model_max;
     if (spec_init(&s->spec, RM_SPEC_AUTO)) { rm_session_free(s); return rm_errf(err, "out of memory"); }
