@@ -7,6 +7,7 @@
  * implement (softmax routing, RoPE, another quantisation) is refused with the
  * file and key named. Nothing is guessed.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,7 +50,9 @@ static int get_int(cfg_ctx *x, json_t *o, const char *key, int def, int lo, int 
     }
     double d;
     if (json_is_integer(v)) d = (double)json_integer_value(v);
-    else if (json_is_real(v) && json_real_value(v) == (double)(long long)json_real_value(v)) d = json_real_value(v);
+    /* an integral float, tested before any cast: 1e300 must not reach (long long) */
+    else if (json_is_real(v) && fabs(json_real_value(v)) < 1e15 && json_real_value(v) == floor(json_real_value(v)))
+        d = json_real_value(v);
     else return bad(x, "\"%s\" must be an integer", key);
     if (d < lo || d > hi) {
         char r[64];
