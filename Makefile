@@ -99,6 +99,7 @@ FUZZ_SRC    = engine/text/tokenizer.c engine/text/pretok.c engine/text/utf8.c en
 FUZZ_OBJ   := $(FUZZ_SRC:%.c=build/fuzz/obj/%.o)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 fuzz: $(FUZZ_BIN)
+.SECONDARY: $(FUZZ_OBJ)
 build/fuzz/obj/%.o: %.c $(wildcard engine/*.h engine/*/*.h) $(GEN)/han_ranges.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -Iengine -I$(GEN) $(PKG_CFLAGS) -c $< -o $@

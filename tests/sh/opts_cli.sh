@@ -47,6 +47,7 @@ thinking-effort run,chat must be low, medium, high or max
 tokens bench must be an integer in [1, 1000000000]
 device-seconds bench must be in (0, 3600]
 limit eval must be an integer in [1, 1000000000]
+max-ctx run,chat,bench must be an integer in [1, 1000000000]
 synthetic-rate chat must be in [0.1, 1000000]
 TABLE
 EXTRA=""
