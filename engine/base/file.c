@@ -126,6 +126,15 @@ uint64_t file_free_space(const char *path)
     return (uint64_t)v.f_bavail * v.f_frsize;
 }
 
+uint64_t file_fs_size(const char *path, int *read_only)
+{
+    struct statvfs v;
+    if (read_only) *read_only = 0;
+    if (statvfs(path, &v)) return 0;
+    if (read_only) *read_only = !!(v.f_flag & ST_RDONLY);
+    return (uint64_t)v.f_blocks * v.f_frsize;
+}
+
 /* Writes are cut into pieces of at most 1 GiB: Linux moves at most about
  * 2 GiB per call anyway. */
 int file_write_all(int fd, const void *p, size_t n)

@@ -30,6 +30,9 @@ int file_pwrite_all(int fd, const void *p, size_t n, uint64_t off);
 int file_pread_all(int fd, void *dst, size_t n, uint64_t off);
 /* Bytes an unprivileged writer may still use on path's file system; 0 if unknown. */
 uint64_t file_free_space(const char *path);
+/* The file system's size in bytes (0 if unknown) and whether it is mounted
+ * read-only. */
+uint64_t file_fs_size(const char *path, int *read_only);
 /* A temporary name next to path, unique to this process and thread; the
  * leftovers of dead processes are found by file_tmp_stale(). */
 void file_tmp_name(char *buf, size_t cap, const char *path);

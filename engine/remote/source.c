@@ -15,7 +15,7 @@
  * request covers the whole expert, publishes the cache file and moves the
  * bytes into place. Downloads of one expert are never doubled: a key being
  * fetched is marked busy and a second reader waits for it, then finds the
- * file. A full disk (less than DISK_RESERVE left) only stops caching; the
+ * file. A full disk (less than remote_disk_reserve left) only stops caching; the
  * token still gets its bytes.
  */
 #include <dirent.h>
@@ -301,6 +301,12 @@ void remote_free(remote *x)
     free(x);
 }
 
+uint64_t remote_disk_reserve(const char *dir)
+{
+    uint64_t size = file_fs_size(dir, NULL);
+    return size && size / 20 < DISK_RESERVE_MAX ? size / 20 : DISK_RESERVE_MAX;
+}
+
 /* ---- getting one expert's bytes ------------------------------------------ */
 
 static int lock_key(remote *x, int key)
@@ -359,11 +365,11 @@ int remote_obtain(remote *x, int key, uint8_t *img, int must_cache, int *from_ne
         }
         if (!rc) {
             *from_net = 1;
-            uint64_t avail = file_free_space(x->dir);
-            if (avail < k->raw + DISK_RESERVE) {
+            uint64_t avail = file_free_space(x->dir), reserve = remote_disk_reserve(x->dir);
+            if (avail < k->raw + reserve) {
                 if (must_cache)
-                    rc = rm_errf(err, "%s: the disk is full (%.2f GB free; the cache leaves %.1f GB)", x->dir,
-                                 avail / 1e9, DISK_RESERVE / 1e9);
+                    rc = rm_errf_runtime(err, "%s: the disk is full (%.3f GB free; the cache leaves %.3f GB)", x->dir,
+                                         avail / 1e9, reserve / 1e9);
                 __atomic_fetch_add(&x->uncached, 1, __ATOMIC_RELAXED);
             } else {
                 rm_err e2 = { "" };

@@ -18,6 +18,9 @@ GET /__fault?mode=M&count=N arms a fault for the next N range requests:
   delay     wait 0.1 s, then answer correctly (to make a fetch slow)
   trickle   send the body at about 1.5 KB/s (just above the old 1 KB/s floor)
   hang      send the headers, then nothing for 60 s
+  onebad    the first request answers a bad Content-Range, the others hang
+  etag      answer with another ETag (the file changed upstream)
+&skip=K lets the first K range requests through before the fault starts.
 
 Every file has an ETag (its mtime and size, as nginx makes them); a range
 request whose If-Match names another ETag gets 412, one whose If-Range does
@@ -32,14 +35,20 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-FAULT = {"mode": None, "count": 0}
+FAULT = {"mode": None, "count": 0, "skip": 0, "seen": 0}
 LOCK = threading.Lock()
 
 
 def take_fault():
     with LOCK:
+        if FAULT["skip"] > 0:
+            FAULT["skip"] -= 1
+            return None
         if FAULT["count"] > 0:
             FAULT["count"] -= 1
+            FAULT["seen"] += 1
+            if FAULT["mode"] == "onebad":
+                return "badrange" if FAULT["seen"] == 1 else "hang"
             return FAULT["mode"]
     return None
 
@@ -75,6 +84,8 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 FAULT["mode"] = q["mode"][0]
                 FAULT["count"] = int(q.get("count", ["1"])[0])
+                FAULT["skip"] = int(q.get("skip", ["0"])[0])
+                FAULT["seen"] = 0
             return self.plain(200, b"ok\n")
         path = os.path.realpath(os.path.join(ARGS.root, url.path.lstrip("/")))
         if not path.startswith(os.path.realpath(ARGS.root) + os.sep) or not os.path.isfile(path):
@@ -84,6 +95,9 @@ class Handler(BaseHTTPRequestHandler):
         st = os.stat(path)
         etag = '"%x-%x"' % (int(st.st_mtime), st.st_size)
         rng = self.headers.get("Range")
+        mode = take_fault() if rng else None
+        if mode == "etag":
+            etag = '"%x-%x-other"' % (int(st.st_mtime), st.st_size)
         im, ir = self.headers.get("If-Match"), self.headers.get("If-Range")
         if rng and im and im.strip() != etag:
             self.note(rng, 412)
@@ -99,7 +113,6 @@ class Handler(BaseHTTPRequestHandler):
         with open(path, "rb") as f:
             f.seek(a)
             body = f.read(b - a + 1)
-        mode = take_fault()
         self.note(rng, mode or 206)
         if mode in ("500", "503"):
             return self.plain(int(mode), b"server trouble\n")
