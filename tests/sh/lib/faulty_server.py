@@ -118,9 +118,9 @@ class Handler(BaseHTTPRequestHandler):
             return self.plain(int(mode), b"server trouble\n")
         if mode == "429":
             return self.plain(429, b"slow down\n", [("Retry-After", "1")])
-        if mode == "full200":
+        if mode == "full200":   # a server that ignores Range still names the revision it sends
             with open(path, "rb") as f:
-                return self.plain(200, f.read())
+                return self.plain(200, f.read(), [("ETag", etag)])
         if mode == "delay":
             time.sleep(0.1)
         self.send_response(206)
