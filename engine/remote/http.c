@@ -587,16 +587,21 @@ void http_cancel(http_client *c, const char *why)
     curl_multi_wakeup(c->multi);
 }
 
+/* What an answer said, for the caller (meta may be NULL). */
+static void answer_meta(const http_job *j, http_meta *meta)
+{
+    if (!meta) return;
+    meta->total = j->total;
+    meta->changed = j->changed;
+    snprintf(meta->etag, sizeof meta->etag, "%s", j->etag);
+}
+
 int http_range(http_client *c, const char *name, const char *etag, uint64_t off, uint64_t len, void *dst,
                http_meta *meta, rm_err *err)
 {
     http_job j = { .ranged = 1, .off = off, .len = len, .buf = dst, .fd = -1, .want_etag = etag };
     int rc = run_job(c, &j, name, err);
-    if (meta) {
-        meta->total = j.total;
-        meta->changed = j.changed;
-        snprintf(meta->etag, sizeof meta->etag, "%s", j.etag);
-    }
+    answer_meta(&j, meta);
     return rc;
 }
 
@@ -605,11 +610,7 @@ int http_range_fd(http_client *c, const char *name, const char *etag, uint64_t o
 {
     http_job j = { .ranged = 1, .off = off, .len = len, .fd = fd, .fd_off = fd_off, .want_etag = etag };
     int rc = run_job(c, &j, name, err);
-    if (meta) {
-        meta->total = j.total;
-        meta->changed = j.changed;
-        snprintf(meta->etag, sizeof meta->etag, "%s", j.etag);
-    }
+    answer_meta(&j, meta);
     return rc;
 }
 
@@ -627,11 +628,8 @@ int http_file(http_client *c, const char *name, size_t max, char **out, size_t *
     }
     if (!(*out = rm_buf_take(&j.body, NULL))) return rm_errf_runtime(err, "out of memory");
     if (len) *len = (size_t)j.got;
-    if (meta) {
-        meta->total = j.got;
-        meta->changed = 0;
-        snprintf(meta->etag, sizeof meta->etag, "%s", j.etag);
-    }
+    j.total = j.got;
+    answer_meta(&j, meta);
     return 0;
 }
 

@@ -77,6 +77,16 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def trickle(self, body, piece, pause, limit):
+        """Sends body `piece` bytes every `pause` seconds, for at most `limit` seconds."""
+        end = time.time() + limit
+        for i in range(0, len(body), piece):
+            if time.time() > end:
+                break
+            self.wfile.write(body[i:i + piece])
+            self.wfile.flush()
+            time.sleep(pause)
+
     def do_GET(self):
         url = urllib.parse.urlparse(self.path)
         if url.path == "/__fault":
@@ -138,27 +148,13 @@ class Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)
             return
         if mode == "trickle":
-            end = time.time() + 60
-            for i in range(0, len(body), 150):
-                if time.time() > end:
-                    break
-                self.wfile.write(body[i:i + 150])
-                self.wfile.flush()
-                time.sleep(0.1)
-            return
+            return self.trickle(body, 150, 0.1, 60)
         if mode == "hang":
             self.wfile.flush()
             time.sleep(60)
             return
         if mode == "slow":
-            end = time.time() + 30
-            for i in range(0, len(body), 16):
-                if time.time() > end:
-                    break
-                self.wfile.write(body[i:i + 16])
-                self.wfile.flush()
-                time.sleep(0.5)
-            return
+            return self.trickle(body, 16, 0.5, 30)
         self.wfile.write(body)
 
 
