@@ -197,7 +197,9 @@ static int generate(rm_session *s, int chat, const char *prompt, const rm_gen_op
                     : rm_session_complete(s, prompt, go, &ev, &stop_flag, err);
     signal(SIGINT, SIG_DFL);
     if (r->reasoning_open && r->dim) fputs("\033[0m", stderr);
-    if (!out_errno && (fputs("\n", stdout) == EOF || fflush(stdout))) out_errno = errno ? errno : EIO;
+    /* the answer's last line ends; a turn refused before its first token wrote nothing */
+    if ((!fail || r->tokens) && !out_errno && (fputs("\n", stdout) == EOF || fflush(stdout)))
+        out_errno = errno ? errno : EIO;
     return fail;
 }
 
