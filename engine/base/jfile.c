@@ -8,7 +8,9 @@ json_t *jfile_parse(const char *text, size_t len, const char *name, rm_err *err)
     json_error_t je;
     json_t *j = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
     if (j) return j;
-    if (json_error_code(&je) == json_error_out_of_memory)
+    /* jansson reports an allocation that fails before parsing starts with
+     * no text at line -1 rather than json_error_out_of_memory */
+    if (json_error_code(&je) == json_error_out_of_memory || !je.text[0])
         rm_errf_runtime(err, "%s: out of memory reading %zu bytes of JSON", name, len);
     else
         rm_errf_input(err, "%s: not valid JSON: %s (line %d, column %d)", name, je.text, je.line, je.column);

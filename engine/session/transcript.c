@@ -125,7 +125,7 @@ static int parse_line(const char *name, int lineno, const char *line, size_t len
     const char *content = j ? json_string_value(json_object_get(j, "content")) : NULL;
     json_t *rj = j ? json_object_get(j, "reasoning_content") : NULL;
     int rc = 0;
-    if (!j && json_error_code(&je) == json_error_out_of_memory) rc = rm_errf(err, "%s:%d: out of memory", name, lineno);
+    if (!j && (json_error_code(&je) == json_error_out_of_memory || !je.text[0])) rc = rm_errf_runtime(err, "%s:%d: out of memory", name, lineno);
     else if (!j) rc = rm_errf(err, "%s:%d: not valid JSON: %s", name, lineno, je.text);
     else if (!role || (strcmp(role, "system") && strcmp(role, "user") && strcmp(role, "assistant") &&
                        strcmp(role, "tool")))
