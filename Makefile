@@ -18,7 +18,7 @@ UNICODE_DATA ?= /usr/share/unicode
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lreadline -lm -pthread
 
-WARN    = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wshadow=local
+WARN    = -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers -Wshadow=local
 BASE_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g $(WARN) -pthread -Iengine -I. -I$(GEN) $(PKG_CFLAGS)
 ifeq ($(MODE),asan)
 OPT = -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -84,18 +84,28 @@ $(B)/engine/text/pretok.o: $(GEN)/han_ranges.h
 
 unit: $(B)/remora-tests $(B)/remora
 
-# libFuzzer targets (clang) for the tokenizer, the tiktoken reader and the
-# chat-stream splitter; tests/sh/fuzz.sh runs each for a bounded time.
+# libFuzzer targets (clang) for the tokenizer, the tiktoken reader, the
+# chat-stream splitter, the safetensors header, config.json, the index, the
+# transcript reader, the chat JSON and the Content-Range parser;
+# tests/sh/fuzz.sh runs each for a bounded time. The engine files they need
+# are compiled once (instrumented, build/fuzz/obj) and linked into each.
 FUZZ_CC    ?= clang
-FUZZ_FLAGS  = -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_SAN    = -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_FLAGS  = -std=gnu11 -g -O1 -D_GNU_SOURCE $(FUZZ_SAN)
 FUZZ_SRC    = engine/text/tokenizer.c engine/text/pretok.c engine/text/utf8.c engine/text/pyjson.c \
-              engine/text/template.c engine/text/chat_stream.c \
-              engine/base/err.c engine/base/buf.c engine/base/file.c
+              engine/text/template.c engine/text/chat_stream.c engine/format/st.c engine/format/config.c \
+              engine/session/transcript.c engine/remote/http.c \
+              engine/base/err.c engine/base/buf.c engine/base/file.c engine/base/jfile.c engine/base/clock.c
+FUZZ_OBJ   := $(FUZZ_SRC:%.c=build/fuzz/obj/%.o)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 fuzz: $(FUZZ_BIN)
-build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_SRC) $(wildcard engine/*.h engine/*/*.h) $(GEN)/han_ranges.h
+.SECONDARY: $(FUZZ_OBJ)
+build/fuzz/obj/%.o: %.c $(wildcard engine/*.h engine/*/*.h) $(GEN)/han_ranges.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -Iengine -I$(GEN) $(PKG_CFLAGS) -c $< -o $@
+build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
 	@mkdir -p build/fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) -Iengine -I$(GEN) $(PKG_CFLAGS) -o $@ $< $(FUZZ_SRC) $(PKG_LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -Iengine -I$(GEN) $(PKG_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS)
 
 # ---- dependencies -------------------------------------------------------
 deps:

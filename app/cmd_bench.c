@@ -25,7 +25,7 @@
 
 /* The shared options bench accepts (opts.h). */
 #define BENCH_OPTS (OPT_BIT(OPT_MODEL) | OPT_BIT(OPT_SPEC) | OPT_BIT(OPT_IO_THREADS) | OPT_BIT(OPT_RAM) | \
-                    OPT_BIT(OPT_PREFILL_CHUNK))
+                    OPT_BIT(OPT_PREFILL_CHUNK) | OPT_BIT(OPT_MAX_CTX))
 
 static void usage(FILE *f)
 {

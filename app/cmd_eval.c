@@ -17,6 +17,8 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +224,38 @@ typedef struct eval_run {
     load_acc    la;
 } eval_run;
 
+/* Every line of the data is checked before the model opens: a bad item
+ * found after an hour of scoring would lose the hour. Returns 0 or 2. */
+static int check_items(FILE *f, const char *data)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    int lineno = 0, rc = 0, items = 0;
+    while (!rc && getline(&line, &cap, f) > 0) {
+        lineno++;
+        if (line[strspn(line, " \t\r\n")] == 0) continue;
+        json_error_t je;
+        json_t *j = json_loads(line, 0, &je);
+        const char *ref = j ? json_string_value(json_object_get(j, "reference")) : NULL;
+        json_t *task = j ? json_object_get(j, "task") : NULL, *rs = j ? json_object_get(j, "reasoning") : NULL;
+        const char *why = !j ? je.text
+                        : !json_is_string(json_object_get(j, "prompt")) || !ref ? "each line needs string \"prompt\" and \"reference\""
+                        : !*ref ? "\"reference\" is empty: there is nothing to score"
+                        : (task && !json_is_string(task)) ? "\"task\" must be a string"
+                        : (rs && !json_is_null(rs) && !json_is_string(rs)) ? "\"reasoning\" must be a string" : NULL;
+        eval_item_in it = { 0 };
+        if (!why) why = parse_item(j, 1, &it);     /* history, think, accept */
+        free(it.hist);
+        if (why) { fprintf(stderr, "remora eval: %s:%d: %s\n", data, lineno, why); rc = 2; }
+        items++;
+        json_decref(j);
+    }
+    free(line);
+    if (!rc && !items) { fprintf(stderr, "remora eval: %s: no items\n", data); rc = 2; }
+    if (!rc && (ferror(f) || fseek(f, 0, SEEK_SET))) { fprintf(stderr, "remora eval: %s: cannot read: %s\n", data, strerror(errno)); rc = 1; }
+    return rc;
+}
+
 /* One line of the data: its NLL pass, then its greedy answer after its
  * history. Returns 0, or the exit status (2 bad item, 1 runtime failure)
  * after printing why. */
@@ -340,14 +374,18 @@ int cmd_eval(int argc, char **argv)
         }
     }
     if (!so.model || !data || optind != argc) { usage(stderr); return 2; }
+    struct stat dst;
+    if (stat(data, &dst) == 0 && !S_ISREG(dst.st_mode)) { fprintf(stderr, "remora eval: %s: not a regular file\n", data); return 2; }
     FILE *f = fopen(data, "r");
-    if (!f) { fprintf(stderr, "remora eval: %s: cannot open\n", data); return 2; }
+    if (!f) { fprintf(stderr, "remora eval: %s: cannot open: %s\n", data, strerror(errno)); return 2; }
+    int bad = check_items(f, data);
+    if (bad) { fclose(f); return bad; }
     rm_err err = { "" };
     eval_run r = { .data = data, .max_new = so.gen.max_new, .think = so.gen.think, .json = json };
     if (rm_session_open(so.model, NULL, &r.s, &err)) {
         fprintf(stderr, "remora eval: %s\n", err.msg);
         fclose(f);
-        return 2;
+        return rm_err_status(&err, 2);
     }
     int rc = 0, lineno = 0;
     char *line = NULL;

@@ -73,7 +73,7 @@ int cmd_fetch(int argc, char **argv)
     int rc = rm_pool_fetch(dir, &o, &st, o.dry_run ? NULL : progress_cb, &bar, &err);
     double el = rm_now() - t0;
     progress_end(&bar);
-    if (rc) { fprintf(stderr, "remora fetch: %s\n", err.msg); return 1; }
+    if (rc) { fprintf(stderr, "remora fetch: %s\n", err.msg); return rm_err_status(&err, 1); }
     char a[32], b[32], f[32], r[32];
     const int missing = st.experts_total - st.experts_local;
     const double mbytes = (double)(st.bytes_total - st.bytes_local);

@@ -5,6 +5,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +26,16 @@ static void usage(FILE *f)
 /* Returns 0, -1 on bad input (exit 2) or -2 when out of memory (exit 1). */
 static int read_ids(const char *path, int32_t **out, int *n)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) { fprintf(stderr, "remora logits: %s: %s\n", path, strerror(errno)); return -1; }
+    /* non-blocking open: a FIFO is refused, not waited on */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) || !S_ISREG(st.st_mode))) {
+        fprintf(stderr, "remora logits: %s: not a regular file\n", path);
+        close(fd);
+        return -1;
+    }
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) { fprintf(stderr, "remora logits: %s: %s\n", path, strerror(errno)); if (fd >= 0) close(fd); return -1; }
     int cap = 0, cnt = 0;
     int32_t *ids = NULL;
     long long v;
@@ -103,7 +114,7 @@ int cmd_logits(int argc, char **argv)
     if (rm_model_open(model, &(rm_open_opts){ 0 }, &m, &err)) {
         fprintf(stderr, "remora logits: %s\n", err.msg);
         free(ids);
-        return 2;
+        return rm_err_status(&err, 2);
     }
     int rc = 0;
     const int V = rm_model_get_info(m)->vocab_size;
@@ -116,18 +127,20 @@ int cmd_logits(int argc, char **argv)
         rc = 2;
         goto done;
     }
-    FILE *f = fopen(out, "wb");
-    if (!f || fwrite(logits, sizeof *logits, (size_t)n * V, f) != (size_t)n * V || fclose(f)) {
-        fprintf(stderr, "remora logits: cannot write %s: %s\n", out, strerror(errno));
+    /* atomic: a full disk leaves the old file (or none), never a partial one */
+    if (rm_write_atomic(out, logits, (size_t)n * V * sizeof *logits, 0644, &err)) {
+        fprintf(stderr, "remora logits: %s\n", err.msg);
         rc = 1;
         goto done;
     }
     if (routes) {
         json_t *root = json_pack("{s:O}", "layers", rs.layers);
-        if (json_dump_file(root, routes, JSON_COMPACT)) {
-            fprintf(stderr, "remora logits: cannot write %s\n", routes);
+        char *text = root ? json_dumps(root, JSON_COMPACT) : NULL;
+        if (!text || rm_write_atomic(routes, text, strlen(text), 0644, &err)) {
+            fprintf(stderr, "remora logits: %s\n", text ? err.msg : "out of memory");
             rc = 1;
         }
+        free(text);
         json_decref(root);
     }
 done:

@@ -4,13 +4,18 @@
  * answer. While a long prompt is processed, a progress line on stderr (a
  * terminal only) shows tokens, rate and ETA. Ctrl-C stops at the next token
  * (or, in the prompt, within a layer's work) and keeps what was generated; a
- * second Ctrl-C exits at once. One summary line goes to stderr at the end. */
+ * second Ctrl-C exits at once. One summary line goes to stderr at the end.
+ * Everything that can be checked is checked before the first token (the
+ * prompt, the transcript's place); a failed write to stdout (a full disk,
+ * a closed descriptor) stops the reply and exits 1 with a message, except
+ * EPIPE, a reader that went away (`| head`), which stays quiet. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "engine.h"
 #include "commands.h"
@@ -19,6 +24,7 @@
 #include "read_all.h"
 
 static volatile int stop_flag;
+static int out_errno;           /* the first failed write to stdout */
 
 static void on_sigint(int sig)
 {
@@ -30,7 +36,8 @@ static void on_sigint(int sig)
 /* The shared options run accepts (opts.h). */
 #define GEN_OPTS (OPT_BIT(OPT_THINK) | OPT_BIT(OPT_NO_THINK) | OPT_BIT(OPT_EFFORT) | OPT_BIT(OPT_MAX_NEW) | \
                   OPT_BIT(OPT_TEMPERATURE) | OPT_BIT(OPT_TOP_P) | OPT_BIT(OPT_SEED) | OPT_BIT(OPT_SPEC))
-#define OPEN_OPTS (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE) | OPT_BIT(OPT_PREFILL_CHUNK))
+#define OPEN_OPTS (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE) | OPT_BIT(OPT_PREFILL_CHUNK) | \
+                   OPT_BIT(OPT_MAX_CTX))
 
 static void usage(FILE *f)
 {
@@ -76,8 +83,10 @@ static void on_text(void *ud, int channel, const char *text, size_t len)
             fputs(r->dim ? "\033[0m\n" : "\n", stderr);
             r->reasoning_open = 0;
         }
-        fwrite(text, 1, len, stdout);
-        fflush(stdout);
+        if (!out_errno && (fwrite(text, 1, len, stdout) != len || fflush(stdout))) {
+            out_errno = errno ? errno : EIO;
+            stop_flag = 1;      /* the answer cannot be delivered: stop generating it */
+        }
     }
 }
 
@@ -109,8 +118,56 @@ static int prompt_from_stdin(char **out)
         rm_buf_free(&in);
         return r == -1 ? 1 : 2;
     }
+    const char *nul = memchr(in.p ? in.p : "", 0, in.len);
+    if (nul) {
+        fprintf(stderr, "remora run: the prompt on stdin holds a NUL byte at offset %zu; a prompt is text\n",
+                (size_t)(nul - in.p));
+        rm_buf_free(&in);
+        return 2;
+    }
     if (!(*out = rm_buf_take(&in, NULL))) { fprintf(stderr, "remora run: out of memory\n"); return 1; }
     return 0;
+}
+
+/* --transcript FILE is saved after the reply: a place it cannot be saved to
+ * is refused now, before a token is generated (and the turn lost). */
+static int check_transcript_place(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode)) {
+            fprintf(stderr, "remora run: --transcript %s: not a regular file\n", path);
+            return 2;
+        }
+        return 0;
+    }
+    if (errno != ENOENT) {
+        fprintf(stderr, "remora run: --transcript %s: %s\n", path, strerror(errno));
+        return 2;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = 0;
+    else *slash = 0;
+    if (stat(dir, &st) || !S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK)) {
+        fprintf(stderr, "remora run: --transcript %s: its folder %s %s\n", path, dir,
+                stat(dir, &st) ? "does not exist" : !S_ISDIR(st.st_mode) ? "is not a folder" : "is not writable");
+        return 2;
+    }
+    return 0;
+}
+
+/* The answer must have reached stdout: a failed write or close is exit 1
+ * (EPIPE, a reader that went away, is quiet). */
+static int check_stdout(void)
+{
+    if (fflush(stdout) && !out_errno) out_errno = errno ? errno : EIO;
+    if (fclose(stdout) && !out_errno) out_errno = errno ? errno : EIO;
+    if (!out_errno) return 0;
+    if (out_errno != EPIPE) fprintf(stderr, "remora run: cannot write the answer to standard output: %s\n", strerror(out_errno));
+    return 1;
 }
 
 /* A stream-mode model says how much of it is local before it starts. */
@@ -149,8 +206,9 @@ static int generate(rm_session *s, int chat, const char *prompt, const rm_gen_op
     signal(SIGINT, SIG_DFL);
     progress_end(&r->bar);
     if (r->reasoning_open && r->dim) fputs("\033[0m", stderr);
-    fputs("\n", stdout);
-    fflush(stdout);
+    /* the answer's last line ends; a turn refused before its first token wrote nothing */
+    if ((!fail || r->tokens) && !out_errno && (fputs("\n", stdout) == EOF || fflush(stdout)))
+        out_errno = errno ? errno : EIO;
     return fail;
 }
 
@@ -185,12 +243,18 @@ int cmd_run(int argc, char **argv)
     int rc = !strcmp(prompt, "-") ? prompt_from_stdin(&owned) : 0;
     if (rc) return rc;
     if (owned) prompt = owned;
+    if (!chat && !*prompt) {
+        fprintf(stderr, "remora run: the prompt is empty (a completion needs text to continue; --chat allows an empty message)\n");
+        free(owned);
+        return 2;
+    }
+    if (transcript && (rc = check_transcript_place(transcript))) { free(owned); return rc; }
     rm_err err = { "" };
     rm_session *s = NULL;
     if (rm_session_open(so.model, &so.open, &s, &err)) {
         fprintf(stderr, "remora run: %s\n", err.msg);
         free(owned);
-        return 2;
+        return rm_err_status(&err, 2);
     }
     stream_note(s);
     run_ctx r = { 0 };
@@ -202,12 +266,13 @@ int cmd_run(int argc, char **argv)
         rc = 1;
     } else if (generate(s, chat, prompt, &so.gen, &r, &err)) {
         fprintf(stderr, "remora run: %s\n", err.msg);
-        rc = 1;
+        rc = rm_err_status(&err, 1);
     } else {
         summary(&r);
         if (transcript && rm_session_save(s, transcript, &err)) { fprintf(stderr, "remora run: %s\n", err.msg); rc = 1; }
-        if (!rc && stop_flag) rc = 130;
+        if (!rc && stop_flag && !out_errno) rc = 130;
     }
+    if (check_stdout() && (!rc || rc == 130)) rc = 1;
     rm_session_free(s);
     free(owned);
     return rc;

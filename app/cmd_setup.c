@@ -54,7 +54,11 @@ int cmd_setup(int argc, char **argv)
     rm_err err = { "" };
     int rc = rm_setup(dir, &o, progress_cb, &bar, &res, &err);
     progress_end(&bar);
-    if (rc) { fprintf(stderr, "remora setup: %s\n", err.msg); return 1; }
+    if (rc) { fprintf(stderr, "remora setup: %s\n", err.msg); return rm_err_status(&err, 1); }
+    if (res.rebuilt & 1) fprintf(stderr, "remora setup: %s/.remora/source.json was damaged and is rebuilt\n", dir);
+    if (res.rebuilt & 2)
+        fprintf(stderr, "remora setup: %s/.remora/manifest.json was damaged and is rebuilt (every span was checked "
+                "again)\n", dir);
     char a[32], b[32], d[32], e[32];
     if (res.full)
         fprintf(stderr, "remora setup: %s is complete (%s, full mode) from %s; %s downloaded now\n", dir,

@@ -46,6 +46,8 @@ static const struct rule {
     [OPT_TRACE]       = { "trace", "FILE", K_PATH, .what = "write a JSONL trace: per-token figures and router choices" },
     [OPT_PREFILL_CHUNK] = { "prefill-chunk", "N", K_INT, 1, 1048576,
                           .what = "prompt tokens per layer-major pass (default: the planner's,\nfrom the RAM budget)" },
+    [OPT_MAX_CTX]     = { "max-ctx", "N", K_INT, 1, 1e9,
+                          .what = "refuse a context of more than N tokens (default: the\nmodel's max_position_embeddings)" },
 };
 
 /* ---- the number rules -------------------------------------------------- */
@@ -190,6 +192,7 @@ int opts_parse(int id, const char *arg, opts_shared *o, char *msg, size_t msglen
     case OPT_RAM:         o->open.ram_gb = d; break;
     case OPT_TRACE:       o->open.trace_path = arg; break;
     case OPT_PREFILL_CHUNK: o->open.prefill_chunk = (int)i; break;
+    case OPT_MAX_CTX:     o->open.max_ctx = (int)i; break;
     }
     o->given |= OPT_BIT(id);
     return 0;

@@ -34,6 +34,7 @@ enum {
     OPT_RAM,            /* --ram GB */
     OPT_TRACE,          /* --trace FILE */
     OPT_PREFILL_CHUNK,  /* --prefill-chunk N */
+    OPT_MAX_CTX,        /* --max-ctx N */
     OPT_COUNT
 };
 #define OPT_BIT(id) (1u << (id))

@@ -19,11 +19,24 @@
 
 typedef struct rm_err {
     char msg[1024];
+    /* What kind of failure, when the engine knows it: RM_ERR_INPUT (bad
+     * input: a malformed file or answer, a refused URL; exit 2) or
+     * RM_ERR_RUNTIME (out of memory or file handles, a disk or network
+     * failure; exit 1); 0: not classified (the command's own default). */
+    int kind;
 } rm_err;
+enum { RM_ERR_RUNTIME = 1, RM_ERR_INPUT = 2 };
 
 /* Formats msg into err (if err is non-NULL) and returns -1, so callers can
- * write `return rm_errf(err, "...")`. */
+ * write `return rm_errf(err, "...")`. err->kind is left as it is. */
 int rm_errf(rm_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same, marking the failure bad input (RM_ERR_INPUT). */
+int rm_errf_input(rm_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same, marking a runtime failure (RM_ERR_RUNTIME): out of memory or
+ * file handles, a disk that refuses a write. */
+int rm_errf_runtime(rm_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The exit status a failure deserves: err->kind, or dflt when unclassified. */
+int rm_err_status(const rm_err *err, int dflt);
 
 /* ---- helpers shared by the engine, ui/ and app/ ------------------------ */
 
@@ -85,6 +98,8 @@ typedef struct rm_open_opts {
     int io_threads;         /* expert reader threads; 0 = default (8) */
     const char *trace_path; /* sessions: JSONL trace per token, or NULL */
     int prefill_chunk;      /* prompt tokens per layer-major pass; 0 = the planner's choice */
+    int max_ctx;            /* sessions: the most tokens a context may hold; 0 = the model's
+                             * max_position_embeddings (no limit when the config has none) */
 } rm_open_opts;
 
 /* What a caller may want to know about an open model. */
@@ -96,6 +111,7 @@ typedef struct rm_model_info {
     int num_experts;        /* routed experts per MoE layer; 0 if none */
     int experts_per_token;
     int first_moe_layer;
+    int max_position;       /* max_position_embeddings of the config; 0 if it has none */
     int bos_id, eos_id, pad_id;
     uint64_t total_weight_bytes;
     /* the RAM plan */
@@ -381,7 +397,11 @@ void rm_session_clear(rm_session *s);
  * only, may be NULL) is kept as its reasoning_content. */
 int  rm_session_add_message(rm_session *s, const char *role, const char *content, const char *reasoning,
                             rm_err *err);
-/* Appends a user message, generates the assistant reply, appends it. *stop is
+/* A context (the rendered conversation, or a completion's prompt) longer
+ * than the session's limit (rm_open_opts.max_ctx, else the model's
+ * max_position_embeddings) is refused before any of it is computed, as bad
+ * input (err->kind RM_ERR_INPUT) giving the token count and the limit.
+ * Appends a user message, generates the assistant reply, appends it. *stop is
  * polled between tokens and, while the prompt is processed, between layers
  * and experts; when it becomes non-zero the turn ends there, the partial
  * reply is kept and marked interrupted (rm_session_last_interrupted tells
@@ -418,8 +438,9 @@ int  rm_session_load(rm_session *s, const char *path, rm_err *err);
  * RM_STOPPED_PROMPT); the system prompt (when not NULL) is the
  * first line, role "system". Roles are system, user, assistant or tool;
  * msgs[i].name is not written. interrupted may be NULL (none). Text beyond
- * ASCII is written as JSON \u escapes. The file is replaced atomically
- * (rm_write_atomic, mode 0644). */
+ * ASCII is written as JSON \u escapes; bytes that are not valid UTF-8 are
+ * stored as U+FFFD. The file is replaced atomically (rm_write_atomic, mode
+ * 0644). */
 int rm_transcript_save(const char *path, const rm_chat_msg *msgs, const int *interrupted, int n,
                        const char *system, rm_err *err);
 
@@ -431,11 +452,14 @@ typedef struct rm_transcript {
     int n;
 } rm_transcript;
 /* Reads what rm_transcript_save writes (or a hand-written file of the same
- * form): blank lines are skipped; "system" lines before the first other
- * message set the system prompt (the last one wins), later ones are
- * messages; "reasoning_content" may be null. On any bad line the load fails
- * with "PATH:LINE: what is wrong" and *t is left empty. */
+ * form): blank lines are skipped and CRLF line ends accepted; "system"
+ * lines before the first other message set the system prompt (the last one
+ * wins), later ones are messages; "reasoning_content" may be null. On any
+ * bad line the load fails with "PATH:LINE: what is wrong" and *t is left
+ * empty. PATH must be a regular file (a FIFO or a folder is refused). */
 int  rm_transcript_load(const char *path, rm_transcript *t, rm_err *err);
+/* The same from len bytes of text in memory; name stands for PATH. */
+int  rm_transcript_parse(const char *text, size_t len, const char *name, rm_transcript *t, rm_err *err);
 void rm_transcript_free(rm_transcript *t);
 
 /* ---- synthetic checkpoints and benchmarks ------------------------------ */
@@ -486,6 +510,7 @@ typedef struct rm_setup_result {
     uint64_t full_needs;        /* bytes not local yet (what full mode would still fetch) */
     uint64_t disk_free;         /* free bytes in DIR at the decision */
     uint64_t downloaded;        /* bytes this call fetched */
+    int rebuilt;                /* damaged metadata rebuilt: 1 source.json, 2 manifest.json (bits) */
 } rm_setup_result;
 
 /* Sets DIR up from a source URL: config, tokenizer and index files, every
@@ -493,7 +518,10 @@ typedef struct rm_setup_result {
  * holding the headers and the spine, and DIR/.remora/source.json, which puts
  * the model in stream mode (experts not on disk are fetched on first use).
  * Full mode downloads the experts into the shards as well. Resumable: run it
- * again after an interruption. */
+ * again after an interruption. source.json records every file's ETag; a file
+ * that changed upstream since (or during) an earlier run is started over.
+ * A damaged source.json or manifest.json is rebuilt. err->kind tells bad
+ * input (RM_ERR_INPUT) from a download or disk failure. */
 int rm_setup(const char *dir, const rm_setup_opts *o, rm_progress_fn fn, void *ud, rm_setup_result *res,
              rm_err *err);
 

@@ -126,6 +126,15 @@ uint64_t file_free_space(const char *path)
     return (uint64_t)v.f_bavail * v.f_frsize;
 }
 
+uint64_t file_fs_size(const char *path, int *read_only)
+{
+    struct statvfs v;
+    if (read_only) *read_only = 0;
+    if (statvfs(path, &v)) return 0;
+    if (read_only) *read_only = !!(v.f_flag & ST_RDONLY);
+    return (uint64_t)v.f_blocks * v.f_frsize;
+}
+
 /* Writes are cut into pieces of at most 1 GiB: Linux moves at most about
  * 2 GiB per call anyway. */
 int file_write_all(int fd, const void *p, size_t n)
@@ -165,15 +174,46 @@ int file_pread_all(int fd, void *dst, size_t n, uint64_t off)
     return 0;
 }
 
+int file_open_error(const char *path, int e, rm_err *err)
+{
+    if (e == EMFILE || e == ENFILE || e == ENOMEM)
+        return rm_errf_runtime(err, "%s: cannot open: %s (raise the limit with `ulimit -n`)", path, strerror(e));
+    return rm_errf(err, "%s: cannot open: %s", path, strerror(e));
+}
+
+int file_open_regular(const char *path, int flags, rm_err *err)
+{
+    int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return file_open_error(path, errno, err);
+    struct stat st;
+    if (fstat(fd, &st)) {
+        int e = errno;
+        close(fd);
+        return rm_errf(err, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return rm_errf_input(err, "%s: not a regular file (%s)", path,
+                       S_ISDIR(st.st_mode) ? "a folder" : S_ISFIFO(st.st_mode) ? "a FIFO" : "a device or socket");
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK)) {
+        int e = errno;
+        close(fd);
+        return rm_errf(err, "%s: cannot open: %s", path, strerror(e));
+    }
+    return fd;
+}
+
 char *file_read(const char *path, size_t max, size_t *len, rm_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) { rm_errf(err, "%s: cannot open: %s", path, strerror(errno)); return NULL; }
+    int fd = file_open_regular(path, O_RDONLY, err);
+    if (fd < 0) return NULL;
     struct stat st;
     char *b = NULL;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) rm_errf(err, "%s: not a regular file", path);
-    else if ((uint64_t)st.st_size > max) rm_errf(err, "%s: larger than %.0f MB", path, max / 1048576.0);
-    else if (!(b = malloc((size_t)st.st_size + 1))) rm_errf(err, "%s: out of memory", path);
+    if (fstat(fd, &st)) rm_errf(err, "%s: cannot stat: %s", path, strerror(errno));
+    else if ((uint64_t)st.st_size > max) rm_errf_input(err, "%s: larger than %zu bytes, the cap of this file", path, max);
+    else if (!(b = malloc((size_t)st.st_size + 1))) rm_errf_runtime(err, "%s: out of memory (%llu bytes)", path, (unsigned long long)st.st_size);
     else {
         int r = file_pread_all(fd, b, (size_t)st.st_size, 0);
         if (r) {

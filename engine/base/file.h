@@ -10,6 +10,14 @@
 
 /* mkdir -p. */
 int file_mkdirs(const char *path, rm_err *err);
+/* Opens path (open(2) flags) only when it is a regular file: the open is
+ * non-blocking, so a FIFO or a device in place of a model file is refused
+ * ("not a regular file") instead of blocking for ever, and the descriptor
+ * is made blocking again before it is returned. -1 with err naming path. */
+int file_open_regular(const char *path, int flags, rm_err *err);
+/* The message for a failed open of path: the reason, and what to do when
+ * the process is out of file handles (EMFILE, ENFILE). */
+int file_open_error(const char *path, int e, rm_err *err);
 /* A whole regular file of at most max bytes (malloc'd, NUL-terminated, its
  * length in *len), or NULL with err naming the path and the reason. */
 char *file_read(const char *path, size_t max, size_t *len, rm_err *err);
@@ -22,6 +30,9 @@ int file_pwrite_all(int fd, const void *p, size_t n, uint64_t off);
 int file_pread_all(int fd, void *dst, size_t n, uint64_t off);
 /* Bytes an unprivileged writer may still use on path's file system; 0 if unknown. */
 uint64_t file_free_space(const char *path);
+/* The file system's size in bytes (0 if unknown) and whether it is mounted
+ * read-only. */
+uint64_t file_fs_size(const char *path, int *read_only);
 /* A temporary name next to path, unique to this process and thread; the
  * leftovers of dead processes are found by file_tmp_stale(). */
 void file_tmp_name(char *buf, size_t cap, const char *path);

@@ -8,6 +8,7 @@
 
 typedef struct tasks_ctx {
     int (*fn)(void *, int, int, rm_err *);
+    void (*on_fail)(void *, const char *);
     void *ud;
     int n, next, failed;
     pthread_mutex_t mu;
@@ -28,8 +29,11 @@ static void *tasks_worker(void *arg)
         rm_err e = { "" };
         if (p->fn(p->ud, i, a->worker, &e)) {
             pthread_mutex_lock(&p->mu);
-            if (!p->failed) { p->failed = 1; p->err = e; }
+            int first = !p->failed;
+            if (first) { p->failed = 1; p->err = e; }
             pthread_mutex_unlock(&p->mu);
+            /* items failing because of this cancel keep the first message */
+            if (first && p->on_fail) p->on_fail(p->ud, e.msg);
             break;
         }
     }
@@ -38,9 +42,15 @@ static void *tasks_worker(void *arg)
 
 int tasks_for(int n, int threads, int (*fn)(void *ud, int i, int worker, rm_err *err), void *ud, rm_err *err)
 {
+    return tasks_for_cancel(n, threads, fn, ud, NULL, err);
+}
+
+int tasks_for_cancel(int n, int threads, int (*fn)(void *ud, int i, int worker, rm_err *err), void *ud,
+                     void (*on_fail)(void *ud, const char *why), rm_err *err)
+{
     if (threads < 1) threads = 1;
     if (threads > n) threads = n > 0 ? n : 1;
-    tasks_ctx p = { fn, ud, n, 0, 0, PTHREAD_MUTEX_INITIALIZER, { "" } };
+    tasks_ctx p = { fn, on_fail, ud, n, 0, 0, PTHREAD_MUTEX_INITIALIZER, { "" } };
     pthread_t *th = calloc((size_t)threads, sizeof *th);
     tasks_arg *args = calloc((size_t)threads, sizeof *args);
     if (!th || !args) { free(th); free(args); return rm_errf(err, "out of memory"); }

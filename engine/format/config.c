@@ -7,6 +7,7 @@
  * implement (softmax routing, RoPE, another quantisation) is refused with the
  * file and key named. Nothing is guessed.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,8 @@
 #include <jansson.h>
 #include "format/config.h"
 #include "base/file.h"
+#include "base/jfile.h"
+#include "base/caps.h"
 
 typedef struct {
     const char *file;
@@ -30,7 +33,7 @@ static int bad(cfg_ctx *x, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(m, sizeof m, fmt, ap);
         va_end(ap);
-        rm_errf(x->err, "%s: %s", x->file, m);
+        rm_errf_input(x->err, "%s: %s", x->file, m);
     }
     x->failed = 1;
     return 0;
@@ -47,7 +50,9 @@ static int get_int(cfg_ctx *x, json_t *o, const char *key, int def, int lo, int 
     }
     double d;
     if (json_is_integer(v)) d = (double)json_integer_value(v);
-    else if (json_is_real(v) && json_real_value(v) == (double)(long long)json_real_value(v)) d = json_real_value(v);
+    /* an integral float, tested before any cast: 1e300 must not reach (long long) */
+    else if (json_is_real(v) && fabs(json_real_value(v)) < 1e15 && json_real_value(v) == floor(json_real_value(v)))
+        d = json_real_value(v);
     else return bad(x, "\"%s\" must be an integer", key);
     if (d < lo || d > hi) {
         char r[64];
@@ -131,10 +136,10 @@ static json_t *text_config(const char *name, json_t *root, rm_config *c, rm_err 
     const char *mt = get_str(root, "model_type");
     if (mt && !strcmp(mt, "kimi_k3")) {
         json_t *tc = json_object_get(root, "text_config");
-        if (!json_is_object(tc)) { rm_errf(err, "%s: kimi_k3 config without a \"text_config\" object", name); return NULL; }
+        if (!json_is_object(tc)) { rm_errf_input(err, "%s: kimi_k3 config without a \"text_config\" object", name); return NULL; }
         const char *tmt = get_str(tc, "model_type");
         if (!tmt || strcmp(tmt, "kimi_linear")) {
-            rm_errf(err, "%s: text_config.model_type is \"%s\", expected \"kimi_linear\"", name, tmt ? tmt : "(missing)");
+            rm_errf_input(err, "%s: text_config.model_type is \"%s\", expected \"kimi_linear\"", name, tmt ? tmt : "(missing)");
             return NULL;
         }
         snprintf(c->family, sizeof c->family, "kimi_k3");
@@ -144,7 +149,7 @@ static json_t *text_config(const char *name, json_t *root, rm_config *c, rm_err 
         snprintf(c->family, sizeof c->family, "kimi_linear");
         return root;
     }
-    rm_errf(err, "%s: unsupported model_type \"%s\" (expected kimi_k3 or kimi_linear)", name, mt ? mt : "(missing)");
+    rm_errf_input(err, "%s: unsupported model_type \"%s\" (expected kimi_k3 or kimi_linear)", name, mt ? mt : "(missing)");
     return NULL;
 }
 
@@ -155,6 +160,8 @@ static void read_basics(cfg_ctx *x, json_t *root, json_t *tc, rm_config *c)
     c->vocab_size = get_int(x, tc, "vocab_size", REQUIRED, 1, 1 << 24);
     c->hidden_size = get_int(x, tc, "hidden_size", REQUIRED, 1, 1 << 16);
     c->num_layers = get_int(x, tc, "num_hidden_layers", REQUIRED, 1, CFG_MAX_LAYERS);
+    c->max_pos = get_int(x, tc, "max_position_embeddings", get_int(x, root, "max_position_embeddings", 0, 0, 1 << 30),
+                         0, 1 << 30);
     c->bos_id = get_int(x, tc, "bos_token_id", get_int(x, root, "bos_token_id", -1, -1, 1 << 24), -1, 1 << 24);
     c->eos_id = get_int(x, tc, "eos_token_id", get_int(x, root, "eos_token_id", -1, -1, 1 << 24), -1, 1 << 24);
     c->pad_id = get_int(x, tc, "pad_token_id", get_int(x, root, "pad_token_id", -1, -1, 1 << 24), -1, 1 << 24);
@@ -236,6 +243,7 @@ static void read_ffn(cfg_ctx *x, json_t *root, json_t *tc, rm_config *c)
         if (ra && strcmp(ra, "sigmoid")) bad(x, "\"%s\" \"%s\" is not supported (sigmoid only)", "moe_router_activation_func", ra);
         const char *tm = get_str(tc, "topk_method");
         if (tm && strcmp(tm, "noaux_tc")) bad(x, "\"%s\" \"%s\" is not supported (noaux_tc only)", "topk_method", tm);
+        c->noaux_tc = tm != NULL;
         c->n_group = 1;
         c->topk_group = 1;
         if (get_bool(x, tc, "use_grouped_topk", 0)) {
@@ -256,10 +264,9 @@ int config_parse(const char *json, size_t len, const char *name, rm_config *c, r
 {
     memset(c, 0, sizeof *c);
     cfg_ctx x = { name, err, 0 };
-    json_error_t je;
-    json_t *root = json_loadb(json, len, 0, &je);
-    if (!root) return rm_errf(err, "%s: not valid JSON: %s (line %d)", name, je.text, je.line);
-    if (!json_is_object(root)) { json_decref(root); return rm_errf(err, "%s: not a JSON object", name); }
+    json_t *root = jfile_parse(json, len, name, err);
+    if (!root) return -1;
+    if (!json_is_object(root)) { json_decref(root); return rm_errf_input(err, "%s: not a JSON object", name); }
     json_t *tc = text_config(name, root, c, err);
     if (!tc) { json_decref(root); return -1; }
     read_basics(&x, root, tc, c);
@@ -275,7 +282,7 @@ int config_load(const char *dir, rm_config *c, rm_err *err)
     char path[4096];
     snprintf(path, sizeof path, "%s/config.json", dir);
     size_t len = 0;
-    char *buf = file_read(path, 16u << 20, &len, err);
+    char *buf = file_read(path, CAP_CONFIG, &len, err);
     if (!buf) return -1;
     int rc = config_parse(buf, len, path, c, err);
     free(buf);

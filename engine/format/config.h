@@ -13,6 +13,7 @@ typedef enum { ACT_SILU, ACT_SITU } cfg_act;
 typedef struct rm_config {
     char family[32];            /* "kimi_k3" or "kimi_linear" */
     int  vocab_size, hidden_size, num_layers;
+    int  max_pos;               /* max_position_embeddings; 0 = not given */
     int  bos_id, eos_id, pad_id;
     double rms_eps;
     cfg_act act;
@@ -37,6 +38,7 @@ typedef struct rm_config {
     int  renormalize;
     double routed_scaling;
     int  n_group, topk_group;
+    int  noaux_tc;              /* topk_method "noaux_tc": the router needs its score correction bias */
     /* Attention Residuals; 0 = plain residual stream */
     int  attn_res_block;
     /* MXFP4 routed experts (compressed-tensors) */

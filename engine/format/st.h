@@ -7,6 +7,7 @@
 #define REMORA_ST_H
 #include <stdint.h>
 #include <stddef.h>
+#include <jansson.h>
 #include "engine.h"
 
 typedef enum {
@@ -41,6 +42,8 @@ typedef struct st_set {
     int        ntensors, tensors_cap;
     int       *hash;        /* open addressing: tensor index + 1, 0 = empty */
     int        hash_cap;
+    unsigned char *used;    /* when not NULL: [ntensors], st_find marks what it finds
+                             * (the loader's check that every tensor is used) */
 } st_set;
 
 /* Opens DIR/model.safetensors.index.json and its shards, or a single
@@ -58,6 +61,16 @@ int  st_parse_header(const char *name, const void *hdr, uint64_t hlen, uint64_t 
                      rm_err *err);
 /* The header length from a shard's first 8 bytes (little-endian). */
 uint64_t st_header_len(const uint8_t lenb[8]);
+/* model.safetensors.index.json read: the document, its weight map and the
+ * distinct shard names in order of first appearance (at most CAP_SHARDS,
+ * each a plain file name). st_open and `remora setup` read it this way. */
+typedef struct st_index {
+    json_t *root, *wm;
+    char **shards;
+    int nshards;
+} st_index;
+int  st_index_parse(const char *text, size_t len, const char *name, st_index *ix, rm_err *err);
+void st_index_free(st_index *ix);
 /* Whether a shard name from the index is a plain file name inside the model
  * directory (no '/', no "..", not empty). */
 int  st_safe_shard_name(const char *n);

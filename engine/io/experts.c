@@ -307,13 +307,16 @@ static void bind(expert_cache *c, int key, const expert_slot *s, mlp_weights *w)
     }
 }
 
-/* The message of a failed read of batch entry i. */
+/* The message of a failed read of batch entry i; the pass is given up, so
+ * nothing queued or downloading behind it is waited for. */
 static int read_error(const expert_cache *c, int i, rm_err *err)
 {
     const int key = c->b_layer * c->E + c->b_ids[i];
     const expert_loc *loc = &c->loc[key];
     char why[768] = "";
     if (c->remote.why) c->remote.why(c->remote.ctx, key, why, sizeof why);
+    io_cancel_queued(c->io);
+    if (c->remote.cancel) c->remote.cancel(c->remote.ctx, why[0] ? why : "another read failed");
     if (why[0]) return rm_errf(err, "expert %d of layer %d: %s", c->b_ids[i], c->b_layer, why);
     return rm_errf(err, "%s: reading expert %d of layer %d (%llu bytes at %llu) failed",
                    c->st->st->shards[loc->shard].path, c->b_ids[i], c->b_layer,

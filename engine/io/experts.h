@@ -56,6 +56,9 @@ typedef struct expert_remote {
      * or "" when it does not know */
     void (*why)(void *ctx, int key, char *buf, size_t cap);
     void *ctx;
+    /* ends every download under way or queued at once (a read failed and
+     * the pass is given up); may be NULL */
+    void (*cancel)(void *ctx, const char *why);
 } expert_remote;
 
 #define EXP_MAX_BATCH 4096

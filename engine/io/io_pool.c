@@ -137,6 +137,23 @@ void io_submit(io_pool *p, io_req *r)
     pthread_mutex_unlock(&p->mu);
 }
 
+void io_cancel_queued(io_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    while (p->q_head) {
+        io_req *r = p->q_head;
+        p->q_head = r->next;
+        r->err = ECANCELED;
+        r->got = 0;
+        atomic_fetch_sub(&p->outstanding, 1);
+        r->next = p->done_head;
+        p->done_head = r;
+    }
+    p->q_tail = NULL;
+    pthread_cond_broadcast(&p->done);
+    pthread_mutex_unlock(&p->mu);
+}
+
 io_req *io_wait_any(io_pool *p)
 {
     pthread_mutex_lock(&p->mu);

@@ -48,6 +48,10 @@ uint64_t io_peek_bytes(io_pool *p);
  * io_wait_any). */
 void     io_wait(io_pool *p, io_req *r);
 int      io_threads(io_pool *p);
+/* Completes every submitted read not yet started at once, with err
+ * ECANCELED and nothing read (reads already running go on to their end):
+ * after a failure nothing queued behind it is read for nothing. */
+void     io_cancel_queued(io_pool *p);
 /* Makes p's readers hold back while `other` has reads submitted and not
  * done: expert reads are waited for now, spine read-ahead only later. */
 void     io_pool_yield_to(io_pool *p, io_pool *other);

@@ -25,6 +25,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include "io/store.h"
+#include "base/file.h"
 #include "kernels/kernels.h"
 
 #define MERGE_GAP (64u << 10)
@@ -60,17 +61,18 @@ int store_init(store *s, st_set *st, int io_threads, rm_err *err)
     if (!s->fds) return rm_errf(err, "out of memory");
     s->direct = 1;
     for (int i = 0; i < st->nshards; i++) {
-        s->fds[i] = open(st->shards[i].path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-        if (s->fds[i] < 0) {       /* tmpfs and some others refuse O_DIRECT */
+        /* O_NONBLOCK: never wait on a FIFO put there since st.c checked the shard */
+        s->fds[i] = open(st->shards[i].path, O_RDONLY | O_DIRECT | O_NONBLOCK | O_CLOEXEC);
+        if (s->fds[i] < 0 && errno == EINVAL) {    /* tmpfs and some others refuse O_DIRECT */
             s->direct = 0;
-            s->fds[i] = open(st->shards[i].path, O_RDONLY | O_CLOEXEC);
+            s->fds[i] = open(st->shards[i].path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
         }
         if (s->fds[i] < 0) {
             int e = errno;
             for (int j = 0; j < i; j++) close(s->fds[j]);
             free(s->fds);
             s->fds = NULL;
-            return rm_errf(err, "%s: cannot open: %s", st->shards[i].path, strerror(e));
+            return file_open_error(st->shards[i].path, e, err);
         }
     }
     if (!(s->io = io_pool_new(io_threads > 0 ? io_threads : 8)))

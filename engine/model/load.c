@@ -102,8 +102,11 @@ static int load_moe(loader *ld, const rm_config *c, moe_weights *w, int l)
     const int Z = c->latent ? c->latent : D;
     const char *f = "layers.%d.block_sparse_moe.";
     MAT(w->router, E, D, f, l, "gate.weight");
-    if (st_find(ld->st, nm(ld, f, l, "gate.e_score_correction_bias")))
+    if (st_find(ld->st, nm(ld, f, l, "gate.e_score_correction_bias"))) {
         VEC(w->bias, E, 0, f, l, "gate.e_score_correction_bias");
+    } else if (c->noaux_tc)
+        return rm_errf_input(ld->err, "%s: tensor '%s' is missing; config.json's topk_method \"noaux_tc\" routes with it",
+                             ld->st->dir, ld->name);
     if (c->latent) {
         MAT(w->lat_down, Z, D, f, l, "routed_expert_down_proj.weight");
         MAT(w->lat_up, D, Z, f, l, "routed_expert_up_proj.weight");
@@ -145,6 +148,23 @@ static int load_res(loader *ld, int D, float **out, const char *normfmt, const c
     return 0;
 }
 
+/* Every tensor of the text model must have been bound: one the config does
+ * not use means the config and the checkpoint disagree (a config without
+ * num_shared_experts or attn_res_block_size beside a checkpoint that has
+ * those weights would silently compute another model). Tensors outside the
+ * text model (a vision tower) are not the forward pass's business. */
+static int check_all_used(const rm_model *m, const char *prefix, const char *lm, rm_err *err)
+{
+    const st_set *st = m->st;
+    for (int i = 0; i < st->ntensors; i++) {
+        const char *n = st->tensors[i].name;
+        if (st->used[i] || (strncmp(n, prefix, strlen(prefix)) && strcmp(n, lm))) continue;
+        return rm_errf_input(err, "%s: tensor '%s' is in the checkpoint but config.json does not use it (a key such as "
+                             "num_shared_experts or attn_res_block_size missing?)", st->shards[st->tensors[i].shard].path, n);
+    }
+    return 0;
+}
+
 static int load_weights(rm_model *m, rm_err *err)
 {
     const rm_config *c = &m->cfg;
@@ -179,7 +199,7 @@ static int load_weights(rm_model *m, rm_err *err)
                          : load_mlp(ld, &w->mlp, D, c->intermediate_size, "layers.%d.mlp.", l))
             return -1;
     }
-    return 0;
+    return check_all_used(m, L.prefix, lm, err);
 }
 
 /* Registers every matrix a token always uses with a spine unit: each layer
@@ -297,12 +317,13 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
 {
     *out = NULL;
     rm_model *m = calloc(1, sizeof *m);
-    if (!m) return rm_errf(err, "out of memory");
+    if (!m) return rm_errf_runtime(err, "out of memory");
     const rm_open_opts none = { 0 };
     if (!opts) opts = &none;
     uint64_t cache_bytes = 0;
     pool_init(opts->threads);   /* idempotent: one compute pool per process */
     if (config_load(dir, &m->cfg, err) || st_open(dir, &m->st, err) ||
+        (!(m->st->used = calloc((size_t)m->st->ntensors + 1, 1)) && rm_errf_runtime(err, "out of memory")) ||
         store_init(&m->store, m->st, opts->io_threads, err) || load_weights(m, err) || register_spine(m, err) ||
         init_experts(m, opts->io_threads, err) ||
         remote_open(dir, m->st, &m->cfg, opts->io_threads, &m->remote, err)) {
@@ -342,6 +363,7 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     in->num_experts = c->num_experts;
     in->experts_per_token = c->topk;
     in->first_moe_layer = -1;
+    in->max_position = c->max_pos;
     for (int l = 0; l < c->num_layers; l++) {
         if (!c->is_moe[l]) continue;
         if (in->first_moe_layer < 0) in->first_moe_layer = l;

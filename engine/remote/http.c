@@ -16,6 +16,15 @@
  * 429, 5xx, stalls and network errors are retried after 0.25 s, 0.5 s, 1 s,
  * ... (at most 8 s; a Retry-After of up to 30 s is honoured).
  *
+ * Revisions. A range asked for with the ETag the file had at setup is sent
+ * with If-Range and (for a strong ETag) If-Match, and the answer's own ETag
+ * must be that one: a 412, a 200 in place of 206, or another ETag means the
+ * file changed upstream (a repository that moved on), and fails at once
+ * without a byte kept, so bytes of two revisions are never mixed.
+ *
+ * Cancelling. http_cancel fails every queued, delayed and running transfer
+ * at once (a fetch that already failed stops downloading the rest).
+ *
  * Credentials. A bearer token goes only to the host of the base URL, and
  * only when it is https: curl does not pass authentication on to another
  * host when it follows a redirect, and an https base may only redirect to
@@ -54,8 +63,13 @@ typedef struct http_job {
     uint64_t att_start;         /* first byte asked for in this attempt */
     int checked, discard;       /* status seen; body of an error answer */
     char crange[128];
+    const char *want_etag;      /* ETag the file must have, or NULL */
+    char etag[128];             /* ETag of the current answer ("" if none) */
+    int changed;                /* refused: the file changed upstream */
+    int too_large;              /* whole files: past max */
     double retry_after;
     int tries;
+    double t0;                  /* when the request was queued (its deadline counts from here) */
     double at;                  /* backoff: start no earlier than this */
     /* outcome */
     int done, rc, missing;
@@ -68,16 +82,30 @@ struct http_client {
     pthread_cond_t cv;          /* a job finished */
     pthread_t th;
     int started, quit;
+    int cancel;                 /* http_cancel asked: fail every job now */
     CURLM *multi;
     char *base, *token;
     int https, maxconn, tries;
     double stall;
+    double deadline;            /* seconds per request in all, tries included */
+    char cancel_why[512];
     http_job *queue, *queue_tail;  /* ready to start */
+    struct body_ctx *running;      /* transfers under way */
+    double min_rate;            /* bytes/s below which, for `stall` seconds, a transfer is abandoned */
     http_job *delayed;             /* waiting out a backoff */
     busy_timer busy;            /* transfers running (busy.n) and the busy time */
     http_counters ctr;         /* under mu, except bytes */
     uint64_t bytes;             /* atomic: added to by the body callback */
 };
+
+/* ETags compared as If-Range's weak comparison does: the opaque part, with
+ * or without the W/ mark. */
+int http_etag_same(const char *a, const char *b)
+{
+    if (!strncmp(a, "W/", 2)) a += 2;
+    if (!strncmp(b, "W/", 2)) b += 2;
+    return !strcmp(a, b);
+}
 
 int http_parse_content_range(const char *v, uint64_t *a, uint64_t *b, uint64_t *total)
 {
@@ -123,7 +151,15 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     size_t k = sz * n;
     if (k >= 5 && !strncmp(p, "HTTP/", 5)) {          /* a new answer (redirects give several) */
         j->crange[0] = 0;
+        j->etag[0] = 0;
         j->retry_after = 0;
+    } else if (k > 5 && !strncasecmp(p, "etag:", 5)) {
+        size_t a = 5;
+        while (a < k && (p[a] == ' ' || p[a] == '\t')) a++;
+        size_t m = k - a < sizeof j->etag - 1 ? k - a : sizeof j->etag - 1;
+        memcpy(j->etag, p + a, m);
+        j->etag[m] = 0;
+        while (m && (j->etag[m - 1] == '\r' || j->etag[m - 1] == '\n' || j->etag[m - 1] == ' ')) j->etag[--m] = 0;
     } else if (k > 14 && !strncasecmp(p, "content-range:", 14)) {
         size_t m = k - 14 < sizeof j->crange - 1 ? k - 14 : sizeof j->crange - 1;
         memcpy(j->crange, p + 14, m);
@@ -151,6 +187,15 @@ static int check_answer(CURL *h, http_job *j)
         j->discard = code != 200;
         return 0;
     }
+    /* a 200 that carries the ETag asked for is a server ignoring Range, not a new revision */
+    const int other = j->etag[0] && !http_etag_same(j->etag, j->want_etag ? j->want_etag : "");
+    if (j->want_etag && (code == 412 || (code == 200 && (other || !j->etag[0])) || (code == 206 && other))) {
+        j->changed = 1;
+        job_fail(j, "%s: the file changed upstream (ETag %s at setup; now %s%s)", j->url, j->want_etag,
+                 code == 412 ? "412 Precondition Failed" : code == 200 ? "200 with the whole file" : "ETag ",
+                 code == 206 ? j->etag : "");
+        return -1;
+    }
     if (code == 200) {
         job_fail(j, "%s: the server answered 200 (the whole file) instead of 206 to a request for bytes %llu-%llu; "
                  "it must support HTTP range requests", j->url, (unsigned long long)j->att_start,
@@ -176,7 +221,13 @@ static int check_answer(CURL *h, http_job *j)
     return 0;
 }
 
-typedef struct body_ctx { http_client *c; http_job *j; CURL *h; } body_ctx;
+typedef struct body_ctx {
+    http_client *c;
+    http_job *j;
+    CURL *h;
+    struct curl_slist *headers;     /* If-Range / If-Match */
+    struct body_ctx *next;          /* the client's running transfers */
+} body_ctx;
 
 static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 {
@@ -197,7 +248,8 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
         }
     } else {
         if (j->got + k > j->max) {
-            job_fail(j, "%s: the file is larger than %zu bytes", j->url, j->max);
+            job_fail(j, "%s: the file is larger than %zu bytes, the cap of this file", j->url, j->max);
+            j->too_large = 1;
             return 0;
         }
         if (rm_buf_add(&j->body, p, k)) { job_fail(j, "%s: out of memory", j->url); return 0; }
@@ -234,8 +286,10 @@ static CURL *start(http_client *c, http_job *j)
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, c->https ? "https" : "http,https");
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 15L);
-    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+    curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, (long)c->min_rate);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)(c->stall + 0.5));
+    double left = j->t0 + c->deadline - rm_now();
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(left > 0.001 ? left * 1000 : 1));
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "remora");
     if (j->ranged) {
@@ -243,12 +297,33 @@ static CURL *start(http_client *c, http_job *j)
         snprintf(range, sizeof range, "%llu-%llu", (unsigned long long)j->att_start,
                  (unsigned long long)(j->off + j->len - 1));
         curl_easy_setopt(h, CURLOPT_RANGE, range);
+        if (j->want_etag && j->want_etag[0]) {
+            char a[192], b[192];
+            snprintf(a, sizeof a, "If-Range: %s", j->want_etag);
+            snprintf(b, sizeof b, "If-Match: %s", j->want_etag);
+            struct curl_slist *l = curl_slist_append(NULL, a);
+            /* If-Match compares strongly: a weak ETag never matches, so it goes only with a strong one */
+            if (l && strncmp(j->want_etag, "W/", 2)) {
+                struct curl_slist *l2 = curl_slist_append(l, b);
+                if (l2) l = l2;
+            }
+            if (!l) { curl_easy_cleanup(h); free(bc); return NULL; }
+            bc->headers = l;
+            curl_easy_setopt(h, CURLOPT_HTTPHEADER, l);
+        }
     }
     if (c->token) {
         curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BEARER);
         curl_easy_setopt(h, CURLOPT_XOAUTH2_BEARER, c->token);
     }
-    if (curl_multi_add_handle(c->multi, h) != CURLM_OK) { curl_easy_cleanup(h); free(bc); return NULL; }
+    if (curl_multi_add_handle(c->multi, h) != CURLM_OK) {
+        curl_easy_cleanup(h);
+        curl_slist_free_all(bc->headers);
+        free(bc);
+        return NULL;
+    }
+    bc->next = c->running;
+    c->running = bc;
     return h;
 }
 
@@ -272,8 +347,8 @@ static int judge(http_client *c, http_job *j, CURL *h, CURLcode res)
     long code = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
     if (j->msg[0]) return -1;                       /* refused by a callback */
+    if (res == CURLE_OK && !j->checked && j->ranged && (code == 412 || code == 200) && check_answer(h, j)) return -1;
     if (res == CURLE_OK && !j->checked && code == 206 && j->ranged && check_answer(h, j)) return -1;
-    if (res == CURLE_OK && !j->checked && j->ranged && code == 200 && check_answer(h, j)) return -1;
     if (res == CURLE_OK) {
         if (j->ranged ? code == 206 : code == 200) {
             if (!j->ranged || j->got == j->len) return 0;
@@ -289,8 +364,15 @@ static int judge(http_client *c, http_job *j, CURL *h, CURLcode res)
         job_fail(j, "%s: HTTP %ld", j->url, code);
         return retryable_code(code) ? 1 : -1;
     }
+    if (res == CURLE_OPERATION_TIMEDOUT && rm_now() - j->t0 >= c->deadline - 0.01) {
+        job_fail(j, "%s: not done within the %.0f s a request may take (%llu of %llu bytes received; "
+                 "$REMORA_HTTP_DEADLINE sets it)", j->url, c->deadline, (unsigned long long)j->got,
+                 (unsigned long long)j->len);
+        return -1;
+    }
     if (res == CURLE_OPERATION_TIMEDOUT)
-        job_fail(j, "%s: stalled (less than 1 KB/s for %.0f s, %llu of %llu bytes received)", j->url, c->stall,
+        job_fail(j, "%s: too slow (less than %.0f bytes/s for %.0f s, %llu of %llu bytes received; "
+                 "$REMORA_HTTP_MIN_RATE and $REMORA_HTTP_STALL set the limit)", j->url, c->min_rate, c->stall,
                  (unsigned long long)j->got, (unsigned long long)j->len);
     else
         job_fail(j, "%s: %s", j->url, curl_easy_strerror(res));
@@ -303,11 +385,13 @@ static void finish(http_client *c, http_job *j, int verdict)
         double wait = BACKOFF_BASE_S * (double)(1u << (j->tries - 1 < 5 ? j->tries - 1 : 5));
         if (wait > BACKOFF_MAX_S) wait = BACKOFF_MAX_S;
         if (j->retry_after > wait) wait = j->retry_after;
-        j->at = rm_now() + wait;
-        j->next = c->delayed;
-        c->delayed = j;
-        c->ctr.retries++;
-        return;
+        if (rm_now() + wait < j->t0 + c->deadline) {
+            j->at = rm_now() + wait;
+            j->next = c->delayed;
+            c->delayed = j;
+            c->ctr.retries++;
+            return;
+        }
     }
     if (verdict == 1) {
         char last[sizeof j->msg];
@@ -319,11 +403,45 @@ static void finish(http_client *c, http_job *j, int verdict)
     pthread_cond_broadcast(&c->cv);
 }
 
+/* Ends a transfer's handle and takes it off the running list (under mu). */
+static void drop_running(http_client *c, body_ctx *bc)
+{
+    for (body_ctx **pp = &c->running; *pp; pp = &(*pp)->next)
+        if (*pp == bc) { *pp = bc->next; break; }
+    curl_multi_remove_handle(c->multi, bc->h);
+    curl_easy_cleanup(bc->h);
+    curl_slist_free_all(bc->headers);
+    free(bc);
+}
+
+/* http_cancel's work, on the client thread (under mu): every queued,
+ * delayed and running job fails now with the reason given. */
+static void cancel_all(http_client *c)
+{
+    c->cancel = 0;
+    http_job *lists[2] = { c->queue, c->delayed };
+    c->queue = c->queue_tail = c->delayed = NULL;
+    for (int k = 0; k < 2; k++)
+        for (http_job *j = lists[k], *nx; j; j = nx) {
+            nx = j->next;
+            job_fail(j, "%s: cancelled: %s", j->url, c->cancel_why);
+            finish(c, j, -1);
+        }
+    while (c->running) {
+        body_ctx *bc = c->running;
+        job_fail(bc->j, "%s: cancelled: %s", bc->j->url, c->cancel_why);
+        busy_stop(&c->busy);
+        finish(c, bc->j, -1);
+        drop_running(c, bc);
+    }
+}
+
 static void *client_main(void *arg)
 {
     http_client *c = arg;
     pthread_mutex_lock(&c->mu);
     while (!c->quit) {
+        if (c->cancel) cancel_all(c);
         double now = rm_now(), next = now + 1.0;
         for (http_job **pp = &c->delayed; *pp;) {      /* backoffs that are over */
             http_job *j = *pp;
@@ -365,10 +483,8 @@ static void *client_main(void *arg)
             int verdict = judge(c, bc->j, h, res);
             busy_stop(&c->busy);
             finish(c, bc->j, verdict);
+            drop_running(c, bc);
             pthread_mutex_unlock(&c->mu);
-            curl_multi_remove_handle(c->multi, h);
-            curl_easy_cleanup(h);
-            free(bc);
         }
         int ms = (int)((next - rm_now()) * 1000);
         curl_multi_poll(c->multi, NULL, 0, ms < 1 ? 1 : ms > 1000 ? 1000 : ms, NULL);
@@ -407,6 +523,8 @@ int http_new(const http_opts *o, http_client **out, rm_err *err)
     c->maxconn = o->connections > 0 ? o->connections : 8;
     c->stall = o->stall_s > 0 ? o->stall_s : env_num("REMORA_HTTP_STALL", 30);
     c->tries = o->tries > 0 ? o->tries : (int)env_num("REMORA_HTTP_TRIES", 6);
+    c->min_rate = o->min_rate > 0 ? o->min_rate : env_num("REMORA_HTTP_MIN_RATE", 32768);
+    c->deadline = o->deadline_s > 0 ? o->deadline_s : env_num("REMORA_HTTP_DEADLINE", 900);
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
     if (!c->base || !(c->multi = curl_multi_init())) { http_free(c); return rm_errf(err, "cannot start libcurl"); }
@@ -430,6 +548,7 @@ void http_free(http_client *c)
         curl_multi_wakeup(c->multi);
         pthread_join(c->th, NULL);
     }
+    while (c->running) drop_running(c, c->running);
     if (c->multi) curl_multi_cleanup(c->multi);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
@@ -444,6 +563,7 @@ static int run_job(http_client *c, http_job *j, const char *name, rm_err *err)
     size_t ul = strlen(c->base) + strlen(name) + 2;
     if (!(j->url = malloc(ul))) return rm_errf(err, "out of memory");
     snprintf(j->url, ul, "%s/%s", c->base, name);
+    j->t0 = rm_now();
     pthread_mutex_lock(&c->mu);
     if (c->queue_tail) c->queue_tail->next = j; else c->queue = j;
     c->queue_tail = j;
@@ -453,37 +573,63 @@ static int run_job(http_client *c, http_job *j, const char *name, rm_err *err)
     while (!j->done) pthread_cond_wait(&c->cv, &c->mu);
     pthread_mutex_unlock(&c->mu);
     int rc = j->rc;
-    if (rc) rm_errf(err, "%s", j->msg);
+    if (rc) rm_errf_runtime(err, "%s", j->msg);
     free(j->url);
     return rc;
 }
 
-int http_range(http_client *c, const char *name, uint64_t off, uint64_t len, void *dst, uint64_t *total,
-                rm_err *err)
+void http_cancel(http_client *c, const char *why)
 {
-    http_job j = { .ranged = 1, .off = off, .len = len, .buf = dst, .fd = -1 };
+    pthread_mutex_lock(&c->mu);
+    c->cancel = 1;
+    snprintf(c->cancel_why, sizeof c->cancel_why, "%s", why);
+    pthread_mutex_unlock(&c->mu);
+    curl_multi_wakeup(c->multi);
+}
+
+/* What an answer said, for the caller (meta may be NULL). */
+static void answer_meta(const http_job *j, http_meta *meta)
+{
+    if (!meta) return;
+    meta->total = j->total;
+    meta->changed = j->changed;
+    snprintf(meta->etag, sizeof meta->etag, "%s", j->etag);
+}
+
+int http_range(http_client *c, const char *name, const char *etag, uint64_t off, uint64_t len, void *dst,
+               http_meta *meta, rm_err *err)
+{
+    http_job j = { .ranged = 1, .off = off, .len = len, .buf = dst, .fd = -1, .want_etag = etag };
     int rc = run_job(c, &j, name, err);
-    if (total) *total = j.total;
+    answer_meta(&j, meta);
     return rc;
 }
 
-int http_range_fd(http_client *c, const char *name, uint64_t off, uint64_t len, int fd, uint64_t fd_off,
-                   rm_err *err)
+int http_range_fd(http_client *c, const char *name, const char *etag, uint64_t off, uint64_t len, int fd,
+                  uint64_t fd_off, http_meta *meta, rm_err *err)
 {
-    http_job j = { .ranged = 1, .off = off, .len = len, .fd = fd, .fd_off = fd_off };
-    return run_job(c, &j, name, err);
+    http_job j = { .ranged = 1, .off = off, .len = len, .fd = fd, .fd_off = fd_off, .want_etag = etag };
+    int rc = run_job(c, &j, name, err);
+    answer_meta(&j, meta);
+    return rc;
 }
 
-int http_file(http_client *c, const char *name, size_t max, char **out, size_t *len, rm_err *err)
+int http_file(http_client *c, const char *name, size_t max, char **out, size_t *len, http_meta *meta, rm_err *err)
 {
     *out = NULL;
     http_job j = { .fd = -1, .max = max };
     rm_err e2 = { "" };
     int rc = run_job(c, &j, name, &e2);
     if (rc && j.missing) { rm_buf_free(&j.body); return 1; }
-    if (rc) { rm_buf_free(&j.body); return rm_errf(err, "%s", e2.msg); }
-    if (!(*out = rm_buf_take(&j.body, NULL))) return rm_errf(err, "out of memory");
+    if (rc) {
+        rm_buf_free(&j.body);
+        /* a file past its cap is bad input, not a network failure */
+        return j.too_large ? rm_errf_input(err, "%s", e2.msg) : rm_errf_runtime(err, "%s", e2.msg);
+    }
+    if (!(*out = rm_buf_take(&j.body, NULL))) return rm_errf_runtime(err, "out of memory");
     if (len) *len = (size_t)j.got;
+    j.total = j.got;
+    answer_meta(&j, meta);
     return 0;
 }
 

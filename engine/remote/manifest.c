@@ -6,6 +6,8 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "remote/manifest.h"
+#include "base/jfile.h"
+#include "base/caps.h"
 #include "base/file.h"
 
 void manifest_free(manifest *m)
@@ -106,22 +108,17 @@ int manifest_load(manifest *m, const char *path, rm_err *err)
     memset(m, 0, sizeof *m);
     if (!(m->path = strdup(path))) return rm_errf(err, "out of memory");
     if (access(path, F_OK) != 0) return 0;
-    json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-    if (!root) {
-        int rc = rm_errf(err, "%s: not valid JSON: %s (line %d)", path, je.text, je.line);
-        manifest_free(m);
-        return rc;
-    }
+    json_t *root = jfile_read(path, CAP_META, err);
+    if (!root) { manifest_free(m); return -1; }
     json_t *sh = json_object_get(root, "shards");
     const char *name;
     json_t *v;
     int rc = 0;
-    if (!json_is_object(sh)) { rc = rm_errf(err, "%s: no \"shards\" object", path); goto out; }
+    if (!json_is_object(sh)) { rc = rm_errf_input(err, "%s: no \"shards\" object", path); goto out; }
     json_object_foreach(sh, name, v) {
         json_t *size = json_object_get(v, "size"), *spans = json_object_get(v, "spans");
         if (!json_is_integer(size) || json_integer_value(size) < 0 || !json_is_array(spans)) {
-            rc = rm_errf(err, "%s: shard %s: needs \"size\" and \"spans\"", path, name);
+            rc = rm_errf_input(err, "%s: shard %s: needs \"size\" and \"spans\"", path, name);
             goto out;
         }
         int i = manifest_shard(m, name, (uint64_t)json_integer_value(size));
@@ -132,7 +129,7 @@ int manifest_load(manifest *m, const char *path, rm_err *err)
             json_t *a = json_array_get(sp, 0), *b = json_array_get(sp, 1);
             if (json_array_size(sp) != 2 || !json_is_integer(a) || !json_is_integer(b) ||
                 json_integer_value(a) < 0 || json_integer_value(b) < json_integer_value(a)) {
-                rc = rm_errf(err, "%s: shard %s: span %zu is not [lo, hi]", path, name, k);
+                rc = rm_errf_input(err, "%s: shard %s: span %zu is not [lo, hi]", path, name, k);
                 goto out;
             }
             if ((rc = manifest_add(m, i, (uint64_t)json_integer_value(a), (uint64_t)json_integer_value(b), err)))

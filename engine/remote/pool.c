@@ -3,7 +3,9 @@
  * in engine.h), which completes it: every missing expert of the layers asked
  * for is downloaded into the disk cache by a few blocking workers at once
  * (tasks.h), with the same per-expert path as a miss during a run. */
+#include <errno.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +67,9 @@ static int fetch_one(void *ud, int i, int worker, rm_err *err)
     return 0;
 }
 
+/* One expert failed: the downloads still running end now. */
+static void cancel_fetch(void *ud, const char *why) { http_cancel(((pool_job *)ud)->x->net, why); }
+
 int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, rm_progress_fn fn, void *ud,
                   rm_err *err)
 {
@@ -84,9 +89,17 @@ int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, r
     remote_pool_status(x, first, last, &s);
     if (st) *st = s;
     if (o->dry_run || s.experts_local == s.experts_total) goto out;
-    if (s.bytes_total - s.bytes_local + DISK_RESERVE > s.disk_free)
-        { rc = rm_errf(err, "%s: the missing experts need %.2f GB and %.2f GB is free (%.1f GB stays free)", dir,
-                       (s.bytes_total - s.bytes_local) / 1e9, s.disk_free / 1e9, DISK_RESERVE / 1e9); goto out; }
+    int read_only = 0;
+    file_fs_size(dir, &read_only);
+    char probe[4200];
+    snprintf(probe, sizeof probe, "%s/.remora", dir);
+    if (read_only || access(probe, W_OK))
+        { rc = rm_errf_runtime(err, "%s: cannot write the expert cache: %s", probe,
+                               read_only ? strerror(EROFS) : strerror(errno)); goto out; }
+    const uint64_t reserve = remote_disk_reserve(dir);
+    if (s.bytes_total - s.bytes_local + reserve > s.disk_free)
+        { rc = rm_errf_runtime(err, "%s: the missing experts need %.3f GB and %.3f GB is free (%.3f GB stays free)", dir,
+                               (s.bytes_total - s.bytes_local) / 1e9, s.disk_free / 1e9, reserve / 1e9); goto out; }
     int n = 0;
     uint64_t maxraw = 0;
     if (!(p.keys = malloc((size_t)(s.experts_total - s.experts_local) * sizeof *p.keys)) ||
@@ -101,7 +114,7 @@ int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, r
         if (posix_memalign((void **)&p.bufs[w], RM_ALIGN, rm_align_up(maxraw)))
             { p.bufs[w] = NULL; rc = rm_errf(err, "out of memory for %d download buffers", conns); goto out; }
     if (fn) fn(ud, "experts", 0, p.total);
-    rc = tasks_for(n, conns, fetch_one, &p, err);
+    rc = tasks_for_cancel(n, conns, fetch_one, &p, cancel_fetch, err);
 out:
     if (p.bufs) for (int w = 0; w < conns; w++) free(p.bufs[w]);
     free(p.bufs);

@@ -17,6 +17,15 @@
  *     of each shard the same way.
  *  5. The finished directory is opened with st_open as a last check, and
  *     source.json records the mode.
+ * Revisions: source.json records each file's ETag as the headers come, and
+ * every later range asks for that revision (http.h): a file that changes
+ * upstream while setup runs fails it ("run setup again"), and the next run
+ * finds the new ETag, forgets that shard's downloaded spans and starts it
+ * over, so a shard never holds bytes of two revisions.
+ * Repair: a damaged source.json or manifest.json is rebuilt (from --source
+ * or the default source, and from nothing: every span is downloaded again).
+ * Bad input (a source that is not http(s), a malformed config, index or
+ * header, a directory set up from another URL) is RM_ERR_INPUT: exit 2.
  * With no mode asked for, full is chosen when the free disk holds what is
  * still missing (plus 1 GB); otherwise stream mode, and the result says how
  * much full mode would need.
@@ -38,9 +47,9 @@
 #include "base/file.h"
 #include "remote/source.h"
 #include "base/tasks.h"
+#include "base/caps.h"
 
 #define CHUNK (64ull << 20)
-#define SMALL_MAX (256u << 20)
 #define FULL_MARGIN (1ull << 30)
 
 void rm_default_source(char *buf, size_t cap)
@@ -56,6 +65,7 @@ void rm_default_source(char *buf, size_t cap)
 
 typedef struct su_shard {
     char *name;
+    char etag[128];             /* the revision being set up ("" if the server sends none) */
     uint64_t size, hlen;
     uint8_t *head;              /* the first 8 + hlen bytes */
     st_set *set;
@@ -75,6 +85,8 @@ typedef struct su {
     int nch, capch;
     const char *phase;
     uint64_t done, total, downloaded;
+    json_t *etags;              /* source.json's: file -> ETag */
+    int rebuilt_source;         /* source.json was damaged and is written anew */
     rm_progress_fn fn;
     void *ud;
 } su;
@@ -88,15 +100,20 @@ static void progress(su *s, uint64_t add)
 
 /* ---- step 1: small files -------------------------------------------------- */
 
-static int get_small(su *s, const char *name, int required, char **text, size_t *len, rm_err *err)
+static int get_small(su *s, const char *name, size_t cap, int required, char **text, size_t *len, rm_err *err)
 {
     char *b = NULL;
     size_t n = 0;
-    int r = http_file(s->net, name, SMALL_MAX, &b, &n, err);
+    http_meta meta;
+    int r = http_file(s->net, name, cap, &b, &n, &meta, err);
     if (r < 0) return -1;
     if (r > 0) {
-        if (required) return rm_errf(err, "%s: the source has no %s (HTTP 404)", s->dir, name);
+        if (required) return rm_errf_input(err, "%s: the source has no %s (HTTP 404)", s->dir, name);
         return 0;
+    }
+    if (meta.etag[0] && json_object_set_new(s->etags, name, json_string(meta.etag))) {
+        free(b);
+        return rm_errf_runtime(err, "out of memory");
     }
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", s->dir, name);
@@ -107,57 +124,57 @@ static int get_small(su *s, const char *name, int required, char **text, size_t 
     return 0;
 }
 
-/* Shard names of the index, in order of first appearance. */
+/* Shard names of the index (st_index_parse), in order of first appearance. */
 static int index_shards(su *s, const char *text, size_t len, const char *url, rm_err *err)
 {
-    json_error_t je;
-    json_t *idx = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-    if (!idx) return rm_errf(err, "%s: not valid JSON: %s (line %d)", url, je.text, je.line);
-    json_t *wm = json_object_get(idx, "weight_map");
+    st_index ix;
+    if (st_index_parse(text, len, url, &ix, err)) return -1;
     int rc = 0;
-    if (!json_is_object(wm) || !json_object_size(wm)) rc = rm_errf(err, "%s: missing or empty \"weight_map\"", url);
-    const char *key;
-    json_t *v;
-    json_object_foreach(wm, key, v) {
-        if (rc) break;
-        const char *n = json_string_value(v);
-        if (!n || !st_safe_shard_name(n)) {
-            rc = rm_errf(err, "%s: weight_map['%s'] is not a plain shard file name", url, key);
-            break;
-        }
-        int found = 0;
-        for (int i = 0; i < s->nsh && !found; i++) found = !strcmp(s->sh[i].name, n);
-        if (found) continue;
-        if (RM_GROW(s->sh, s->capsh, s->nsh + 1)) { rc = rm_errf(err, "out of memory"); break; }
-        su_shard *ns = s->sh;
-        memset(&ns[s->nsh], 0, sizeof *ns);
-        ns[s->nsh].fd = -1;
-        if (!(ns[s->nsh].name = strdup(n))) { rc = rm_errf(err, "out of memory"); break; }
+    if (!(s->sh = calloc((size_t)ix.nshards, sizeof *s->sh))) rc = rm_errf_runtime(err, "out of memory");
+    for (int i = 0; i < ix.nshards && !rc; i++) {
+        s->sh[i].fd = -1;
+        s->sh[i].name = ix.shards[i];
+        ix.shards[i] = NULL;
         s->nsh++;
     }
-    json_decref(idx);
+    s->capsh = s->nsh;
+    st_index_free(&ix);
     return rc;
 }
 
 /* ---- step 2: headers ------------------------------------------------------ */
+
+/* A range refused because the file changed upstream while setup ran: the
+ * next setup finds its new ETag and starts that shard over. */
+static int changed_note(su *s, const su_shard *h, const http_meta *meta, rm_err *err)
+{
+    if (!meta->changed) return -1;
+    char why[sizeof err->msg];
+    snprintf(why, sizeof why, "%s", err->msg);
+    return rm_errf_runtime(err, "%s; it changed while setup ran: run `remora setup --dir %s` again to start %s over",
+                           why, s->dir, h->name);
+}
 
 static int get_header(void *ud, int i, int worker, rm_err *err)
 {
     su *s = ud;
     su_shard *h = &s->sh[i];
     uint8_t lenb[8];
-    uint64_t total = 0;
-    if (http_range(s->net, h->name, 0, 8, lenb, &total, err)) return -1;
+    http_meta meta;
+    if (http_range(s->net, h->name, NULL, 0, 8, lenb, &meta, err)) return -1;
+    uint64_t total = meta.total;
     if (total < 8 || total == UINT64_MAX)
-        return rm_errf(err, "%s: the server did not give the file size in Content-Range", h->name);
+        return rm_errf_input(err, "%s: the server did not give the file size in Content-Range", h->name);
+    snprintf(h->etag, sizeof h->etag, "%s", meta.etag);
     h->size = total;
     h->hlen = st_header_len(lenb);
-    if (h->hlen > total - 8 || h->hlen > SMALL_MAX)
-        return rm_errf(err, "%s: header length %llu does not fit the %llu-byte file", h->name,
-                       (unsigned long long)h->hlen, (unsigned long long)total);
-    if (!(h->head = malloc(8 + h->hlen))) return rm_errf(err, "out of memory");
+    if (h->hlen > total - 8 || h->hlen > CAP_INDEX)
+        return rm_errf_input(err, "%s: header length %llu does not fit the %llu-byte file", h->name,
+                             (unsigned long long)h->hlen, (unsigned long long)total);
+    if (!(h->head = malloc(8 + h->hlen))) return rm_errf_runtime(err, "out of memory");
     memcpy(h->head, lenb, 8);
-    if (h->hlen && http_range(s->net, h->name, 8, h->hlen, h->head + 8, NULL, err)) return -1;
+    if (h->hlen && http_range(s->net, h->name, h->etag[0] ? h->etag : NULL, 8, h->hlen, h->head + 8, &meta, err))
+        return changed_note(s, h, &meta, err);
     if (st_parse_header(h->name, h->head + 8, h->hlen, h->size, &h->set, err)) return -1;
     pthread_mutex_lock(&s->mu);
     progress(s, 8 + h->hlen);
@@ -171,10 +188,18 @@ static int open_shard(su *s, su_shard *h, rm_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", s->dir, h->name);
-    if ((h->mi = manifest_shard(&s->mf, h->name, h->size)) < 0) return rm_errf(err, "out of memory");
-    h->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if ((h->mi = manifest_shard(&s->mf, h->name, h->size)) < 0) return rm_errf_runtime(err, "out of memory");
+    /* another revision upstream: what was downloaded of the old one goes */
+    const char *had = json_string_value(json_object_get(s->etags, h->name));
+    if (had && !(h->etag[0] && http_etag_same(had, h->etag))) s->mf.shards[h->mi].n = 0;
+    if (h->etag[0] && json_object_set_new(s->etags, h->name, json_string(h->etag)))
+        return rm_errf_runtime(err, "out of memory");
+    if (!h->etag[0] && had) json_object_del(s->etags, h->name);
     struct stat st;
-    if (h->fd < 0 || fstat(h->fd, &st)) return rm_errf(err, "%s: cannot create: %s", path, strerror(errno));
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return rm_errf_input(err, "%s: not a regular file; remove it and run setup again", path);
+    h->fd = open(path, O_RDWR | O_CREAT | O_NONBLOCK | O_CLOEXEC, 0644);
+    if (h->fd < 0 || fstat(h->fd, &st)) return file_open_error(path, errno, err);
     if ((uint64_t)st.st_size != h->size) {     /* new, or not the file the manifest describes */
         s->mf.shards[h->mi].n = 0;
         if (ftruncate(h->fd, (off_t)h->size)) return rm_errf(err, "%s: cannot size to %llu bytes: %s", path,
@@ -253,7 +278,9 @@ static int get_chunk(void *ud, int i, int worker, rm_err *err)
     su *s = ud;
     const su_chunk *c = &s->ch[i];
     su_shard *h = &s->sh[c->shard];
-    if (http_range_fd(s->net, h->name, c->lo, c->hi - c->lo, h->fd, c->lo, err)) return -1;
+    http_meta meta;
+    if (http_range_fd(s->net, h->name, h->etag[0] ? h->etag : NULL, c->lo, c->hi - c->lo, h->fd, c->lo, &meta, err))
+        return changed_note(s, h, &meta, err);
     if (fdatasync(h->fd)) return rm_errf(err, "%s/%s: cannot sync: %s", s->dir, h->name, strerror(errno));
     pthread_mutex_lock(&s->mu);
     int rc = manifest_add(&s->mf, h->mi, c->lo, c->hi, err);
@@ -263,6 +290,9 @@ static int get_chunk(void *ud, int i, int worker, rm_err *err)
     return rc;
 }
 
+/* One download failed: the others end now instead of running to their end. */
+static void cancel_downloads(void *ud, const char *why) { http_cancel(((su *)ud)->net, why); }
+
 static int download(su *s, const char *phase, int conns, rm_err *err)
 {
     s->phase = phase;
@@ -270,18 +300,22 @@ static int download(su *s, const char *phase, int conns, rm_err *err)
     s->total = 0;
     for (int i = 0; i < s->nch; i++) s->total += s->ch[i].hi - s->ch[i].lo;
     if (s->fn) s->fn(s->ud, phase, 0, s->total);
-    int rc = tasks_for(s->nch, conns, get_chunk, s, err);
+    int rc = tasks_for_cancel(s->nch, conns, get_chunk, s, cancel_downloads, err);
     s->nch = 0;
     return rc;
 }
 
 /* ---- the whole -------------------------------------------------------------- */
 
-static int choose_source(const char *dir, const char *want, char *url, size_t cap, rm_err *err)
+static int choose_source(su *s, const char *dir, const char *want, char *url, size_t cap, rm_err *err)
 {
     char had[1024];
-    int r = remote_read_source(dir, had, sizeof had, NULL, err);
-    if (r < 0) return -1;
+    int r = remote_read_source(dir, had, sizeof had, NULL, &s->etags, err);
+    if (r < 0 && err->kind == RM_ERR_INPUT) {
+        r = 1;                      /* damaged: rebuilt from the source asked for (or the default) */
+        s->rebuilt_source = 1;
+    } else if (r < 0) return -1;
+    if (!s->etags && !(s->etags = json_object())) return rm_errf_runtime(err, "out of memory");
     if (!want) {
         if (r == 0) snprintf(url, cap, "%s", had);
         else rm_default_source(url, cap);
@@ -290,8 +324,10 @@ static int choose_source(const char *dir, const char *want, char *url, size_t ca
     size_t n = strlen(want);
     while (n && want[n - 1] == '/') n--;
     snprintf(url, cap, "%.*s", (int)n, want);
+    if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8))
+        return rm_errf_input(err, "%s: not an http:// or https:// URL", url);
     if (r == 0 && strcmp(had, url))
-        return rm_errf(err, "%s was set up from %s, not %s; remove %s/.remora to start over", dir, had, url, dir);
+        return rm_errf_input(err, "%s was set up from %s, not %s; remove %s/.remora to start over", dir, had, url, dir);
     return 0;
 }
 
@@ -305,38 +341,48 @@ int rm_setup(const char *dir, const rm_setup_opts *o, rm_progress_fn fn, void *u
     size_t cfg_len = 0, idx_len = 0;
     int rc = -1;
     snprintf(meta, sizeof meta, "%s/.remora", dir);
-    if (file_mkdirs(dir, err) || choose_source(dir, o->source, url, sizeof url, err)) return -1;
+    if (file_mkdirs(dir, err) || choose_source(&s, dir, o->source, url, sizeof url, err)) {
+        json_decref(s.etags);
+        return -1;
+    }
     snprintf(res->source, sizeof res->source, "%s", url);
     http_opts fo = { url, getenv("HF_TOKEN"), conns, 0, 0 };
-    if (http_new(&fo, &s.net, err)) return -1;
+    if (http_new(&fo, &s.net, err)) { json_decref(s.etags); return -1; }
     rm_config cfg;
     s.phase = "files";
     if (fn) fn(ud, "files", 0, 0);
-    if (get_small(&s, "config.json", 1, &cfg_text, &cfg_len, err)) goto out;
+    if (get_small(&s, "config.json", CAP_CONFIG, 1, &cfg_text, &cfg_len, err)) goto out;
     char name[1200];
     snprintf(name, sizeof name, "%s/config.json", url);
     if (config_parse(cfg_text, cfg_len, name, &cfg, err) ||
-        get_small(&s, "generation_config.json", 0, NULL, NULL, err) ||
-        get_small(&s, "tiktoken.model", 1, NULL, NULL, err) ||
-        get_small(&s, "tokenizer_config.json", 1, NULL, NULL, err) ||
-        get_small(&s, "model.safetensors.index.json", 1, &idx_text, &idx_len, err))
+        get_small(&s, "generation_config.json", CAP_CONFIG, 0, NULL, NULL, err) ||
+        get_small(&s, "tiktoken.model", CAP_TOKENIZER, 1, NULL, NULL, err) ||
+        get_small(&s, "tokenizer_config.json", CAP_TOKENIZER, 1, NULL, NULL, err) ||
+        get_small(&s, "model.safetensors.index.json", CAP_INDEX, 1, &idx_text, &idx_len, err))
         goto out;
     snprintf(name, sizeof name, "%s/model.safetensors.index.json", url);
     char mpath[4200];
     snprintf(mpath, sizeof mpath, "%s/manifest.json", meta);
-    if (index_shards(&s, idx_text, idx_len, name, err) || file_mkdirs(meta, err) ||
-        manifest_load(&s.mf, mpath, err))
-        goto out;
-    if (remote_read_source(dir, name, sizeof name, NULL, err) > 0 && remote_write_source(dir, url, 0, err)) goto out;
+    if (index_shards(&s, idx_text, idx_len, name, err) || file_mkdirs(meta, err)) goto out;
+    if (manifest_load(&s.mf, mpath, err)) {
+        if (err->kind != RM_ERR_INPUT) goto out;
+        /* damaged: rebuilt from nothing, every span is downloaded again */
+        if (!(s.mf.path = strdup(mpath))) { rm_errf_runtime(err, "out of memory"); goto out; }
+        res->rebuilt |= 2;
+    }
+    if (s.rebuilt_source) res->rebuilt |= 1;
     /* headers */
     s.phase = "headers";
     s.total = 0;
-    if (tasks_for(s.nsh, conns, get_header, &s, err)) goto out;
+    if (tasks_for_cancel(s.nsh, conns, get_header, &s, cancel_downloads, err)) goto out;
     for (int i = 0; i < s.nsh; i++) {
         res->model_bytes += s.sh[i].size;
         if (open_shard(&s, &s.sh[i], err)) goto out;
     }
-    if (manifest_save(&s.mf, err)) goto out;
+    /* the revisions being set up are recorded before any span of them is */
+    int was_full = 0;
+    if (remote_read_source(dir, name, sizeof name, &was_full, NULL, &(rm_err){ "" }) != 0) was_full = 0;
+    if (manifest_save(&s.mf, err) || remote_write_source(dir, url, was_full, s.etags, err)) goto out;
     /* the decision */
     uint64_t have = 0;
     for (int i = 0; i < s.nsh; i++) have += manifest_bytes(&s.mf, s.sh[i].mi);
@@ -363,7 +409,7 @@ int rm_setup(const char *dir, const rm_setup_opts *o, rm_progress_fn fn, void *u
     st_set *set = NULL;
     if (st_open(dir, &set, err)) goto out;
     st_close(set);
-    if (remote_write_source(dir, url, full, err)) goto out;
+    if (remote_write_source(dir, url, full, s.etags, err)) goto out;
     res->full = full;
     res->full_needs = res->model_bytes;     /* now: what full mode would still fetch */
     for (int i = 0; i < s.nsh; i++) res->full_needs -= manifest_bytes(&s.mf, s.sh[i].mi);
@@ -382,6 +428,7 @@ out:
     if (s.mf.path) manifest_free(&s.mf);
     free(cfg_text);
     free(idx_text);
+    json_decref(s.etags);
     pthread_mutex_destroy(&s.mu);
     return rc;
 }

@@ -15,7 +15,7 @@
  * request covers the whole expert, publishes the cache file and moves the
  * bytes into place. Downloads of one expert are never doubled: a key being
  * fetched is marked busy and a second reader waits for it, then finds the
- * file. A full disk (less than DISK_RESERVE left) only stops caching; the
+ * file. A full disk (less than remote_disk_reserve left) only stops caching; the
  * token still gets its bytes.
  */
 #include <dirent.h>
@@ -30,6 +30,8 @@
 #include "remote/manifest.h"
 #include "remote/xcache.h"
 #include "base/file.h"
+#include "base/jfile.h"
+#include "base/caps.h"
 #include "base/align.h"
 
 
@@ -52,36 +54,58 @@ static const char *base_name(const char *path)
 
 /* ---- source.json --------------------------------------------------------- */
 
-int remote_read_source(const char *dir, char *url, size_t cap, int *full, rm_err *err)
+int remote_read_source(const char *dir, char *url, size_t cap, int *full, json_t **etags, rm_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/.remora/source.json", dir);
+    if (etags) *etags = NULL;
     if (access(path, F_OK) != 0) return 1;
-    json_error_t je;
-    json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
-    if (!root) return rm_errf(err, "%s: not valid JSON: %s (line %d)", path, je.text, je.line);
-    json_t *s = json_object_get(root, "source"), *m = json_object_get(root, "mode");
+    json_t *root = jfile_read(path, CAP_META, err);
+    if (!root) {
+        if (err && err->kind == RM_ERR_INPUT) {
+            char why[sizeof err->msg];
+            snprintf(why, sizeof why, "%s", err->msg);
+            rm_errf_input(err, "%s; `remora setup --dir %s --source URL` rebuilds it", why, dir);
+        }
+        return -1;
+    }
+    json_t *s = json_object_get(root, "source"), *m = json_object_get(root, "mode"), *e = json_object_get(root, "etags");
     int rc = 0;
     if (!json_is_string(s) || strlen(json_string_value(s)) >= cap)
-        rc = rm_errf(err, "%s: \"source\" must be a URL", path);
+        rc = rm_errf_input(err, "%s: \"source\" must be a URL; `remora setup --dir %s --source URL` rebuilds it", path, dir);
     else if (!json_is_string(m) || (strcmp(json_string_value(m), "stream") && strcmp(json_string_value(m), "full")))
-        rc = rm_errf(err, "%s: \"mode\" must be \"stream\" or \"full\"", path);
+        rc = rm_errf_input(err, "%s: \"mode\" must be \"stream\" or \"full\"; `remora setup --dir %s` rebuilds it", path, dir);
+    else if (e && !json_is_object(e))
+        rc = rm_errf_input(err, "%s: \"etags\" must be an object; `remora setup --dir %s` rebuilds it", path, dir);
     else {
+        const char *k;
+        json_t *v;
+        json_object_foreach(e, k, v)
+            if (!json_is_string(v) || json_string_length(v) >= 128) {
+                rc = rm_errf_input(err, "%s: etags['%s'] must be a short string; `remora setup --dir %s` rebuilds it",
+                                   path, k, dir);
+                break;
+            }
+    }
+    if (!rc) {
         snprintf(url, cap, "%s", json_string_value(s));
         if (full) *full = !strcmp(json_string_value(m), "full");
+        if (etags) *etags = e ? json_incref(e) : json_object();
+        if (etags && !*etags) rc = rm_errf_runtime(err, "out of memory");
     }
     json_decref(root);
     return rc;
 }
 
-int remote_write_source(const char *dir, const char *url, int full, rm_err *err)
+int remote_write_source(const char *dir, const char *url, int full, json_t *etags, rm_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/.remora/source.json", dir);
     json_t *o = json_pack("{ssss}", "source", url, "mode", full ? "full" : "stream");
+    if (o && etags && json_object_set(o, "etags", etags)) { json_decref(o); o = NULL; }
     char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
     json_decref(o);
-    if (!text) return rm_errf(err, "%s: out of memory", path);
+    if (!text) return rm_errf_runtime(err, "%s: out of memory", path);
     int rc = rm_write_atomic(path, text, strlen(text), 0644, err);
     free(text);
     return rc;
@@ -174,7 +198,14 @@ static int check_manifest(remote *x, rm_err *err)
     char path[4096];
     snprintf(path, sizeof path, "%s/.remora/manifest.json", x->dir);
     manifest mf;
-    if (manifest_load(&mf, path, err)) return -1;
+    if (manifest_load(&mf, path, err)) {
+        if (err && err->kind == RM_ERR_INPUT) {
+            char why[sizeof err->msg];
+            snprintf(why, sizeof why, "%s", err->msg);
+            rm_errf_input(err, "%s; `remora setup --dir %s` rebuilds it", why, x->dir);
+        }
+        return -1;
+    }
     const st_set *st = x->st;
     int rc = 0;
     int *idx = malloc((size_t)st->nshards * sizeof *idx);
@@ -211,7 +242,8 @@ int remote_open(const char *dir, const st_set *st, const rm_config *cfg, int con
     *out = NULL;
     char url[1024];
     int full = 0;
-    int r = remote_read_source(dir, url, sizeof url, &full, err);
+    json_t *etags = NULL;
+    int r = remote_read_source(dir, url, sizeof url, &full, &etags, err);
     if (r) return r > 0 ? 0 : -1;
     remote *x = calloc(1, sizeof *x);
     if (!x) return rm_errf(err, "out of memory");
@@ -227,7 +259,20 @@ int remote_open(const char *dir, const st_set *st, const rm_config *cfg, int con
     x->dir = strdup(dir);
     x->in_shard = calloc(n ? n : 1, 1);
     x->verified = calloc(n ? n : 1, 1);
-    if (!x->dir || !x->in_shard || !x->verified) { remote_free(x); return rm_errf(err, "out of memory"); }
+    x->etag = calloc((size_t)st->nshards, sizeof *x->etag);
+    x->rev = calloc((size_t)st->nshards, sizeof *x->rev);
+    if (!x->dir || !x->in_shard || !x->verified || !x->etag || !x->rev) {
+        json_decref(etags);
+        remote_free(x);
+        return rm_errf_runtime(err, "out of memory");
+    }
+    x->nshards = st->nshards;
+    for (int i = 0; i < st->nshards; i++) {
+        const char *e = json_string_value(json_object_get(etags, base_name(st->shards[i].path)));
+        if (e && *e && !(x->etag[i] = strdup(e))) { json_decref(etags); remote_free(x); return rm_errf_runtime(err, "out of memory"); }
+        x->rev[i] = xc_revision(e);
+    }
+    json_decref(etags);
     http_opts fo = { url, getenv("HF_TOKEN"), connections, 0, 0 };
     if (build_spans(x, err) || check_manifest(x, err) || http_new(&fo, &x->net, err)) {
         remote_free(x);
@@ -249,8 +294,17 @@ void remote_free(remote *x)
     free(x->segs);
     free(x->in_shard);
     free(x->verified);
+    for (int i = 0; x->etag && i < x->nshards; i++) free(x->etag[i]);
+    free(x->etag);
+    free(x->rev);
     free(x->busy);
     free(x);
+}
+
+uint64_t remote_disk_reserve(const char *dir)
+{
+    uint64_t size = file_fs_size(dir, NULL);
+    return size && size / 20 < DISK_RESERVE_MAX ? size / 20 : DISK_RESERVE_MAX;
 }
 
 /* ---- getting one expert's bytes ------------------------------------------ */
@@ -287,10 +341,11 @@ int remote_obtain(remote *x, int key, uint8_t *img, int must_cache, int *from_ne
     const rx_key *k = &x->keys[key];
     char path[4096];
     xc_path(path, sizeof path, x->dir, key / x->E, key % x->E);
+    const xc_id id = { key / x->E, key % x->E, x->segs[k->first].off, x->rev[k->shard] };
     *from_net = 0;
     if (lock_key(x, key)) return rm_errf(err, "out of memory");
     int damaged = 0;
-    int rc = xc_load(path, img, k->raw, !x->verified[key], &damaged, err);
+    int rc = xc_load(path, img, k->raw, &id, !x->verified[key], &damaged, err);
     if (damaged) __atomic_fetch_add(&x->damaged, 1, __ATOMIC_RELAXED);
     if (rc == 1) {
         const char *shard = base_name(x->st->shards[k->shard].path);
@@ -298,20 +353,27 @@ int remote_obtain(remote *x, int key, uint8_t *img, int must_cache, int *from_ne
         rc = 0;
         for (int s = 0; s < k->nseg && !rc; s++) {
             const rx_seg *sg = &x->segs[k->first + s];
-            rc = http_range(x->net, shard, sg->off, sg->len, img + pos, NULL, err);
+            http_meta meta;
+            rc = http_range(x->net, shard, x->etag[k->shard], sg->off, sg->len, img + pos, &meta, err);
+            if (rc && meta.changed) {
+                char why[sizeof err->msg];
+                snprintf(why, sizeof why, "%s", err->msg);
+                rm_errf_runtime(err, "%s; %s was set up from another revision: run `remora setup --dir %s` again",
+                                why, x->dir, x->dir);
+            }
             pos += sg->len;
         }
         if (!rc) {
             *from_net = 1;
-            uint64_t avail = file_free_space(x->dir);
-            if (avail < k->raw + DISK_RESERVE) {
+            uint64_t avail = file_free_space(x->dir), reserve = remote_disk_reserve(x->dir);
+            if (avail < k->raw + reserve) {
                 if (must_cache)
-                    rc = rm_errf(err, "%s: the disk is full (%.2f GB free; the cache leaves %.1f GB)", x->dir,
-                                 avail / 1e9, DISK_RESERVE / 1e9);
+                    rc = rm_errf_runtime(err, "%s: the disk is full (%.3f GB free; the cache leaves %.3f GB)", x->dir,
+                                         avail / 1e9, reserve / 1e9);
                 __atomic_fetch_add(&x->uncached, 1, __ATOMIC_RELAXED);
             } else {
                 rm_err e2 = { "" };
-                if (xc_store(path, img, k->raw, &e2)) {
+                if (xc_store(path, img, k->raw, &id, &e2)) {
                     if (must_cache) rc = rm_errf(err, "%s", e2.msg);
                     __atomic_fetch_add(&x->uncached, 1, __ATOMIC_RELAXED);
                 }
@@ -390,7 +452,9 @@ static void rx_read(io_req *r, void *ctx)
     if (from_net) __atomic_fetch_add(&x->served, (uint64_t)r->len, __ATOMIC_RELAXED);
 }
 
-expert_remote remote_hooks(remote *x) { return (expert_remote){ rx_read, rx_is_local, rx_why, x }; }
+static void rx_cancel(void *ctx, const char *why) { http_cancel(((remote *)ctx)->net, why); }
+
+expert_remote remote_hooks(remote *x) { return (expert_remote){ rx_read, rx_is_local, rx_why, x, rx_cancel }; }
 
 void remote_take_counters(remote *x, uint64_t *net_bytes, uint64_t *served_net, double *busy_s)
 {

@@ -7,7 +7,10 @@
 #include "remote/source.h"
 #include "remote/http.h"
 
-#define DISK_RESERVE (2ull << 30)   /* the cache never fills the disk beyond this */
+/* The cache leaves this much of the disk free: 2 GB, or a twentieth of a
+ * smaller file system (a fixed 2 GB made any disk under 2 GB "full"). */
+#define DISK_RESERVE_MAX (2ull << 30)
+uint64_t remote_disk_reserve(const char *dir);
 #define RX_WHY 32                   /* failure reasons kept: 4x the default reader threads */
 
 typedef struct rx_seg { uint64_t off, len; } rx_seg;
@@ -23,6 +26,9 @@ struct remote {
     rx_seg *segs;
     unsigned char *in_shard;    /* [L*E]: the manifest says the shard holds it */
     unsigned char *verified;    /* [L*E]: cache file checked (or written) by this process */
+    char **etag;                /* [shard]: its ETag at setup, or NULL (none recorded) */
+    uint64_t *rev;              /* [shard]: xc_revision of it, for the cache trailers */
+    int nshards;
     http_client *net;
     pthread_mutex_t mu;
     pthread_cond_t cv;

@@ -18,9 +18,27 @@
 #include "base/file.h"
 #include "base/align.h"
 
-static const char xc_magic[4] = { 'R', 'M', 'X', '1' };
+static const char xc_magic[4] = { 'R', 'M', 'X', '2' };
 
-static uint32_t le32(const uint8_t *p) { return p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+static uint64_t get_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++) p[i] = (uint8_t)(v >> (8 * i));
+}
+
+uint64_t xc_revision(const char *etag)
+{
+    if (!etag || !*etag) return 0;
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)etag; *p; p++) { h ^= *p; h *= 1099511628211ull; }
+    return h ? h : 1;
+}
 
 /* zlib's CRC-32 (the same one `crc32` and gzip compute), fed in pieces of at
  * most 1 GiB because its length argument is 32 bits wide. */
@@ -48,14 +66,18 @@ int xc_present(const char *path, uint64_t n)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == n + XC_TRAILER;
 }
 
-static void put_trailer(uint8_t t[XC_TRAILER], uint32_t crc, uint64_t n)
+static void put_trailer(uint8_t t[XC_TRAILER], uint32_t crc, uint64_t n, const xc_id *id)
 {
     memcpy(t, xc_magic, 4);
-    for (int i = 0; i < 4; i++) t[4 + i] = (uint8_t)(crc >> (8 * i));
-    for (int i = 0; i < 8; i++) t[8 + i] = (uint8_t)(n >> (8 * i));
+    put_le(t + 4, crc, 4);
+    put_le(t + 8, n, 8);
+    put_le(t + 16, (uint32_t)id->layer, 4);
+    put_le(t + 20, (uint32_t)id->expert, 4);
+    put_le(t + 24, id->off, 8);
+    put_le(t + 32, id->rev, 8);
 }
 
-int xc_store(const char *path, const void *raw, uint64_t n, rm_err *err)
+int xc_store(const char *path, const void *raw, uint64_t n, const xc_id *id, rm_err *err)
 {
     char dir[4096], tmp[4200];
     snprintf(dir, sizeof dir, "%s", path);
@@ -65,7 +87,7 @@ int xc_store(const char *path, const void *raw, uint64_t n, rm_err *err)
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return rm_errf(err, "%s: cannot create: %s", tmp, strerror(errno));
     uint8_t t[XC_TRAILER];
-    put_trailer(t, xc_crc32(0, raw, (size_t)n), n);
+    put_trailer(t, xc_crc32(0, raw, (size_t)n), n, id);
     if (file_write_all(fd, raw, (size_t)n) || file_write_all(fd, t, XC_TRAILER) || fdatasync(fd)) {
         int e = errno;
         close(fd);
@@ -86,20 +108,26 @@ static int damaged_file(const char *path, int *damaged)
     return 1;
 }
 
-int xc_load(const char *path, void *dst, uint64_t n, int verify, int *damaged, rm_err *err)
+int xc_load(const char *path, void *dst, uint64_t n, const xc_id *id, int verify, int *damaged, rm_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT) return 1;
-        return rm_errf(err, "%s: cannot open: %s", path, strerror(errno));
-    }
     struct stat st;
+    if (lstat(path, &st)) {
+        if (errno == ENOENT) return 1;
+        return rm_errf(err, "%s: cannot stat: %s", path, strerror(errno));
+    }
+    /* a FIFO, a folder or a link in the cache is not ours: it goes too */
+    if (!S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) return rm_errf_input(err, "%s: not a regular file (a folder); remove it", path);
+        return damaged_file(path, damaged);
+    }
+    int fd = file_open_regular(path, O_RDONLY, err);
+    if (fd < 0) return errno == ENOENT ? 1 : -1;
     if (fstat(fd, &st)) { int e = errno; close(fd); return rm_errf(err, "%s: cannot stat: %s", path, strerror(e)); }
     if ((uint64_t)st.st_size != n + XC_TRAILER) { close(fd); return damaged_file(path, damaged); }
     uint64_t bulk = ((uintptr_t)dst % RM_ALIGN) ? 0 : rm_align_down(n);
     int rc = 0;
     if (bulk) {
-        int dfd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+        int dfd = open(path, O_RDONLY | O_DIRECT | O_NONBLOCK | O_CLOEXEC);
         rc = file_pread_all(dfd >= 0 ? dfd : fd, dst, bulk, 0);
         if (dfd >= 0) close(dfd);
     }
@@ -117,8 +145,9 @@ int xc_load(const char *path, void *dst, uint64_t n, int verify, int *damaged, r
     close(fd);
     if (rc < 0) return rm_errf(err, "%s: cannot read: %s", path, strerror(e));
     if (rc > 0 || memcmp(tail, xc_magic, 4)) return damaged_file(path, damaged);
-    uint64_t tn = 0;
-    for (int i = 7; i >= 0; i--) tn = tn << 8 | tail[8 + i];
-    if (tn != n || (verify && le32(tail + 4) != xc_crc32(0, dst, (size_t)n))) return damaged_file(path, damaged);
+    if (get_le(tail + 8, 8) != n || get_le(tail + 16, 4) != (uint32_t)id->layer ||
+        get_le(tail + 20, 4) != (uint32_t)id->expert || get_le(tail + 24, 8) != id->off || get_le(tail + 32, 8) != id->rev)
+        return damaged_file(path, damaged);
+    if (verify && get_le(tail + 4, 4) != xc_crc32(0, dst, (size_t)n)) return damaged_file(path, damaged);
     return 0;
 }

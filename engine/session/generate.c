@@ -357,6 +357,7 @@ int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, 
     rm_chat_opts co = { o ? o->think : 1, o ? o->thinking_effort : NULL, 1, NULL };
     int32_t *ids = NULL;
     int np = rm_chat_render(s->tok, s->fmt, s->view, n, &co, &ids, err);
+    if (np >= 0 && session_check_ctx(s, np, err)) { free(ids); np = -1; }
     if (np < 0) { s->nmsgs--; free(s->msgs[s->nmsgs].role); free(s->msgs[s->nmsgs].content); return -1; }
     turn_ctx tc = { s, ev, 1, { { .max = s->text_max }, { .max = s->text_max } }, 0 };
     out_sink sink = { rm_chat_stream_new(s->tok, s->fmt, co.thinking, on_text, &tc), &tc, { {0}, 0 }, -1, -1 };
@@ -372,7 +373,7 @@ int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, 
     }
     rm_buf_free(&tc.text[0]);
     rm_buf_free(&tc.text[1]);
-    return rc;
+    return rc ? rc : session_trace_failed(s, err);
 }
 
 int rm_session_complete(rm_session *s, const char *text, const rm_gen_opts *o, const rm_gen_events *ev,
@@ -381,11 +382,12 @@ int rm_session_complete(rm_session *s, const char *text, const rm_gen_opts *o, c
     int32_t *ids = NULL;
     int np = rm_tokenizer_encode(s->tok, text, strlen(text), 0, &ids, err);
     if (np < 0) return -1;
-    if (np == 0) { free(ids); return rm_errf(err, "empty prompt"); }
+    if (np == 0) { free(ids); return rm_errf_input(err, "empty prompt"); }
+    if (session_check_ctx(s, np, err)) { free(ids); return -1; }
     turn_ctx tc = { s, ev, 0, { { 0 }, { 0 } }, 0 };
     out_sink sink = { NULL, &tc, { {0}, 0 }, s->m->cfg.eos_id, rm_tokenizer_special_id(s->tok, "[EOS]") };
     int interrupted = 0;
     int rc = generate(s, ids, np, o, &sink, ev, stop, &interrupted, err);
     free(ids);
-    return rc;
+    return rc ? rc : session_trace_failed(s, err);
 }

@@ -1,6 +1,7 @@
 /* session.c — a conversation over one model: opening the model, tokenizer
  * and state together, the messages so far and the rm_chat_msg view of them
- * that the chat format renders. Running a turn is generate.c; the other
+ * that the chat format renders, and that conversation saved to and loaded
+ * from a transcript (transcript.c). Running a turn is generate.c; the other
  * pieces of a session are listed in session.h.
  */
 #include <errno.h>
@@ -28,6 +29,15 @@ int rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **o
         return -1;
     }
     s->fmt = rm_chat_detect(s->tok);
+    /* the tokenizer's ids must all be rows of the model's embedding */
+    if (rm_tokenizer_vocab(s->tok) > s->m->cfg.vocab_size) {
+        rm_errf_input(err, "%s: the tokenizer has %d ids but the model's vocab_size is %d (config.json); they do not "
+                      "belong together", model_dir, rm_tokenizer_vocab(s->tok), s->m->cfg.vocab_size);
+        rm_session_free(s);
+        return -1;
+    }
+    const int model_max = s->m->cfg.max_pos;
+    s->max_ctx = o && o->max_ctx > 0 && (!model_max || o->max_ctx < model_max) ? o->max_ctx : model_max;
     if (spec_init(&s->spec, RM_SPEC_AUTO)) { rm_session_free(s); return rm_errf(err, "out of memory"); }
     const rm_config *c = &s->m->cfg;
     if (!(s->moe_index = malloc((size_t)c->num_layers * sizeof *s->moe_index))) {
@@ -41,8 +51,8 @@ int rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **o
     }
     s->spec.predict = predict_draft_bytes;
     s->spec.predict_ud = s;
-    if (o && o->trace_path && !(s->trace = fopen(o->trace_path, "w"))) {
-        rm_errf(err, "%s: cannot create the trace: %s", o->trace_path, strerror(errno));
+    if (o && o->trace_path && (!(s->trace_path = strdup(o->trace_path)) || !(s->trace = fopen(o->trace_path, "w")))) {
+        rm_errf_input(err, "%s: cannot create the trace: %s", o->trace_path, strerror(errno));
         rm_session_free(s);
         return -1;
     }
@@ -70,6 +80,7 @@ void rm_session_free(rm_session *s)
     free(s->system);
     free(s->moe_index);
     if (s->trace) fclose(s->trace);
+    free(s->trace_path);
     spec_free(&s->spec);
     route_hist_free(&s->routes);
     rm_state_free(s->st);
@@ -123,6 +134,13 @@ int session_push_msg(rm_session *s, const char *role, const char *content, const
     return 0;
 }
 
+int session_check_ctx(const rm_session *s, int n, rm_err *err)
+{
+    if (!s->max_ctx || n <= s->max_ctx) return 0;
+    return rm_errf_input(err, "the context is %d tokens, past the limit of %d (%s); nothing was computed", n,
+                         s->max_ctx, s->max_ctx == s->m->cfg.max_pos ? "the model's max_position_embeddings" : "--max-ctx");
+}
+
 /* Rebuilds the rm_chat_msg view: the system prompt first, then messages. */
 int session_build_view(rm_session *s, int *n)
 {
@@ -156,6 +174,49 @@ double rm_session_probe_device(rm_session *s, double seconds)
     double g = rm_bench_device(s->m, seconds, NULL, NULL, &err);
     if (g > 0) s->device_gbps = g;
     return g;
+}
+
+int rm_session_save(const rm_session *s, const char *path, rm_err *err)
+{
+    rm_chat_msg *msgs = calloc((size_t)s->nmsgs + 1, sizeof *msgs);
+    int *interrupted = calloc((size_t)s->nmsgs + 1, sizeof *interrupted);
+    int rc;
+    if (!msgs || !interrupted) rc = rm_errf(err, "%s: out of memory writing the transcript", path);
+    else {
+        for (int i = 0; i < s->nmsgs; i++) {
+            msgs[i] = (rm_chat_msg){ s->msgs[i].role, s->msgs[i].content, s->msgs[i].reasoning, NULL };
+            interrupted[i] = s->msgs[i].interrupted;
+        }
+        rc = rm_transcript_save(path, msgs, interrupted, s->nmsgs, s->system, err);
+    }
+    free(msgs);
+    free(interrupted);
+    return rc;
+}
+
+int rm_session_load(rm_session *s, const char *path, rm_err *err)
+{
+    rm_transcript t;
+    if (rm_transcript_load(path, &t, err)) return -1;
+    /* the conversation is replaced only once the whole file has been read */
+    session_msg *old = s->msgs;
+    int nold = s->nmsgs, oldcap = s->cap;
+    s->msgs = NULL;
+    s->nmsgs = s->cap = 0;
+    int rc = t.system && rm_session_set_system(s, t.system) ? rm_errf(err, "out of memory") : 0;
+    for (int i = 0; i < t.n && !rc; i++) {
+        if (session_push_msg(s, t.msgs[i].role, t.msgs[i].content, t.msgs[i].reasoning_content))
+            rc = rm_errf(err, "out of memory");
+        else s->msgs[s->nmsgs - 1].interrupted = t.interrupted[i];
+    }
+    rm_transcript_free(&t);
+    session_msg *drop = rc ? s->msgs : old;     /* keep the old conversation if the new one failed */
+    int ndrop = rc ? s->nmsgs : nold;
+    if (rc) { s->msgs = old; s->nmsgs = nold; s->cap = oldcap; }
+    else s->nseq = 0;                           /* as rm_session_clear: the state is fed again */
+    for (int i = 0; i < ndrop; i++) { free(drop[i].role); free(drop[i].content); free(drop[i].reasoning); }
+    free(drop);
+    return rc;
 }
 
 void session_test_draft_oracle(rm_session *s, int (*fn)(void *, const int32_t *, int, int32_t *, int), void *ud)

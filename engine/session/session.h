@@ -33,7 +33,9 @@ struct rm_session {
     int nseq, seqcap;
     int nfed;                   /* of seq, how many the state has consumed */
     int *moe_index;             /* layer -> MoE layer ordinal, or -1 */
-    FILE *trace;                /* JSONL per token, or NULL */
+    FILE *trace;                /* JSONL per token, or NULL (also after a failed write) */
+    char *trace_path;
+    int trace_errno;            /* the failed write's errno, 0 while the trace is fine */
     spec spec;                  /* drafter and its cost estimates */
     route_hist routes;          /* experts each fed position chose: draft costs */
     uint64_t spec_d0, spec_a0;  /* its totals when the turn began */
@@ -43,6 +45,7 @@ struct rm_session {
     double device_gbps;         /* rm_session_probe_device, 0 if not measured */
     rm_token_stats stats;
     int spec_pass;              /* verify passes in this turn (stats.spec_pass) */
+    int max_ctx;                /* the most tokens a context may hold; 0 = no limit */
     size_t text_max;            /* test hook (session_test_text_max): cap of a
                                  * turn's kept text, 0 = memory only */
 };
@@ -50,6 +53,9 @@ struct rm_session {
 /* session.c */
 /* Appends a message; strings are copied. */
 int  session_push_msg(rm_session *s, const char *role, const char *content, const char *reasoning);
+/* 0 when a context of n tokens fits the session's limit; else -1 with the
+ * count and the limit in err (bad input). */
+int  session_check_ctx(const rm_session *s, int n, rm_err *err);
 /* Rebuilds s->view: the system prompt first, then the messages; *n gets the count. */
 int  session_build_view(rm_session *s, int *n);
 
@@ -76,6 +82,8 @@ void session_trace_token(rm_session *s);
 /* One JSONL record for a complete prefill pass: its tokens, bytes and
  * seconds (the trace's "pass" records). */
 void session_trace_pass(rm_session *s, const rm_token_stats *pass);
+/* -1 with a message naming the trace when a write to it failed, else 0. */
+int  session_trace_failed(rm_session *s, rm_err *err);
 
 #ifdef REMORA_TEST
 /* Test hook, declared only for the unit tests (compiled with -DREMORA_TEST):

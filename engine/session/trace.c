@@ -1,22 +1,61 @@
 /* trace.c — `--trace FILE`: one JSON line per rm_token_stats record, with
  * the phase times by name and the router's choices per MoE layer
  * ("kind": "token" or "prompt"), and one line per complete prefill pass
- * ("kind": "pass": its tokens, bytes, flops and seconds). */
+ * ("kind": "pass": its tokens, bytes, flops and seconds).
+ *
+ * Each line goes out in one write of the whole line; a write that fails or
+ * falls short (a full disk) is cut back to the end of the last whole line,
+ * tracing stops, and the turn reports the failure (session_trace_failed),
+ * so a trace never ends in a partial line and never fails silently. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <jansson.h>
 #include "session/session.h"
 
+/* Stops tracing after a failed write; the turn reports it. */
+static void trace_fail(rm_session *s, int e)
+{
+    if (!s->trace_errno) s->trace_errno = e;
+    if (s->trace) fclose(s->trace);
+    s->trace = NULL;
+}
+
+/* One line: j (taken) as compact JSON and a newline, in one write. */
 static void write_line(rm_session *s, json_t *j)
 {
     char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
-    if (line) { fprintf(s->trace, "%s\n", line); fflush(s->trace); }
-    free(line);
     json_decref(j);
+    if (!s->trace) { free(line); return; }
+    if (!line) { trace_fail(s, ENOMEM); return; }
+    size_t n = strlen(line);
+    line[n] = '\n';        /* json_dumps leaves room only for the NUL: write n + 1 bytes from a copy */
+    char *buf = realloc(line, n + 2);
+    if (!buf) { free(line); trace_fail(s, ENOMEM); return; }
+    buf[n + 1] = 0;
+    const int fd = fileno(s->trace);
+    off_t end = lseek(fd, 0, SEEK_END);
+    size_t w = 0;
+    while (w < n + 1) {
+        ssize_t r = write(fd, buf + w, n + 1 - w);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            int e = r < 0 ? errno : ENOSPC;
+            if (end >= 0 && ftruncate(fd, end)) { /* the cut failed too: the error below says the trace is bad */ }
+            free(buf);
+            trace_fail(s, e);
+            return;
+        }
+        w += (size_t)r;
+    }
+    free(buf);
 }
 
 /* One JSONL record per token: the figures of rm_token_stats and the router's
  * choices per MoE layer for the token's (last) position. */
+
 void session_trace_token(rm_session *s)
 {
     const rm_token_stats *t = &s->stats;
@@ -67,4 +106,11 @@ void session_trace_pass(rm_session *s, const rm_token_stats *t)
                           (json_int_t)t->expert_hits, "expert_misses", (json_int_t)t->expert_misses, "bytes_net",
                           (json_int_t)t->bytes_net, "flops", (json_int_t)t->flops);
     write_line(s, j);
+}
+
+int session_trace_failed(rm_session *s, rm_err *err)
+{
+    if (!s->trace_errno) return 0;
+    return rm_errf_runtime(err, "%s: cannot write the trace: %s (tracing stopped; the trace ends at its last whole line)",
+                           s->trace_path, strerror(s->trace_errno));
 }

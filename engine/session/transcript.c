@@ -1,14 +1,17 @@
-/* transcript.c — conversations as JSONL (rm_transcript_save/load in
- * engine.h), and a session's conversation through them (rm_session_save,
- * rm_session_load).
+/* transcript.c — conversations as JSONL (rm_transcript_save/parse/load in
+ * engine.h); a session saves and loads its conversation through them
+ * (rm_session_save, rm_session_load in session.c).
  *
  * One JSON object per line: {"role", "content"} plus "reasoning_content"
  * when the message has one and "interrupted": true for a reply stopped
  * before its end; the system prompt is the first line, role "system".
  * Lines are written with JSON_ENSURE_ASCII, so a transcript is plain ASCII
  * whatever the text, and the file is replaced atomically (rm_write_atomic).
- * Reading checks every line and names the file and line of the first bad
- * one; a load that fails changes nothing.
+ * Text that is not valid UTF-8 (a prompt piped in from a binary file) is
+ * stored with U+FFFD in place of each invalid sequence, as the chat view
+ * shows it, rather than failing after the reply was generated. Reading
+ * checks every line (CRLF line ends are accepted) and names the file and
+ * line of the first bad one; a load that fails changes nothing.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +19,10 @@
 #include <string.h>
 #include <jansson.h>
 #include "session/session.h"
+#include "base/file.h"
+
+/* Transcripts are read whole: past this they are not a conversation. */
+#define TRANSCRIPT_MAX (1ull << 30)
 
 /* One JSONL line for a message; j is consumed. */
 static int append_line(rm_buf *b, json_t *j)
@@ -27,18 +34,46 @@ static int append_line(rm_buf *b, json_t *j)
     return rc;
 }
 
+/* A JSON string of s, with U+FFFD for every invalid UTF-8 sequence. */
+static json_t *text_json(const char *s)
+{
+    size_t n = strlen(s);
+    json_t *j = json_stringn(s, n);
+    if (j) return j;                        /* valid UTF-8: the common case */
+    char *fixed = malloc(RM_UTF8_OUT_MAX(n));
+    if (!fixed) return NULL;
+    rm_utf8_stream u = { { 0 }, 0 };
+    size_t k = rm_utf8_stream_feed(&u, s, n, fixed, RM_UTF8_OUT_MAX(n), 1);
+    j = json_stringn(fixed, k);
+    free(fixed);
+    return j;
+}
+
+/* {"role": role, "content": content}, the texts repaired as text_json does. */
+static json_t *message_json(const char *role, const char *content)
+{
+    json_t *j = json_object();
+    if (j && !json_object_set_new(j, "role", text_json(role)) && !json_object_set_new(j, "content", text_json(content)))
+        return j;
+    json_decref(j);
+    return NULL;
+}
+
 int rm_transcript_save(const char *path, const rm_chat_msg *msgs, const int *interrupted, int n,
                        const char *system, rm_err *err)
 {
     rm_buf b = { 0 };
-    int bad = system && append_line(&b, json_pack("{s:s,s:s}", "role", "system", "content", system));
+    int bad = system && append_line(&b, message_json("system", system));
     for (int i = 0; i < n && !bad; i++) {
         const rm_chat_msg *m = &msgs[i];
-        json_t *j = json_pack("{s:s,s:s}", "role", m->role ? m->role : "", "content", m->content ? m->content : "");
-        if (j && m->reasoning_content) json_object_set_new(j, "reasoning_content", json_string(m->reasoning_content));
-        if (j && interrupted && interrupted[i]) json_object_set_new(j, "interrupted", json_true());
-        if (j && interrupted && interrupted[i] == RM_STOPPED_PROMPT)
-            json_object_set_new(j, "stopped_in", json_string("prompt"));
+        json_t *j = message_json(m->role ? m->role : "", m->content ? m->content : "");
+        if (j && m->reasoning_content && json_object_set_new(j, "reasoning_content", text_json(m->reasoning_content)))
+            { json_decref(j); j = NULL; }
+        if (j && interrupted && interrupted[i] && json_object_set_new(j, "interrupted", json_true()))
+            { json_decref(j); j = NULL; }
+        if (j && interrupted && interrupted[i] == RM_STOPPED_PROMPT &&
+            json_object_set_new(j, "stopped_in", json_string("prompt")))
+            { json_decref(j); j = NULL; }
         bad = append_line(&b, j);
     }
     int rc = bad ? rm_errf(err, "%s: out of memory writing the transcript", path)
@@ -75,88 +110,68 @@ static int add_msg(rm_transcript *t, int *cap, int *icap, const char *role, cons
     return 0;
 }
 
-int rm_transcript_load(const char *path, rm_transcript *t, rm_err *err)
+/* Whether a line holds only white space (a blank line, "\r" of CRLF included). */
+static int blank(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') return 0;
+    return 1;
+}
+
+/* One line of a transcript into t; name and lineno for the message. */
+static int parse_line(const char *name, int lineno, const char *line, size_t len, rm_transcript *t, int *cap,
+                      int *icap, rm_err *err)
+{
+    json_error_t je;
+    json_t *j = json_loadb(line, len, 0, &je);
+    const char *role = j ? json_string_value(json_object_get(j, "role")) : NULL;
+    const char *content = j ? json_string_value(json_object_get(j, "content")) : NULL;
+    json_t *rj = j ? json_object_get(j, "reasoning_content") : NULL;
+    int rc = 0;
+    if (!j && (json_error_code(&je) == json_error_out_of_memory || !je.text[0])) rc = rm_errf_runtime(err, "%s:%d: out of memory", name, lineno);
+    else if (!j) rc = rm_errf(err, "%s:%d: not valid JSON: %s", name, lineno, je.text);
+    else if (!role || (strcmp(role, "system") && strcmp(role, "user") && strcmp(role, "assistant") &&
+                       strcmp(role, "tool")))
+        rc = rm_errf(err, "%s:%d: \"role\" must be system, user, assistant or tool", name, lineno);
+    else if (!content) rc = rm_errf(err, "%s:%d: \"content\" must be a string", name, lineno);
+    else if (rj && !json_is_null(rj) && !json_is_string(rj))
+        rc = rm_errf(err, "%s:%d: \"reasoning_content\" must be a string", name, lineno);
+    else if (!strcmp(role, "system") && t->n == 0) {    /* the system prompt */
+        char *sys = strdup(content);
+        if (!sys) rc = rm_errf(err, "out of memory");
+        else { free(t->system); t->system = sys; }
+    } else {
+        const char *in = json_string_value(json_object_get(j, "stopped_in"));
+        const int stopped = !json_is_true(json_object_get(j, "interrupted")) ? 0
+                            : in && !strcmp(in, "prompt") ? RM_STOPPED_PROMPT : RM_STOPPED_REPLY;
+        if (add_msg(t, cap, icap, role, content, json_string_value(rj), stopped)) rc = rm_errf(err, "out of memory");
+    }
+    json_decref(j);
+    return rc;
+}
+
+int rm_transcript_parse(const char *text, size_t len, const char *name, rm_transcript *t, rm_err *err)
 {
     memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "r");
-    if (!f) return rm_errf(err, "%s: cannot open: %s", path, strerror(errno));
-    char *line = NULL;
-    size_t lcap = 0;
-    ssize_t len;
     int lineno = 0, rc = 0, cap = 0, icap = 0;
-    while ((len = getline(&line, &lcap, f)) > 0) {
+    for (size_t pos = 0; pos < len && !rc;) {
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t n = nl ? (size_t)(nl - (text + pos)) : len - pos;
         lineno++;
-        if (len == 1 && line[0] == '\n') continue;
-        json_error_t je;
-        json_t *j = json_loadb(line, (size_t)len, 0, &je);
-        const char *role = j ? json_string_value(json_object_get(j, "role")) : NULL;
-        const char *content = j ? json_string_value(json_object_get(j, "content")) : NULL;
-        json_t *rj = j ? json_object_get(j, "reasoning_content") : NULL;
-        if (!j) rc = rm_errf(err, "%s:%d: not valid JSON: %s", path, lineno, je.text);
-        else if (!role || (strcmp(role, "system") && strcmp(role, "user") && strcmp(role, "assistant") &&
-                           strcmp(role, "tool")))
-            rc = rm_errf(err, "%s:%d: \"role\" must be system, user, assistant or tool", path, lineno);
-        else if (!content) rc = rm_errf(err, "%s:%d: \"content\" must be a string", path, lineno);
-        else if (rj && !json_is_null(rj) && !json_is_string(rj))
-            rc = rm_errf(err, "%s:%d: \"reasoning_content\" must be a string", path, lineno);
-        else if (!strcmp(role, "system") && t->n == 0) {    /* the system prompt */
-            char *sys = strdup(content);
-            if (!sys) rc = rm_errf(err, "out of memory");
-            else { free(t->system); t->system = sys; }
-        } else if (add_msg(t, &cap, &icap, role, content, json_string_value(rj),
-                           !json_is_true(json_object_get(j, "interrupted")) ? 0
-                           : json_string_value(json_object_get(j, "stopped_in")) &&
-                                     !strcmp(json_string_value(json_object_get(j, "stopped_in")), "prompt")
-                               ? RM_STOPPED_PROMPT : RM_STOPPED_REPLY))
-            rc = rm_errf(err, "out of memory");
-        json_decref(j);
-        if (rc) break;
+        if (!blank(text + pos, n)) rc = parse_line(name, lineno, text + pos, n, t, &cap, &icap, err);
+        pos += n + 1;
     }
-    free(line);
-    fclose(f);
     if (rc) rm_transcript_free(t);
     return rc;
 }
 
-int rm_session_save(const rm_session *s, const char *path, rm_err *err)
+int rm_transcript_load(const char *path, rm_transcript *t, rm_err *err)
 {
-    rm_chat_msg *msgs = calloc((size_t)s->nmsgs + 1, sizeof *msgs);
-    int *interrupted = calloc((size_t)s->nmsgs + 1, sizeof *interrupted);
-    int rc;
-    if (!msgs || !interrupted) rc = rm_errf(err, "%s: out of memory writing the transcript", path);
-    else {
-        for (int i = 0; i < s->nmsgs; i++) {
-            msgs[i] = (rm_chat_msg){ s->msgs[i].role, s->msgs[i].content, s->msgs[i].reasoning, NULL };
-            interrupted[i] = s->msgs[i].interrupted;
-        }
-        rc = rm_transcript_save(path, msgs, interrupted, s->nmsgs, s->system, err);
-    }
-    free(msgs);
-    free(interrupted);
-    return rc;
-}
-
-int rm_session_load(rm_session *s, const char *path, rm_err *err)
-{
-    rm_transcript t;
-    if (rm_transcript_load(path, &t, err)) return -1;
-    /* the conversation is replaced only once the whole file has been read */
-    session_msg *old = s->msgs;
-    int nold = s->nmsgs, oldcap = s->cap;
-    s->msgs = NULL;
-    s->nmsgs = s->cap = 0;
-    int rc = t.system && rm_session_set_system(s, t.system) ? rm_errf(err, "out of memory") : 0;
-    for (int i = 0; i < t.n && !rc; i++) {
-        if (session_push_msg(s, t.msgs[i].role, t.msgs[i].content, t.msgs[i].reasoning_content))
-            rc = rm_errf(err, "out of memory");
-        else s->msgs[s->nmsgs - 1].interrupted = t.interrupted[i];
-    }
-    rm_transcript_free(&t);
-    session_msg *drop = rc ? s->msgs : old;     /* keep the old conversation if the new one failed */
-    int ndrop = rc ? s->nmsgs : nold;
-    if (rc) { s->msgs = old; s->nmsgs = nold; s->cap = oldcap; }
-    else s->nseq = 0;                           /* as rm_session_clear: the state is fed again */
-    for (int i = 0; i < ndrop; i++) { free(drop[i].role); free(drop[i].content); free(drop[i].reasoning); }
-    free(drop);
+    memset(t, 0, sizeof *t);
+    size_t len = 0;
+    char *text = file_read(path, TRANSCRIPT_MAX, &len, err);
+    if (!text) return -1;
+    int rc = rm_transcript_parse(text, len, path, t, err);
+    free(text);
     return rc;
 }

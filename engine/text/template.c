@@ -669,13 +669,80 @@ static int render_conv(const rm_tokenizer *t, rm_chat_format f, const json_t *co
     return r.n;
 }
 
+/* Whether v (may be NULL: absent) is absent, null or of one of the types in mask. */
+enum { J_STR = 1, J_ARR = 2, J_OBJ = 4, J_BOOL = 8 };
+static int shape_ok(const json_t *v, int mask)
+{
+    return !v || json_is_null(v) || ((mask & J_STR) && json_is_string(v)) || ((mask & J_ARR) && json_is_array(v)) ||
+           ((mask & J_OBJ) && json_is_object(v)) || ((mask & J_BOOL) && json_is_boolean(v));
+}
+
+/* One message of a JSON conversation, checked before anything is rendered:
+ * the renderers would skip what they do not understand. */
+static int check_message(size_t i, const json_t *m, rm_err *err)
+{
+    if (!json_is_object(m)) return rm_errf_input(err, "chat: messages[%zu] is not an object", i);
+    const char *role = json_string_value(json_object_get(m, "role"));
+    if (!role) return rm_errf_input(err, "chat: messages[%zu]: \"role\" must be a string", i);
+    if (strcmp(role, "system") && strcmp(role, "user") && strcmp(role, "assistant") && strcmp(role, "tool"))
+        return rm_errf_input(err, "chat: messages[%zu]: \"role\" \"%.64s\" is not system, user, assistant or tool", i, role);
+    json_t *c = json_object_get(m, "content"), *calls = json_object_get(m, "tool_calls");
+    int has_calls = json_is_array(calls) && json_array_size(calls);
+    if (!c && !(has_calls && !strcmp(role, "assistant")))
+        return rm_errf_input(err, "chat: messages[%zu]: \"content\" is missing", i);
+    if (!shape_ok(c, J_STR | J_ARR))
+        return rm_errf_input(err, "chat: messages[%zu]: \"content\" must be a string or a list of parts", i);
+    size_t k;
+    json_t *part;
+    if (json_is_array(c))
+        json_array_foreach(c, k, part)
+            if (!json_is_string(part) && !(json_is_object(part) && json_is_string(json_object_get(part, "type"))))
+                return rm_errf_input(err, "chat: messages[%zu]: content[%zu] must be a string or an object with "
+                                     "a \"type\"", i, k);
+    if (!shape_ok(calls, J_ARR)) return rm_errf_input(err, "chat: messages[%zu]: \"tool_calls\" must be a list", i);
+    if (json_is_array(calls))
+        json_array_foreach(calls, k, part)
+            if (!json_is_object(part))
+                return rm_errf_input(err, "chat: messages[%zu]: tool_calls[%zu] must be an object", i, k);
+    static const char *const strs[] = { "reasoning_content", "reasoning", "name", "tool_call_id" };
+    for (size_t f = 0; f < sizeof strs / sizeof strs[0]; f++)
+        if (!shape_ok(json_object_get(m, strs[f]), J_STR))
+            return rm_errf_input(err, "chat: messages[%zu]: \"%s\" must be a string", i, strs[f]);
+    if (!shape_ok(json_object_get(m, "tools"), J_ARR))
+        return rm_errf_input(err, "chat: messages[%zu]: \"tools\" must be a list", i);
+    return 0;
+}
+
+/* The conversation's own fields and every message, before rendering. */
+static int check_conv(const json_t *conv, rm_err *err)
+{
+    if (!json_is_object(conv)) return rm_errf_input(err, "chat: the conversation is not a JSON object");
+    const json_t *msgs = json_object_get(conv, "messages");
+    if (!json_is_array(msgs)) return rm_errf_input(err, "chat: the conversation has no \"messages\" list");
+    static const struct { const char *key; int mask; const char *what; } fields[] = {
+        { "tools", J_ARR, "a list" }, { "thinking", J_BOOL, "true or false" },
+        { "add_generation_prompt", J_BOOL, "true or false" }, { "thinking_effort", J_STR, "a string" },
+        { "tool_choice", J_STR | J_OBJ, "a string or an object" },
+        { "response_format", J_STR | J_OBJ, "a string or an object" },
+    };
+    for (size_t f = 0; f < sizeof fields / sizeof fields[0]; f++)
+        if (!shape_ok(json_object_get(conv, fields[f].key), fields[f].mask))
+            return rm_errf_input(err, "chat: \"%s\" must be %s", fields[f].key, fields[f].what);
+    size_t i;
+    json_t *m;
+    json_array_foreach(msgs, i, m)
+        if (check_message(i, m, err)) return -1;
+    return 0;
+}
+
 int rm_chat_render_json(const rm_tokenizer *t, rm_chat_format f, const char *json, size_t len,
                         int32_t **ids, rm_err *err)
 {
     json_error_t je;
     *ids = NULL;
     json_t *conv = json_loadb(json, len, JSON_ALLOW_NUL, &je);
-    if (!conv) return rm_errf(err, "chat: line %d column %d: %s", je.line, je.column, je.text);
+    if (!conv) return rm_errf_input(err, "chat: line %d column %d: %s", je.line, je.column, je.text);
+    if (check_conv(conv, err)) { json_decref(conv); return -1; }
     int n = render_conv(t, f, conv, ids, err);
     json_decref(conv);
     return n;

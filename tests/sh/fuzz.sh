@@ -2,15 +2,19 @@
 # fuzz.sh — builds the libFuzzer targets (make fuzz) and runs each for a
 # bounded time from its seed corpus in tests/fuzz/corpus/<target>; new inputs
 # libFuzzer finds go to build/fuzz/corpus-<target>, not into the repository.
-# FUZZ_SECONDS sets the time per target (default 15); a crash, leak or
-# sanitizer report fails the test and leaves the reproducer in build/fuzz.
+# FUZZ_SECONDS sets the time per target (default 10), FUZZ_TARGETS a list of
+# target names to run instead of all; a crash, leak or sanitizer report
+# fails the test and leaves the reproducer in build/fuzz.
 cd "$(dirname "$0")/../.." || exit 2
 export REMORA_FIXTURES="${REMORA_FIXTURES:-$(pwd)/tests/fixtures}"
-secs=${FUZZ_SECONDS:-15}
+secs=${FUZZ_SECONDS:-10}
 make -s fuzz || exit 1
 fails=0
 for src in tests/fuzz/fuzz_*.c; do
   name=$(basename "$src" .c)
+  if [ -n "$FUZZ_TARGETS" ]; then
+    case " $FUZZ_TARGETS " in *" $name "*) ;; *) continue ;; esac
+  fi
   work=build/fuzz/corpus-$name
   mkdir -p "$work"
   cp tests/fuzz/corpus/"$name"/* "$work"/ 2>/dev/null

@@ -44,7 +44,7 @@ for bin in build/rel/remora build/asan/remora; do
   done
 done
 # faults that cannot be fixed by retrying: a clear error, nothing bad cached
-for case in "badrange|Content-Range" "full200|answered 200 (the whole file) instead of 206" "slow|stalled (less than 1 KB/s"; do
+for case in "badrange|Content-Range" "full200|answered 200 (the whole file) instead of 206" "slow|too slow (less than 32768 bytes/s"; do
   mode=${case%%|*} text=${case#*|}
   rm -rf "$T/m"; cp -a "$T/base" "$T/m"
   fault "$mode" 1000

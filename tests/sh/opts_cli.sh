@@ -47,6 +47,7 @@ thinking-effort run,chat must be low, medium, high or max
 tokens bench must be an integer in [1, 1000000000]
 device-seconds bench must be in (0, 3600]
 limit eval must be an integer in [1, 1000000000]
+max-ctx run,chat,bench must be an integer in [1, 1000000000]
 synthetic-rate chat must be in [0.1, 1000000]
 TABLE
 EXTRA=""
@@ -54,6 +55,7 @@ for cmd in run chat bench eval; do refused $cmd model "" "must not be empty"; do
 for cmd in run chat; do refused $cmd trace "" "must not be empty"; done
 # the edges just outside the ranges
 refused run top-p 0 "must be in (0, 1]"
+refused run max-new 99999999999 "must be an integer in [1, 1000000000]"
 refused run top-p 1.0001 "must be in (0, 1]"
 refused chat temperature 10.5 "must be in [0, 10]"
 refused run threads 0 "must be an integer in [1, 4096]"

@@ -2,7 +2,8 @@
 """check_cache.py MODEL FIXTURE [--all] [--allow-tmp] — checks a stream-mode
 disk cache against the original checkpoint: every MODEL/.remora/experts/L*/E*.bin
 must be the expert's raw bytes (its tensors' spans in shard order) followed by
-the trailer "RMX1" + CRC-32 (zlib) + byte count, and equal the fixture's bytes.
+the 40-byte trailer "RMX2" + CRC-32 (zlib) + byte count + layer + expert +
+first shard offset + revision, and equal the fixture's bytes.
 With --all every routed expert must be there. Exits 1 on any problem."""
 import json, os, re, struct, sys, zlib
 
@@ -37,11 +38,13 @@ for ld in sorted(os.listdir(top)) if os.path.isdir(top) else []:
                 f.seek(a)
                 raw += f.read(b - a)
         data = open(path, "rb").read()
-        body, tr = data[:-16], data[-16:]
-        if len(data) != len(raw) + 16 or tr[:4] != b"RMX1":
+        body, tr = data[:-40], data[-40:]
+        if len(data) != len(raw) + 40 or tr[:4] != b"RMX2":
             bad.append("%s: %d bytes, want %d + trailer" % (path, len(data), len(raw)))
-        elif struct.unpack("<IQ", tr[4:]) != (zlib.crc32(body), len(raw)) or body != raw:
+        elif struct.unpack("<IQ", tr[4:16]) != (zlib.crc32(body), len(raw)) or body != raw:
             bad.append("%s: bytes or checksum differ from the checkpoint" % path)
+        elif struct.unpack("<IIQ", tr[16:32]) != (key[0], key[1], parts[0][1]):
+            bad.append("%s: the trailer names another expert or span" % path)
         seen.add(key)
 if want_all and seen != set(spans):
     bad.append("%d of %d experts cached" % (len(seen), len(spans)))

@@ -16,6 +16,15 @@ GET /__fault?mode=M&count=N arms a fault for the next N range requests:
   slow      trickle the body at 32 bytes/s
   full200   ignore Range: 200 with the whole file
   delay     wait 0.1 s, then answer correctly (to make a fetch slow)
+  trickle   send the body at about 1.5 KB/s (just above the old 1 KB/s floor)
+  hang      send the headers, then nothing for 60 s
+  onebad    the first request answers a bad Content-Range, the others hang
+  etag      answer with another ETag (the file changed upstream)
+&skip=K lets the first K range requests through before the fault starts.
+
+Every file has an ETag (its mtime and size, as nginx makes them); a range
+request whose If-Match names another ETag gets 412, one whose If-Range does
+gets 200 with the whole file, as RFC 9110 says.
 """
 import argparse
 import os
@@ -26,14 +35,20 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-FAULT = {"mode": None, "count": 0}
+FAULT = {"mode": None, "count": 0, "skip": 0, "seen": 0}
 LOCK = threading.Lock()
 
 
 def take_fault():
     with LOCK:
+        if FAULT["skip"] > 0:
+            FAULT["skip"] -= 1
+            return None
         if FAULT["count"] > 0:
             FAULT["count"] -= 1
+            FAULT["seen"] += 1
+            if FAULT["mode"] == "onebad":
+                return "badrange" if FAULT["seen"] == 1 else "hang"
             return FAULT["mode"]
     return None
 
@@ -62,6 +77,16 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def trickle(self, body, piece, pause, limit):
+        """Sends body `piece` bytes every `pause` seconds, for at most `limit` seconds."""
+        end = time.time() + limit
+        for i in range(0, len(body), piece):
+            if time.time() > end:
+                break
+            self.wfile.write(body[i:i + piece])
+            self.wfile.flush()
+            time.sleep(pause)
+
     def do_GET(self):
         url = urllib.parse.urlparse(self.path)
         if url.path == "/__fault":
@@ -69,34 +94,47 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 FAULT["mode"] = q["mode"][0]
                 FAULT["count"] = int(q.get("count", ["1"])[0])
+                FAULT["skip"] = int(q.get("skip", ["0"])[0])
+                FAULT["seen"] = 0
             return self.plain(200, b"ok\n")
         path = os.path.realpath(os.path.join(ARGS.root, url.path.lstrip("/")))
         if not path.startswith(os.path.realpath(ARGS.root) + os.sep) or not os.path.isfile(path):
             self.note(None, 404)
             return self.plain(404, b"not found\n")
         size = os.path.getsize(path)
+        st = os.stat(path)
+        etag = '"%x-%x"' % (int(st.st_mtime), st.st_size)
         rng = self.headers.get("Range")
+        mode = take_fault() if rng else None
+        if mode == "etag":
+            etag = '"%x-%x-other"' % (int(st.st_mtime), st.st_size)
+        im, ir = self.headers.get("If-Match"), self.headers.get("If-Range")
+        if rng and im and im.strip() != etag:
+            self.note(rng, 412)
+            return self.plain(412, b"precondition failed\n", [("ETag", etag)])
+        if rng and ir and ir.strip() != etag:
+            rng = None
         if not rng:
             self.note(None, 200)
             with open(path, "rb") as f:
-                return self.plain(200, f.read())
+                return self.plain(200, f.read(), [("ETag", etag)])
         m = re.fullmatch(r"bytes=(\d+)-(\d+)", rng.strip())
         a, b = int(m.group(1)), min(int(m.group(2)), size - 1)
         with open(path, "rb") as f:
             f.seek(a)
             body = f.read(b - a + 1)
-        mode = take_fault()
         self.note(rng, mode or 206)
         if mode in ("500", "503"):
             return self.plain(int(mode), b"server trouble\n")
         if mode == "429":
             return self.plain(429, b"slow down\n", [("Retry-After", "1")])
-        if mode == "full200":
+        if mode == "full200":   # a server that ignores Range still names the revision it sends
             with open(path, "rb") as f:
-                return self.plain(200, f.read())
+                return self.plain(200, f.read(), [("ETag", etag)])
         if mode == "delay":
             time.sleep(0.1)
         self.send_response(206)
+        self.send_header("ETag", etag)
         start = a + 1 if mode == "badrange" else a
         self.send_header("Content-Range", "bytes %d-%d/%d" % (start, b, size))
         half = len(body) // 2
@@ -109,15 +147,14 @@ class Handler(BaseHTTPRequestHandler):
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
             return
-        if mode == "slow":
-            end = time.time() + 30
-            for i in range(0, len(body), 16):
-                if time.time() > end:
-                    break
-                self.wfile.write(body[i:i + 16])
-                self.wfile.flush()
-                time.sleep(0.5)
+        if mode == "trickle":
+            return self.trickle(body, 150, 0.1, 60)
+        if mode == "hang":
+            self.wfile.flush()
+            time.sleep(60)
             return
+        if mode == "slow":
+            return self.trickle(body, 16, 0.5, 30)
         self.wfile.write(body)
 
 

@@ -43,6 +43,9 @@ TEST(config_rejects_unsupported)
         { "\"num_hidden_layers\": 7", "\"num_hidden_layers\": 9", "in neither kda_layers nor full_attn_layers" },
         { "\"vocab_size\": 3072", "\"vocab_size_x\": 3072", "missing key \"vocab_size\"" },
         { "\"num_key_value_heads\": 2", "\"num_key_value_heads\": 1", "num_key_value_heads" },
+        /* found by fuzz_config: a huge float was cast to an integer (undefined behaviour) */
+        { "\"hidden_size\": 128", "\"hidden_size\": 12e72", "\"hidden_size\" must be an integer" },
+        { "\"hidden_size\": 128", "\"hidden_size\": -1e300", "\"hidden_size\" must be an integer" },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char *at = strstr(base, cases[i].from);

@@ -39,7 +39,7 @@ TEST(file_every_engine_writer_commits_atomically)
     uint8_t raw[5000];
     for (size_t i = 0; i < sizeof raw; i++) raw[i] = (uint8_t)(i * 13);
     xc_path(path, sizeof path, dir, 1, 2);
-    CHECKF(xc_store(path, raw, sizeof raw, &err) == 0, "%s", err.msg);
+    CHECKF(xc_store(path, raw, sizeof raw, &(xc_id){ 1, 2, 0, 0 }, &err) == 0, "%s", err.msg);
     CHECK(xc_present(path, sizeof raw));
     snprintf(meta, sizeof meta, "%s/.remora", dir);
     REQUIRE(file_mkdirs(meta, &err) == 0);
@@ -49,12 +49,12 @@ TEST(file_every_engine_writer_commits_atomically)
     int s = manifest_shard(&m, "a.safetensors", 100);
     CHECK(s == 0 && manifest_add(&m, s, 0, 10, &err) == 0 && manifest_save(&m, &err) == 0);
     manifest_free(&m);
-    CHECK(remote_write_source(dir, "http://127.0.0.1:1/m", 0, &err) == 0);
+    CHECK(remote_write_source(dir, "http://127.0.0.1:1/m", 0, NULL, &err) == 0);
     CHECKF(file_test_commits() == c0 + 4, "%lu commits", file_test_commits() - c0);
     /* a folder where a cached expert would go */
     xc_path(path, sizeof path, dir, 1, 3);
     REQUIRE(mkdir(path, 0755) == 0);
-    CHECK(xc_store(path, raw, sizeof raw, &err) == -1);
+    CHECK(xc_store(path, raw, sizeof raw, &(xc_id){ 1, 2, 0, 0 }, &err) == -1);
     CHECKF(strstr(err.msg, "is a directory") && strstr(err.msg, "E3.bin") && !strstr(err.msg, ".tmp."), "%s", err.msg);
     char sub[600];
     snprintf(sub, sizeof sub, "%s/.remora/experts/L1", dir);

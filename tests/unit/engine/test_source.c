@@ -66,7 +66,7 @@ static int make_stream_copy(const char *name, const char *dir)
         if (remote_expert_tensor(t->name, &l, &e) && l == GONE_LAYER) continue;
         rc = manifest_add(&mf, t->shard, t->offset, t->offset + t->nbytes, &err);
     }
-    if (!rc) rc = manifest_save(&mf, &err) || remote_write_source(dir, "http://127.0.0.1:1/model", 0, &err);
+    if (!rc) rc = manifest_save(&mf, &err) || remote_write_source(dir, "http://127.0.0.1:1/model", 0, NULL, &err);
     /* the cache files: each expert's tensors in shard order, back to back */
     for (int e = 0; !rc; e++) {
         int n = 0;
@@ -85,7 +85,9 @@ static int make_stream_copy(const char *name, const char *dir)
             pos += mine[i]->nbytes;
         }
         xc_path(path, sizeof path, dir, GONE_LAYER, e);
-        if (!img || rc || xc_store(path, img, raw, &err)) rc = -1;
+        uint64_t first = UINT64_MAX;
+        for (int i = 0; i < n; i++) if (mine[i]->offset < first) first = mine[i]->offset;
+        if (!img || rc || xc_store(path, img, raw, &(xc_id){ GONE_LAYER, e, first, 0 }, &err)) rc = -1;
         free(img);
         cached++;
     }

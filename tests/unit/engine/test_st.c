@@ -231,3 +231,36 @@ TEST(st_header_from_memory)
     st_close(b);
     free(file);
 }
+
+/* The index's shard names are gathered through a hash set (60,000 names
+ * once took 30 s with a scan per name), capped at CAP_SHARDS distinct
+ * shards, in order of first appearance. */
+TEST(st_index_many_entries)
+{
+    rm_buf b = { 0 };
+    REQUIRE(!rm_buf_adds(&b, "{\"weight_map\": {"));
+    for (int i = 0; i < 60000; i++)
+        REQUIRE(!rm_buf_addf(&b, "%s\"t%d\": \"s%d.safetensors\"", i ? ", " : "", i, (i * 7) % 100));
+    REQUIRE(!rm_buf_adds(&b, "}}"));
+    st_index ix;
+    rm_err err = { "" };
+    REQUIRE(st_index_parse(b.p, b.len, "index.json", &ix, &err) == 0);
+    CHECK(ix.nshards == 100 && !strcmp(ix.shards[0], "s0.safetensors") && !strcmp(ix.shards[1], "s7.safetensors"));
+    st_index_free(&ix);
+    rm_buf_reset(&b);
+    REQUIRE(!rm_buf_adds(&b, "{\"weight_map\": {"));
+    for (int i = 0; i < 60000; i++) REQUIRE(!rm_buf_addf(&b, "%s\"t%d\": \"s%d\"", i ? ", " : "", i, i));
+    REQUIRE(!rm_buf_adds(&b, "}}"));
+    CHECK(st_index_parse(b.p, b.len, "index.json", &ix, &err) == -1 && strstr(err.msg, "more than 8192 shards") &&
+          err.kind == RM_ERR_INPUT && !ix.shards);
+    rm_buf_free(&b);
+    const char *bad[][2] = {
+        { "{\"weight_map\": {\"a\": \"../x\"}}", "not a plain file name" },
+        { "{\"weight_map\": {\"a\": 3}}", "is not a string" },
+        { "{\"weight_map\": {}}", "missing or empty" },
+        { "{\"weight_map\": {\"a\": \"x\", \"a\": \"y\"}}", "not valid JSON" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECKF(st_index_parse(bad[i][0], strlen(bad[i][0]), "index.json", &ix, &err) == -1 && strstr(err.msg, bad[i][1]) &&
+               err.kind == RM_ERR_INPUT, "case %zu: %s", i, err.msg);
+}

@@ -121,10 +121,16 @@ TEST(template_rejects_bad_conversations)
         { "[1]", "not a JSON object" },
         { "{\"messages\": 3}", "no \"messages\" list" },
         { "{\"messages\": [{\"role\": \"user\"", "line 1" },
-        { "{\"messages\": [{\"content\": \"x\"}]}", "no role" },
+        { "{\"messages\": [{\"content\": \"x\"}]}", "messages[0]: \"role\" must be a string" },
+        { "{\"messages\": [{\"role\": 7, \"content\": \"x\"}]}", "messages[0]: \"role\" must be a string" },
+        { "{\"messages\": [{\"role\": \"user\", \"content\": \"a\"}, {\"role\": \"wizard\", \"content\": \"x\"}]}",
+          "messages[1]: \"role\" \"wizard\" is not" },
+        { "{\"messages\": [{\"role\": \"user\"}]}", "messages[0]: \"content\" is missing" },
+        { "{\"messages\": [], \"tools\": \"nope\"}", "\"tools\" must be a list" },
+        { "{\"messages\": [{\"role\": \"user\", \"content\": \"x\", \"name\": 3}]}", "messages[0]: \"name\" must be" },
         { "{\"messages\": [{\"role\": \"tool\", \"content\": \"x\"}]}", "needs a tool name" },
         { "{\"messages\": [], \"thinking_effort\": \"huge\"}", "not one of low" },
-        { "{\"messages\": [{\"role\": \"user\", \"content\": 5}]}", "content must be" },
+        { "{\"messages\": [{\"role\": \"user\", \"content\": 5}]}", "messages[0]: \"content\" must be" },
         { "{\"messages\": [{\"role\": \"assistant\", \"tool_calls\": [{\"function\": "
           "{\"name\": \"f\", \"arguments\": \"[1]\"}}]}]}", "must be a JSON object" },
     };
@@ -133,6 +139,8 @@ TEST(template_rejects_bad_conversations)
         rm_err err = { "" };
         int n = rm_chat_render_json(t, RM_CHAT_XTML, cases[k].conv, strlen(cases[k].conv), &ids, &err);
         CHECKF(n == -1 && strstr(err.msg, cases[k].want), "case %zu: n=%d \"%s\"", k, n, err.msg);
+        CHECKF(err.kind == RM_ERR_INPUT || strstr(err.msg, "needs a tool") || strstr(err.msg, "not one of") ||
+               strstr(err.msg, "JSON object"), "case %zu is not bad input", k);
     }
     rm_tokenizer_free(t);
 }

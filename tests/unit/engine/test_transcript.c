@@ -109,3 +109,26 @@ TEST(transcript_failed_load_keeps_the_session)
     unlink(good);
     unlink(bad);
 }
+
+/* CRLF line ends and blank CRLF lines load; invalid UTF-8 is stored as
+ * U+FFFD instead of failing the save (the turn would be lost). */
+TEST(transcript_crlf_and_invalid_utf8)
+{
+    const char *text = "{\"role\":\"user\",\"content\":\"hi\"}\r\n\r\n \r\n{\"role\":\"assistant\",\"content\":\"yo\"}\r\n";
+    rm_transcript t;
+    rm_err err = { "" };
+    REQUIRE(rm_transcript_parse(text, strlen(text), "t.jsonl", &t, &err) == 0);
+    CHECK(t.n == 2 && !strcmp(t.msgs[1].content, "yo"));
+    rm_transcript_free(&t);
+    char path[] = "/tmp/remora-tr-XXXXXX";
+    int fd = mkstemp(path);
+    REQUIRE(fd >= 0);
+    close(fd);
+    rm_chat_msg m[2] = { { "user", "caf\xe9 \xff!", NULL, NULL }, { "assistant", "ok", "r\xc3", NULL } };
+    CHECKF(rm_transcript_save(path, m, NULL, 2, NULL, &err) == 0, "%s", err.msg);
+    REQUIRE(rm_transcript_load(path, &t, &err) == 0);
+    CHECK(t.n == 2 && !strcmp(t.msgs[0].content, "caf\xef\xbf\xbd \xef\xbf\xbd!") &&
+          !strcmp(t.msgs[1].reasoning_content, "r\xef\xbf\xbd"));
+    rm_transcript_free(&t);
+    unlink(path);
+}
