@@ -93,10 +93,14 @@ int ui_put_glyph(int y, int x, int right, const ui_glyph *g, attr_t a)
         return w;
     }
     if (g->kind != UI_GLYPH_TEXT || x + g->width > right) return 0;
+    /* The colour pair goes in the cell itself; and a cell without one takes
+     * the window's current pair and attributes, so set those too (without
+     * both, a line's first word took the colour drawn just before it). */
+    attrset(a);
     int xx = x;
     for (int i = 0; i < g->ncells; i++) {
         cchar_t cc;
-        if (setcchar(&cc, g->cell[i], a, 0, NULL) == OK)
+        if (setcchar(&cc, g->cell[i], a & ~A_COLOR, (short)PAIR_NUMBER(a), NULL) == OK)
             mvadd_wch(y, xx, &cc);
         xx += g->cell_width[i];
     }
