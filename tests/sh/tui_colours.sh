@@ -35,8 +35,7 @@ want "Answer" 'fg=default .*bold=1'
 t send-keys -l "/nosuch"; t send-keys Enter
 wait_for 'unknown command' 30 || fail "no error note"
 want "unknown command" 'fg=31 .*bold=1'            # error notes: red from the first word
-t send-keys -l "/quit"; t send-keys Enter
-at_prompt 100 || fail "/quit did not exit"
+quit
 
 # a one-word answer of the embedded model
 [ -f assets/model/config.json ] || { echo "ok (no embedded model)"; exit 0; }
@@ -47,6 +46,5 @@ send "What is 37*12?" 1
 ready 600 || fail "the embedded model did not answer"
 column 1 | grep -q '^444 *$' || fail "expected the answer 444"
 want "444" 'fg=default .*bold=0 dim=0' 0:44
-t send-keys -l "/quit"; t send-keys Enter
-at_prompt 100 || fail "/quit did not exit"
+quit
 echo ok

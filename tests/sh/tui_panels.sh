@@ -6,8 +6,8 @@ start 120 40
 run chat $SOURCE --synthetic-rate 15
 ready || fail "chat did not start"
 send "numbers please" 1
-wait_for 'tok/s +[0-9]+ tok' 100 || fail "no token count in the timing panel"
-count() { column 3 | sed -n 's/.*tok\/s *\([0-9][0-9]*\) tok.*/\1/p' | head -1; }
+wait_for 'turn [0-9]+ tok +[0-9.]+ tok/s' 100 || fail "no token count in the timing panel"
+count() { column 3 | sed -n 's/.*turn \([0-9][0-9]*\) tok.*/\1/p' | head -1; }
 timing() { column 3 | grep -E 'last [0-9.]+ +med [0-9.]+ +p90 [0-9.]+ m?s' | head -1; }
 a=$(count); ta=$(timing)
 [ -n "$a" ] && [ -n "$ta" ] || fail "timing figures missing"
@@ -28,6 +28,5 @@ if [ $SYNTHETIC = 1 ]; then
 fi
 t send-keys C-c
 ready 100 || fail "Ctrl-C did not end the turn"
-t send-keys C-d
-at_prompt 100 || fail "did not exit"
+quit
 echo ok

@@ -17,6 +17,10 @@
 /* Styles of transcript blocks. */
 enum { UI_S_USER, UI_S_ANSWER, UI_S_REASONING, UI_S_NOTE, UI_S_ERROR, UI_S_MARK, UI_S_HEADER };
 
+/* How long the storage ceiling is measured when the chat starts: shorter
+ * probes gave figures 4x apart on one disk (0.2 to 0.8 GB/s in 0.3 s). */
+#define UI_PROBE_SECONDS 2.0
+
 /* Parts of the screen that need drawing in the next frame. */
 enum {
     UI_D_LAYOUT = 1, UI_D_STATUS = 2, UI_D_ANSWER = 4, UI_D_REASONING = 8,
@@ -40,13 +44,22 @@ typedef struct ui_tui {
     unsigned       dirty;
     int            generating, stopping, turns;
     int            busy_cmd;        /* a non-turn command is running */
+    int            probing;         /* the storage probe is running (a busy_cmd) */
+    double         probe_seconds;   /* how long the storage ceiling was measured; 0 not yet */
+    char          *queued;          /* a message sent while probing: it goes when the probe ends */
     int            text_lost;       /* a document could not take text (slash.c) */
+    size_t         turn_bytes[3];   /* text of this turn per channel (RM_CHAN_*) */
+    int            reprefill_said;  /* this turn's full re-prefill has been announced */
+    int            unsaved;         /* turns since the last /save, /load or /clear */
+    int            eof_armed;       /* Ctrl-D asked once; the next one quits */
     rm_gen_opts    gen;
-    char          *system_text;
+    char          *system_text;     /* what the source has */
+    char          *pending_system;  /* /system TEXT until the worker has set it */
     char           hint[512];
     int            hint_role;
     double         hint_until;
     int            quit;
+    int            exit_status;     /* 128 + the signal that ended the chat, else 0 */
     double         last_frame;
     uint64_t       frames;
     int            bench;           /* quit when the first turn ends */
@@ -56,8 +69,11 @@ typedef struct ui_tui {
  * in_fd < 0 means no keyboard (the benchmark). */
 int  ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int mouse,
                  const char *history_path, const char *log_path, char *err, size_t errlen);
-/* Returns 0, or -1 when the input history could not be saved (why in err;
- * the terminal is restored by then, so the caller can print it). */
+/* Stops the worker (waiting at most a second and a half for it), restores
+ * the terminal and saves the history. Returns 0; -1 when the history could
+ * not be saved (why in err; the terminal is restored by then, so the caller
+ * can print it); 1 when the worker did not stop in time: the source was left
+ * to it, not freed, and the caller must exit at once. */
 int  ui_main_close(ui_tui *a, rm_err *err);
 
 /* loop.c */
@@ -69,6 +85,11 @@ void ui_slash_submit(ui_tui *a, const char *text);    /* sends a message */
 void ui_slash_done(ui_tui *a, const ui_done *d);      /* a worker command ended */
 void ui_slash_hint(ui_tui *a, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ui_slash_help(ui_tui *a);
+/* Records that have arrived: announces a full re-prefill once per turn. */
+void ui_slash_records(ui_tui *a);
+/* Ctrl-D at an empty prompt: quits, or first asks once when a reply is
+ * being generated or turns are not saved. */
+void ui_slash_eof(ui_tui *a);
 /* A pane's document could not take text (out of memory): says so, stops a
  * streaming turn, and leaves an error note when the turn ends. */
 void ui_slash_lost(ui_tui *a);

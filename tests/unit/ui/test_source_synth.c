@@ -14,7 +14,7 @@ TEST(ui_source_synth_save_is_atomic_and_loads_back)
 {
     char dir[] = "/tmp/remora-synth-XXXXXX";
     REQUIRE(mkdtemp(dir));
-    ui_synth_opts so = { 0, 20, 40 };
+    ui_synth_opts so = { 0, 20, 40, 0 };
     rm_err err = { "" };
     ui_source *a = NULL, *b = NULL;
     REQUIRE(ui_source_synth_open(&so, &a, &err) == 0 && ui_source_synth_open(&so, &b, &err) == 0);

@@ -11,7 +11,7 @@
 
 TEST(ui_worker_streams_a_turn_whole)
 {
-    ui_synth_opts so = { 0, 300, 700 };         /* rate 0: as fast as possible */
+    ui_synth_opts so = { 0, 300, 700, 0 };      /* rate 0: as fast as possible */
     rm_err err = { "" };
     ui_source *src = NULL;
     REQUIRE(ui_source_synth_open(&so, &src, &err) == 0);
@@ -44,8 +44,9 @@ TEST(ui_worker_streams_a_turn_whole)
     CHECK(text[RM_CHAN_ANSWER].len == strlen(m[1].content) && !strcmp(text[RM_CHAN_ANSWER].p, m[1].content));
     CHECK(m[1].reasoning_content && text[RM_CHAN_REASONING].len == strlen(m[1].reasoning_content) &&
           !strcmp(text[RM_CHAN_REASONING].p, m[1].reasoning_content));
-    CHECKF(samples == 1 + 300 + 700, "%d samples in %d drains", samples, drains);   /* prefill + tokens */
+    /* the prompt's record, the tokens, the end-of-message token's */
+    CHECKF(samples == 1 + 300 + 700 + 1, "%d samples in %d drains", samples, drains);
     for (int c = 0; c < 3; c++) rm_buf_free(&text[c]);
-    ui_worker_free(w);
+    CHECK(ui_worker_close(w, 5) == 0);
     src->vt->free(src);
 }
