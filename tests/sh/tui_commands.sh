@@ -31,7 +31,7 @@ t send-keys -l "/frobnicate"; t send-keys Enter
 wait_for 'unknown command /frobnicate: /help lists the commands; //frobnicate sends it' 30 ||
   fail "unknown command not reported with the // escape"
 wait_for '^> /frobnicate' 10 || fail "the unknown command was not kept in the input line"
-t send-keys C-u
+t send-keys C-e C-u
 t send-keys -l "/help"; t send-keys Enter
 wait_for 'Ctrl-X Ctrl-E' 30 || fail "/help did not list the keys"
 # a two-line message with thinking off: no reasoning, one message

@@ -264,12 +264,36 @@ int ui_input_free(rm_err *err)
     return rc;
 }
 
+/* Readline moves by code points; the screen shows grapheme clusters (one
+ * glyph, or one marker for an emoji sequence). A point left inside a
+ * cluster goes to its end when it moved forward, else to its start, so the
+ * cursor is always where a glyph begins and is drawn where readline is. */
+static void snap_point(int before)
+{
+    const char *b = rl_line_buffer;
+    int p = rl_point;
+    if (p <= 0 || p >= rl_end) return;
+    int line = p;
+    while (line > 0 && b[line - 1] != '\n') line--;     /* clusters restart at a newline */
+    size_t pos = (size_t)line;
+    ui_glyph g;
+    while (pos < (size_t)rl_end && ui_glyph_next(b + pos, (size_t)rl_end - pos, 1, &g)) {
+        if (pos + g.len > (size_t)p) {
+            if (pos != (size_t)p) rl_point = p > before ? (int)(pos + g.len) : (int)pos;
+            return;
+        }
+        pos += g.len;
+    }
+}
+
 int ui_input_feed(const char *bytes, size_t n)
 {
     if (rm_buf_add(&in.q, bytes, n)) return -1;
     while (in.qhead < in.q.len) {
+        int before = rl_point;
         rl_callback_read_char();
         restore_kept();
+        snap_point(before);
     }
     rm_buf_reset(&in.q);
     in.qhead = 0;
