@@ -259,6 +259,7 @@ void ui_fmt_secs(char *buf, size_t n, double s)
     if (s < 0) s = 0;
     if (s >= 10) snprintf(buf, n, "%.0f s", s);
     else if (s >= 1) snprintf(buf, n, "%.2f s", s);
+    else if (s >= 0.1) snprintf(buf, n, "%.0f ms", s * 1e3);
     else if (s >= 1e-3) snprintf(buf, n, "%.1f ms", s * 1e3);
     else snprintf(buf, n, "%.0f us", s * 1e6);
 }
