@@ -18,7 +18,7 @@ t send-keys Enter
 wait_for 'turn 1' 100 || fail "the paste was not sent"
 wait_for "Received 1 message: 102400 bytes, 1281" 200 || fail "paste did not arrive as one message"
 ready 300 || fail "turn did not end"
-screen | grep -q "turn 2" && fail "the paste became more than one message"
+column 2 | grep -qE "^turn 2( |$)" && fail "the paste became more than one message"
 # the fold counts the message's lines (not wrapped rows) and its own bytes
 # (not the "› " before it): 1280 lines, the first 5 and part of the 6th shown
 screen | grep -qE '… 1274 more lines \(102400 bytes in all' || fail "long message not shown folded"

@@ -115,9 +115,11 @@ static const ui_pane_tail *answer_tail(ui_tui *a, const ui_summary *s, ui_pane_t
     if (!prompting(a) || a->stopping) return NULL;
     char prog[128];
     ui_fmt_progress(prog, sizeof prog, s);
-    snprintf(buf, n, "prompt %s", prog);
+    snprintf(buf, n / 2, "%s", prog);
+    snprintf(buf + n / 2, n - n / 2, "prompt %s", prog);
     t->frac = ui_prompt_fraction(&s->prompt);
-    t->label = buf;
+    t->label = buf + n / 2;
+    t->short_label = buf;
     return t;
 }
 
@@ -152,7 +154,7 @@ static void frame(ui_tui *a)
         if (a->dirty & UI_D_STATUS) draw_status(a, &s);
         if (a->dirty & UI_D_ANSWER) {
             ui_pane_tail tail;
-            char label[160];
+            char label[320];
             ui_pane_draw(&a->answer, a->lay.r[UI_R_ANSWER], a->focus == 0, ui_slash_role,
                          answer_tail(a, &s, &tail, label, sizeof label));
         }

@@ -1,5 +1,6 @@
 /* pane.c — scrolling and drawing of a transcript pane (see pane.h). */
 #include <stdio.h>
+#include <string.h>
 #include "draw.h"
 #include "pane.h"
 
@@ -103,16 +104,22 @@ static void draw_line(const ui_doc *d, const ui_line *l, int y, int x, int w, ui
     }
 }
 
-/* The tail row: a bar of at most 24 cells, then the label. */
+/* The tail row: a bar of 8 to 24 cells, then the label that leaves room
+ * for it. */
 static void draw_tail(const ui_pane_tail *t, int y, int x, int w)
 {
-    int col = 0;
-    if (t->frac >= 0 && w >= 16) {
-        int bw = w / 3 < 24 ? w / 3 : 24;
+    const char *label = t->label;
+    int lw = ui_text_width(label, strlen(label));
+    if (t->short_label && w - lw - 1 < 8) {
+        label = t->short_label;
+        lw = ui_text_width(label, strlen(label));
+    }
+    int col = 0, bw = w - lw - 1 < 24 ? w - lw - 1 : 24;
+    if (t->frac >= 0 && bw >= 8) {
         ui_put_bar(y, x, bw, t->frac, ui_attr(UI_C_BAR), ui_attr(UI_C_BAR_BG));
         col = bw + 1;
     }
-    ui_put(y, x + col, w - col, ui_attr(UI_C_MARK), t->label);
+    ui_put(y, x + col, w - col, ui_attr(UI_C_MARK), label);
 }
 
 void ui_pane_draw(const ui_pane *p, ui_rect r, int focused, ui_role_fn role, const ui_pane_tail *tail)

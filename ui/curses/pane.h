@@ -27,10 +27,11 @@ typedef int (*ui_role_fn)(int style);
 
 /* A row drawn after the document while there is something to say where
  * the next text will appear (the prompt's progress): a bar filled to
- * `frac` (none when frac < 0) and a label after it. */
+ * `frac` (none when frac < 0) and a label after it, or the short label
+ * when the long one leaves too little room for the bar. */
 typedef struct ui_pane_tail {
     double      frac;
-    const char *label;
+    const char *label, *short_label;
 } ui_pane_tail;
 
 void ui_pane_init(ui_pane *p, const char *title);

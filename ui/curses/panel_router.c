@@ -92,7 +92,7 @@ void ui_panel_router(ui_rect r, const ui_panel_in *in)
     int zl = v->layer < 0 ? 0 : v->layer >= layers ? layers - 1 : v->layer;
     int l0 = in->route_layer0;
     if (v->zoom) {
-        snprintf(title, sizeof title, "Router layer %d (MoE layers %d-%d, zoom)", l0 + zl, l0, l0 + layers - 1);
+        snprintf(title, sizeof title, "Router layer %d, zoom (%d-%d)", l0 + zl, l0, l0 + layers - 1);
         ui_put_title(r, title, 1);
         draw_zoom(r, st, zl, k, experts);
         return;

@@ -56,31 +56,6 @@ static void phase_legend(int y, int x, int w, const ui_summary *s, const char *w
     ui_put(y, x, w, ui_attr(UI_C_DIM), buf);
 }
 
-/* Before the first token: the prompt's progress, or how it ended. */
-static void prompt_rows(int y, int x, int w, int end, const ui_summary *s)
-{
-    char buf[200];
-    const rm_prompt_figures *p = &s->prompt;
-    if (s->prompt_state == UI_PROMPT_NONE) {
-        if (y < end) ui_put(y, x, w, ui_attr(UI_C_DIM), "waiting for the prompt");
-        return;
-    }
-    if (s->prompt_state == UI_PROMPT_RUNNING) {
-        ui_fmt_progress(buf, sizeof buf, s);
-        if (y < end) ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt %s", buf);
-        if (y < end)
-            ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "ctx %d, %d reused; pass %d/%d, layer %d/%d",
-                    p->ctx, p->reused, p->chunk + 1, p->chunks > 0 ? p->chunks : 1, p->layer, p->layers);
-    } else {
-        ui_fmt_prompt(buf, sizeof buf, s);
-        if (y < end) ui_put(y++, x, w, ui_attr(s->prompt_state == UI_PROMPT_STOPPED ? UI_C_MARK : UI_C_VALUE), buf);
-        if (y < end && p->tok_per_s > 0) ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "prompt %.0f tok/s", p->tok_per_s);
-    }
-    if (y < end) y++;           /* the sparkline's row */
-    if (y < end) phase_bar(y++, x, w, s);
-    if (y < end) phase_legend(y, x, w, s, "prompt");
-}
-
 /* Draws text on one row, or on two split at the ", " nearest its middle
  * when it does not fit and a second row is there; returns the next row. */
 static int put_split(int y, int x, int w, int end, attr_t a, const char *text)
@@ -96,6 +71,38 @@ static int put_split(int y, int x, int w, int end, attr_t a, const char *text)
     ui_put(y, x, w, a, first);
     ui_put(y + 1, x, w, a, best + 2);
     return y + 2;
+}
+
+/* Before the first token: the prompt's progress, or how it ended. */
+static void prompt_rows(int y, int x, int w, int end, const ui_summary *s)
+{
+    char buf[200];
+    const rm_prompt_figures *p = &s->prompt;
+    if (s->prompt_state == UI_PROMPT_NONE) {
+        if (y < end) ui_put(y, x, w, ui_attr(UI_C_DIM), "waiting for the prompt");
+        return;
+    }
+    int done = (int)(ui_prompt_fraction(p) * p->total + 0.5);
+    if (s->prompt_state == UI_PROMPT_RUNNING) {
+        char eta[32];
+        ui_fmt_eta(eta, sizeof eta, p->eta);
+        if (y < end)
+            ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt %d/%d tok  %.0f%%", done, p->total,
+                    100 * ui_prompt_fraction(p));
+        if (y < end) ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "%.0f tok/s  ETA %s", p->tok_per_s, eta);
+        snprintf(buf, sizeof buf, "pass %d/%d, layer %d/%d, ctx %d, %d reused", p->chunk + 1,
+                 p->chunks > 0 ? p->chunks : 1, p->layer, p->layers, p->ctx, p->reused);
+    } else {
+        ui_fmt_prompt(buf, sizeof buf, s);
+        if (p->tok_per_s > 0) {
+            size_t l = strlen(buf);
+            snprintf(buf + l, sizeof buf - l, ", %.0f tok/s", p->tok_per_s);
+        }
+    }
+    int role = s->prompt_state == UI_PROMPT_STOPPED ? UI_C_MARK : UI_C_TEXT;
+    if (y < end) y = put_split(y, x, w, end - y >= 4 ? y + 2 : y + 1, ui_attr(role), buf);
+    if (y < end) phase_bar(y++, x, w, s);
+    if (y < end) phase_legend(y, x, w, s, "prompt");
 }
 
 void ui_panel_timing(ui_rect r, const ui_panel_in *in)
