@@ -9,10 +9,13 @@
  *  - a cluster that terminals draw at different widths, because it joins
  *    spacing code points (a ZWJ sequence 🧑‍🌾, a skin-tone modifier 👍🏽) or
  *    asks a narrow base for emoji presentation (VS16: ❤️ is 1 column to
- *    ncurses and 2 to many terminals), is drawn as one U+FFFD, width 1:
- *    never shortened to its first code point, which would change what it
+ *    ncurses and 2 to many terminals), is drawn as one marker as wide as its
+ *    first code point: the geta mark 〓 (U+3013, the typographer's sign for a
+ *    character that cannot be set) for a wide one, U+FFFD for a narrow one.
+ *    Never shortened to its first code point, which would change what it
  *    says (👩‍💻 "technologist" is not 👩 "woman"), and never a width the
- *    layout and the terminal disagree on;
+ *    layout and the terminal disagree on; and its width is known from its
+ *    first code point, so text streamed in pieces wraps as it does whole;
  *  - other variation selectors are dropped (VS16 after a wide emoji and
  *    VS15 change nothing the layout sees);
  *  - zero-width code points join the current cell as combining characters
@@ -24,6 +27,7 @@
 #include "text.h"
 
 #define REPLACEMENT 0xFFFD
+#define GETA_MARK   0x3013      /* 〓, two columns */
 #define MAX_CLUSTER 64      /* code points kept per cluster; the rest are consumed */
 
 static int g_utf8 = 1;
@@ -118,7 +122,11 @@ static int ambiguous_cluster(const int32_t *cps, int ncp)
 /* The cells a cluster draws, by the rules at the top of this file. */
 static void cluster_cells(ui_glyph *g, const int32_t *cps, int ncp)
 {
-    if (ambiguous_cluster(cps, ncp)) { set_single(g, REPLACEMENT, 1); return; }
+    if (ambiguous_cluster(cps, ncp)) {
+        if (cp_width(cps[0]) == 2) set_single(g, GETA_MARK, 2);
+        else set_single(g, REPLACEMENT, 1);
+        return;
+    }
     int nch = 0;    /* chars in the current cell */
     for (int i = 0; i < ncp; i++) {
         int32_t c = cps[i];

@@ -11,13 +11,16 @@ ready || fail "chat did not start"
 send "first" 1
 wait_for 'generating' 50 || fail "not generating"
 t send-keys -l "typed while streaming"; t send-keys Enter
+sleep 0.5   # Enter has been handled: a taken line would be gone by now
 wait_for 'a reply is being generated: this waits in the input line' 30 || fail "no hint that the line waits"
-screen | grep -q '^> typed while streaming' || fail "the message was taken from the input line"
-screen | grep -q 'turn 2' && fail "the message was sent while busy"
+wait_for '^> typed while streaming' 30 || fail "the message was taken from the input line"
+column 2 | grep -qE '^turn 2( |$)' && fail "the message was sent while busy"
 t send-keys C-e C-u
+wait_for '^> *$' 30 || fail "the input line was not cleared"
 t send-keys -l "/system Be a pirate."; t send-keys Enter
-wait_for 'a reply is being generated: this waits' 30 || fail "/system while generating was not held"
-screen | grep -q '^> /system Be a pirate.' || fail "/system was taken from the input line"
+sleep 0.5
+wait_for '^> /system Be a pirate.' 30 || fail "/system while generating was taken from the input line"
+screen | grep -q 'a reply is being generated: this waits' || fail "/system while generating: no hint"
 t send-keys C-e C-u
 t send-keys C-c
 ready 50 || fail "Ctrl-C did not stop the reply"

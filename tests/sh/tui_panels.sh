@@ -32,8 +32,14 @@ fi
 t send-keys C-c
 ready 100 || fail "Ctrl-C did not end the turn"
 if [ $SYNTHETIC = 1 ]; then
-  # figures that tell the truth: the second turn's prompt reuses the first's
-  # context; no turn ends on the end-of-message token's empty record
+  # figures that tell the truth, on whole turns (fast): the second turn's
+  # prompt reuses the first's context; no turn ends on the end-of-message
+  # token's empty record
+  quit
+  run chat $SOURCE --synthetic-rate 1000
+  ready || fail "chat did not start again"
+  send "numbers please" 1
+  ready 300 || fail "first turn did not end"
   send "and more" 2
   ready 300 || fail "second turn did not end"
   column 3 | grep -qE 'ctx [0-9]+, [1-9][0-9]* reused, [0-9]+ prefill' || fail "no ctx/reused/prefilled figure"

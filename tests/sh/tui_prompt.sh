@@ -19,8 +19,8 @@ done > "$SCRATCH/paste.txt"
 paste_it() { t load-buffer "$SCRATCH/paste.txt"; t paste-buffer -p; wait_for 'paste line 255' 100 || fail "paste did not arrive"; t send-keys Enter; }
 alt() { t display-message -p '#{alternate_on}'; }
 start 120 40
-# 20480 bytes are 5128 tokens: 3 passes, about 5 s at 1000 tokens/s
-run chat --synthetic --synthetic-rate 200 --synthetic-prompt-rate 1000
+# 20480 bytes are 5128 tokens: 3 passes, about 2.6 s at 2000 tokens/s
+run chat --synthetic --synthetic-rate 200 --synthetic-prompt-rate 2000
 ready || fail "chat did not start"
 paste_it
 wait_for '^ remora .* prompt [0-9]+% [0-9]+/5128 tok  [0-9]+ tok/s  ETA [0-9]+ s' 50 || fail "no progress in the status line"
@@ -49,7 +49,7 @@ send "third" 3
 wait_for 'the whole conversation is computed again' 50 || fail "no notice of the full re-prefill"
 wait_for 'Received 1 message: 5 bytes' 100 || fail "the third question was not answered"
 ready 200 || fail "third turn did not end"
-note_at=$(column 1 | grep -n 'the whole conversation is computed' | tail -1 | cut -d: -f1)
+note_at=$(column 1 | grep -n 'the whole conversation is computed' | head -1 | cut -d: -f1)   # the pane's, not the hint row's
 reply_at=$(column 1 | grep -n 'Received 1 message: 5 bytes' | cut -d: -f1)
 [ -n "$note_at" ] && [ -n "$reply_at" ] && [ "$note_at" -lt "$reply_at" ] || fail "the notice is not before the reply"
 # /quit during a long prompt

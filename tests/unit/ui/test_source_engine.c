@@ -6,7 +6,7 @@
  * published, the routes. Speculation used to publish one pass's routes for
  * all its tokens: 24-42% against a true 8%.
  *
- * It generates some 440 tokens, a few seconds in the release build and
+ * It generates 240 tokens, a few seconds in the release build and
  * minutes under ASan, so the ASan build skips it. Until the engine marks the
  * tokens of a verify pass (spec_pass), it says so and checks nothing. */
 #include <string.h>
@@ -44,7 +44,7 @@ static int run_turn(int spec, reuse_run *r)
         fprintf(stderr, "    %s\n", err.msg);
         return -1;
     }
-    rm_gen_opts gen = { .think = 1, .top_p = 1, .spec = spec };
+    rm_gen_opts gen = { .think = 1, .top_p = 1, .spec = spec, .max_new = 120 };
     rm_gen_events ev = { r, NULL, on_stats };
     volatile int stop = 0;
     memset(r, 0, sizeof *r);
@@ -57,7 +57,7 @@ static int run_turn(int spec, reuse_run *r)
 TEST(ui_source_engine_reuse_with_speculation_equals_without)
 {
 #if defined(__SANITIZE_ADDRESS__)
-    fprintf(stderr, "    skipped under ASan (440 tokens of the embedded model)\n");
+    fprintf(stderr, "    skipped under ASan (240 tokens of the embedded model)\n");
     return;
 #endif
     static reuse_run off, on;
