@@ -97,6 +97,30 @@ static void on_stats(void *ud, const rm_token_stats *st)
     wake_ui(w);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The storage ceiling in pieces; the median does not move with one piece
+ * that another program's reads slowed down. */
+static void probe(ui_worker *w, double seconds, ui_done *d)
+{
+    enum { MAX_PIECES = 64 };
+    double g[MAX_PIECES];
+    int n = 0;
+    for (double t = 0; t < seconds - 1e-9 && n < MAX_PIECES && !w->stop; t += UI_PROBE_PIECE_S) {
+        double x = w->src->vt->probe(w->src, UI_PROBE_PIECE_S);
+        if (x <= 0) break;
+        g[n++] = x;
+    }
+    if (!n) return;
+    qsort(g, (size_t)n, sizeof g[0], cmp_double);
+    d->gbps = n % 2 ? g[n / 2] : (g[n / 2 - 1] + g[n / 2]) / 2;
+    d->probed = n * UI_PROBE_PIECE_S;
+}
+
 static void run(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen, ui_done *d)
 {
     rm_err err = { "" };
@@ -105,6 +129,7 @@ static void run(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen, 
     d->interrupted = 0;
     d->tokens = 0;
     d->gbps = -1;
+    d->probed = 0;
     switch (cmd) {
     case UI_CMD_TURN: {
         rm_gen_events ev = { w, on_text, on_stats };
@@ -124,10 +149,7 @@ static void run(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen, 
     case UI_CMD_CLEAR:  s->vt->clear(s); d->rc = 0; break;
     case UI_CMD_SAVE:   d->rc = s->vt->save(s, arg, &err); break;
     case UI_CMD_LOAD:   d->rc = s->vt->load(s, arg, &err); break;
-    case UI_CMD_PROBE:
-        d->gbps = s->vt->probe(s, atof(arg));
-        d->rc = 0;
-        break;
+    case UI_CMD_PROBE: probe(w, atof(arg), d); d->rc = 0; break;
     default:            d->rc = rm_errf(&err, "unknown command %d", cmd); break;
     }
     memcpy(d->msg, err.msg, sizeof d->msg);

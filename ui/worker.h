@@ -31,7 +31,8 @@ typedef struct ui_done {
     int  rc;                /* 0 or -1 */
     int  interrupted;       /* a turn stopped by the flag: RM_STOPPED_REPLY or RM_STOPPED_PROMPT */
     int  tokens;            /* a turn's token records */
-    double gbps;            /* the probe's result (-1: none) */
+    double gbps;            /* the probe's result, the median of its pieces (-1: none) */
+    double probed;          /* seconds the probe measured */
     char msg[1024];         /* error message when rc != 0 */
 } ui_done;
 
@@ -61,8 +62,11 @@ int  ui_worker_start(ui_source *src, ui_worker **out, int *wake_fd);
  * be freed either (the caller exits). */
 int  ui_worker_close(ui_worker *w, double seconds);
 /* UI_CMD_SAVE, UI_CMD_LOAD: arg is the path. UI_CMD_PROBE: arg is the
- * probe's length in seconds, as text. Returns 0, or -1 when a command is
+ * probe's length in seconds, as text: it measures in pieces of
+ * UI_PROBE_PIECE_S, looks at the stop flag between them (a message waiting
+ * ends it early) and gives their median. Returns 0, or -1 when a command is
  * still running. */
+#define UI_PROBE_PIECE_S 0.5
 int  ui_worker_submit(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen);
 /* Asks the running turn to end at the next token (or layer of a prompt). */
 void ui_worker_stop(ui_worker *w);

@@ -41,8 +41,10 @@ quit
 [ -f assets/model/config.json ] || { echo "ok (no embedded model)"; exit 0; }
 t send-keys -l "clear"; t send-keys Enter
 run chat --model assets/model
-ready 300 || fail "chat on the embedded model did not start"
-send "What is 37*12?" 1
+wait_for '^ remora .*measuring the storage' 300 || fail "chat on the embedded model did not start"
+# sent while the storage is measured: it waits for the probe, which it ends early
+t send-keys -l "What is 37*12?"; t send-keys Enter
+wait_for 'turn 1' 100 || fail "the queued message was not sent"
 ready 600 || fail "the embedded model did not answer"
 column 1 | grep -q '^444 *$' || fail "expected the answer 444"
 want "444" 'fg=default .*bold=0 dim=0' 0:44

@@ -52,7 +52,7 @@ if [ $SYNTHETIC = 1 ]; then
   column 3 | grep -q '(last -)' && fail "the turn ends on '(last -)'"
   column 3 | grep -qE 'Timing, last 32 tok' || fail "the Timing panel does not say its window"
   column 3 | grep -qE 'reuse [0-9]+% last 32' || fail "the router's reuse does not say its window"
-  column 3 | grep -q 'ceiling: a 2 s probe' || fail "the I/O ceiling does not say how it was measured"
+  column 3 | grep -q 'ceiling: median of a 4.0 s probe' || fail "the I/O ceiling does not say how it was measured"
   # router rows are the model's layers, as --trace numbers them
   column 3 | grep -q 'Router layers 1-92' || fail "router title not in model layers"
   column 3 | grep -qE '^  1 [░▒▓█ ]' || fail "router rows not numbered from layer 1"

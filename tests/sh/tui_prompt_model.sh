@@ -22,8 +22,9 @@ modes() {
 start 120 40
 
 # /quit one second into the prompt
+# the paste goes while the storage is still measured: queued, it ends the probe
 run chat --model assets/model
-ready 300 || fail "chat did not start"
+wait_for '^ remora .*measuring the storage' 300 || fail "chat did not start"
 paste_it
 wait_for 'turn 1' 50 || fail "the paste was not sent"
 sleep 1
@@ -34,7 +35,7 @@ modes /quit
 
 # SIGTERM one second into the prompt: 143
 t send-keys -l "clear; $BIN chat --model assets/model; echo rc=\$?"; t send-keys Enter
-ready 300 || fail "chat did not start again"
+wait_for '^ remora ' 300 || fail "chat did not start again"
 paste_it
 wait_for 'turn 1' 50 || fail "the paste was not sent"
 sleep 1
@@ -48,7 +49,7 @@ modes SIGTERM
 # Ctrl-C one second into the prompt
 t send-keys -l "clear"; t send-keys Enter
 run chat --model assets/model
-ready 300 || fail "chat did not start a third time"
+wait_for '^ remora ' 300 || fail "chat did not start a third time"
 paste_it
 if ! wait_for '^ remora .* prompt [0-9]+%' 30; then
   echo "skipped Ctrl-C during the prompt: the engine reports no prompt progress yet"

@@ -1,8 +1,8 @@
 /* panel_io.c — I/O bandwidth: bytes read per token and the spine and
  * expert read rates over the last tokens (over the prompt so far before the
  * first token, with what the pass in progress has read), and the latest
- * achieved read rate as a bar against the device's ceiling, labelled with
- * how long it was measured. */
+ * achieved read rate as a bar against the device's ceiling (the median of
+ * the probe at start-up), labelled with how long it was measured. */
 #include <stdio.h>
 #include "draw.h"
 #include "panel.h"
@@ -36,12 +36,13 @@ void ui_panel_io(ui_rect r, const ui_panel_in *in)
         ui_fmt_bytes(b, sizeof b, s->expert_bps);
         ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "spine %s/s  expert %s/s", a, b);
     }
+    double ceiling = in->device_gbps > 0 ? in->device_gbps : s->device_gbps;
     if (y < end) {
-        if (s->device_gbps > 0) {
+        if (ceiling > 0) {
             char lbl[48];
-            int n = snprintf(lbl, sizeof lbl, " %.2f/%.1f GB/s", s->read_gbps, s->device_gbps);
+            int n = snprintf(lbl, sizeof lbl, " %.2f/%.1f GB/s", s->read_gbps, ceiling);
             int bw = w - n;
-            if (bw >= 4) ui_put_bar(y, x, bw, s->read_gbps / s->device_gbps,
+            if (bw >= 4) ui_put_bar(y, x, bw, s->read_gbps / ceiling,
                                     ui_attr(UI_C_BAR), ui_attr(UI_C_BAR_BG));
             ui_put(y, x + (bw >= 4 ? bw : 0), w - (bw >= 4 ? bw : 0), ui_attr(UI_C_TEXT), lbl);
         } else {
@@ -49,9 +50,9 @@ void ui_panel_io(ui_rect r, const ui_panel_in *in)
         }
         y++;
     }
-    if (y < end && s->device_gbps > 0) {
+    if (y < end && ceiling > 0) {
         if (in->probe_seconds > 0)
-            ui_putf(y, x, w, ui_attr(UI_C_DIM), "ceiling: a %.0f s probe", in->probe_seconds);
+            ui_putf(y, x, w, ui_attr(UI_C_DIM), "ceiling: median of a %.1f s probe", in->probe_seconds);
         else
             ui_put(y, x, w, ui_attr(UI_C_DIM), "ceiling: the engine's figure");
     }

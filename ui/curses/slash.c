@@ -156,6 +156,7 @@ static void message(ui_tui *a, const char *text, const char *line)
     if (a->probing && !a->generating && !a->queued) {
         a->queued = strdup(text);
         if (!a->queued) { keep(a, UI_C_ERROR, line, "out of memory: the message waits in the input line"); return; }
+        ui_worker_stop(a->worker);         /* the probe ends after its current piece */
         ui_slash_hint(a, UI_C_MARK, "measuring the storage: the message goes when it ends");
         return;
     }
@@ -265,7 +266,10 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
     a->dirty |= UI_D_STATUS | UI_D_INPUT | UI_D_PANELS;
     if (d->cmd == UI_CMD_PROBE) {
         a->probing = 0;
-        if (d->gbps > 0) a->probe_seconds = UI_PROBE_SECONDS;
+        if (d->gbps > 0) {
+            a->device_gbps = d->gbps;
+            a->probe_seconds = d->probed;
+        }
         if (a->queued) {
             char *q = a->queued;
             a->queued = NULL;

@@ -17,9 +17,12 @@
 /* Styles of transcript blocks. */
 enum { UI_S_USER, UI_S_ANSWER, UI_S_REASONING, UI_S_NOTE, UI_S_ERROR, UI_S_MARK, UI_S_HEADER };
 
-/* How long the storage ceiling is measured when the chat starts: shorter
- * probes gave figures 4x apart on one disk (0.2 to 0.8 GB/s in 0.3 s). */
-#define UI_PROBE_SECONDS 2.0
+/* How long the storage ceiling is measured when the chat starts, in
+ * pieces whose median is taken (ui_worker_submit): on the development
+ * machine, sharing its disk with other work, five probes of the embedded
+ * model spread 0.12-0.46 GB/s at 0.3 s, 0.14-0.40 at 2 s and 0.23-0.28 at
+ * 4 s. A message sent meanwhile ends it early. */
+#define UI_PROBE_SECONDS 4.0
 
 /* Parts of the screen that need drawing in the next frame. */
 enum {
@@ -46,6 +49,7 @@ typedef struct ui_tui {
     int            busy_cmd;        /* a non-turn command is running */
     int            probing;         /* the storage probe is running (a busy_cmd) */
     double         probe_seconds;   /* how long the storage ceiling was measured; 0 not yet */
+    double         device_gbps;     /* its median (the records carry the last piece's) */
     char          *queued;          /* a message sent while probing: it goes when the probe ends */
     int            text_lost;       /* a document could not take text (slash.c) */
     size_t         turn_bytes[3];   /* text of this turn per channel (RM_CHAN_*) */
