@@ -10,16 +10,9 @@
 # terminal restored (143 for SIGTERM).
 . "$(dirname "$0")/tui_common.inc"
 [ $SYNTHETIC = 1 ] || { echo "skipped: needs the synthetic source"; exit 0; }
-i=0
-while [ $i -lt 256 ]; do
-  printf 'paste line %03d: a long prompt that takes a while to read ......................\n' $i
-  i=$((i + 1))
-done > "$SCRATCH/paste.txt"
-[ "$(wc -c < "$SCRATCH/paste.txt")" -eq 20480 ] || fail "paste file is not 20 KB"
-paste_it() { t load-buffer "$SCRATCH/paste.txt"; t paste-buffer -p; wait_for 'paste line 255' 100 || fail "paste did not arrive"; t send-keys Enter; }
 alt() { t display-message -p '#{alternate_on}'; }
 start 120 40
-# 20480 bytes are 5128 tokens: 3 passes, about 2.6 s at 2000 tokens/s
+# 20480 bytes (paste_it) are 5128 tokens: 3 passes, about 2.6 s at 2000 tokens/s
 run chat --synthetic --synthetic-rate 200 --synthetic-prompt-rate 2000
 ready || fail "chat did not start"
 paste_it

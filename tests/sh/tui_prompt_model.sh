@@ -8,12 +8,6 @@
 # correctly; until then that part says it is skipped.
 . "$(dirname "$0")/tui_common.inc"
 [ -f assets/model/config.json ] || { echo "skipped: no embedded model"; exit 0; }
-i=0
-while [ $i -lt 256 ]; do
-  printf 'paste line %03d: a long prompt that takes a while to read ......................\n' $i
-  i=$((i + 1))
-done > "$SCRATCH/paste.txt"
-paste_it() { t load-buffer "$SCRATCH/paste.txt"; t paste-buffer -p; wait_for 'paste line 255' 100 || fail "paste did not arrive"; t send-keys Enter; }
 alt() { t display-message -p '#{alternate_on}'; }
 modes() {
   t send-keys -l "stty -a | grep -o ' icanon\| echo ' | tr -d ' ' | tr '\n' ,; echo"; t send-keys Enter

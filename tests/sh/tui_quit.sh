@@ -16,17 +16,17 @@ screen | grep -q '^ remora ' || fail "the first Ctrl-D quit"
 t send-keys C-d
 wait_for '^rc=0' 30 || fail "the second Ctrl-D did not quit"
 [ "$(alt)" = 0 ] || fail "alternate screen still on after Ctrl-D"
-t send-keys -l "clear; $BIN chat $SOURCE; echo rc=\$?"; t send-keys Enter
-ready || fail "chat did not start again"
-p=$(chat_pid); [ -n "$p" ] || fail "no chat process"
-kill -TERM "$p"
-wait_for '^rc=143' 30 || fail "SIGTERM did not exit 143"
-[ "$(alt)" = 0 ] || fail "alternate screen still on after SIGTERM"
-t send-keys -l "clear; $BIN chat $SOURCE; echo rc=\$?"; t send-keys Enter
-ready || fail "chat did not start a third time"
-p=$(chat_pid); [ -n "$p" ] || fail "no chat process"
-kill -HUP "$p"
-wait_for '^rc=129' 30 || fail "SIGHUP did not exit 129"
+# killed SIGNAL STATUS: a fresh chat ends by the signal with that status
+killed() {
+  t send-keys -l "clear; $BIN chat $SOURCE; echo rc=\$?"; t send-keys Enter
+  ready || fail "chat did not start for SIG$1"
+  p=$(chat_pid); [ -n "$p" ] || fail "no chat process"
+  kill -"$1" "$p"
+  wait_for "^rc=$2" 30 || fail "SIG$1 did not exit $2"
+  [ "$(alt)" = 0 ] || fail "alternate screen still on after SIG$1"
+}
+killed TERM 143
+killed HUP 129
 t send-keys -l "stty -a | grep -o ' icanon\| echo ' | tr -d ' ' | tr '\n' ,; echo"; t send-keys Enter
 wait_for '^icanon,echo,' 30 || fail "terminal modes not restored after SIGHUP"
 echo ok

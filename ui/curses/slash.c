@@ -43,15 +43,20 @@ int ui_slash_role(int style)
     }
 }
 
+static void vhint(ui_tui *a, int role, const char *fmt, va_list ap)
+{
+    vsnprintf(a->hint, sizeof a->hint, fmt, ap);
+    a->hint_role = role;
+    a->hint_until = rm_now() + HINT_SECONDS;
+    a->dirty |= UI_D_INPUT;
+}
+
 void ui_slash_hint(ui_tui *a, int role, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(a->hint, sizeof a->hint, fmt, ap);
+    vhint(a, role, fmt, ap);
     va_end(ap);
-    a->hint_role = role;
-    a->hint_until = rm_now() + HINT_SECONDS;
-    a->dirty |= UI_D_INPUT;
 }
 
 void ui_slash_lost(ui_tui *a)
@@ -91,11 +96,8 @@ static void keep(ui_tui *a, int role, const char *line, const char *fmt, ...)
     if (ui_input_keep(line)) ui_slash_lost(a);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(a->hint, sizeof a->hint, fmt, ap);
+    vhint(a, role, fmt, ap);
     va_end(ap);
-    a->hint_role = role;
-    a->hint_until = rm_now() + HINT_SECONDS;
-    a->dirty |= UI_D_INPUT;
 }
 
 /* Opens the blocks of a new turn: the user's message and an empty answer in
