@@ -86,9 +86,8 @@ static void draw_panels(ui_tui *a, const ui_summary *s)
 
 /* Says so in as many rows as it takes to fit the width: the longest
  * wording that fits, one phrase a row. */
-static void draw_too_small(ui_tui *a)
+static void draw_too_small(void)
 {
-    (void)a;
     erase();
     char need[32], have[32], one[128];
     snprintf(need, sizeof need, "need %dx%d", UI_MIN_COLS, UI_MIN_ROWS);
@@ -143,7 +142,7 @@ static void frame(ui_tui *a)
         a->dirty = UI_D_ALL;
     }
     if (a->lay.too_small) {
-        draw_too_small(a);
+        draw_too_small();
     } else {
         ui_summary s;
         ui_stats_summary(a->stats, &s);

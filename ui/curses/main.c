@@ -76,10 +76,10 @@ fail:
 
 int ui_main_close(ui_tui *a, rm_err *err)
 {
-    int stuck = ui_worker_close(a->worker, WORKER_WAIT_S) != 0;
+    a->worker_stuck = ui_worker_close(a->worker, WORKER_WAIT_S) != 0;
     int rc = ui_input_free(err);
     ui_term_close(&a->term);
-    if (stuck) return 1;            /* the source is the worker's still: left as it is */
+    if (a->worker_stuck) return rc;     /* the source is the worker's still: left as it is */
     a->src->vt->free(a->src);
     ui_pane_free(&a->answer);
     ui_pane_free(&a->reasoning);
@@ -133,12 +133,11 @@ int ui_main_run(const ui_main_opts *o)
     if (ui_worker_submit(a->worker, UI_CMD_PROBE, secs, NULL) == 0) a->probing = a->busy_cmd = 1;
     rc = ui_loop_run(a) ? 1 : 0;
     if (a->exit_status) rc = a->exit_status;
-    int crc = ui_main_close(a, &err);
-    if (crc < 0) {                      /* the terminal is back: say it there */
+    if (ui_main_close(a, &err)) {       /* the terminal is back: say it there */
         fprintf(stderr, "remora chat: the input history was not saved: %s\n", err.msg);
         if (!rc) rc = 1;
     }
-    if (crc > 0) {
+    if (a->worker_stuck) {
         /* the worker is still inside the engine: leave without running
          * exit handlers under it */
         fprintf(stderr, "remora chat: the engine did not stop within %.1f s; exiting anyway\n", WORKER_WAIT_S);

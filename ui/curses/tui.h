@@ -64,6 +64,7 @@ typedef struct ui_tui {
     double         hint_until;
     int            quit;
     int            exit_status;     /* 128 + the signal that ended the chat, else 0 */
+    int            worker_stuck;    /* ui_main_close: the worker did not stop in time */
     double         last_frame;
     uint64_t       frames;
     int            bench;           /* quit when the first turn ends */
@@ -74,10 +75,11 @@ typedef struct ui_tui {
 int  ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int mouse,
                  const char *history_path, const char *log_path, char *err, size_t errlen);
 /* Stops the worker (waiting at most a second and a half for it), restores
- * the terminal and saves the history. Returns 0; -1 when the history could
- * not be saved (why in err; the terminal is restored by then, so the caller
- * can print it); 1 when the worker did not stop in time: the source was left
- * to it, not freed, and the caller must exit at once. */
+ * the terminal and merges the history. Returns 0, or -1 when the history
+ * could not be saved (why in err; the terminal is restored by then, so the
+ * caller can print it). When the worker did not stop in time, worker_stuck
+ * is set: the source was left to it, not freed, and the caller must exit at
+ * once. */
 int  ui_main_close(ui_tui *a, rm_err *err);
 
 /* loop.c */
