@@ -500,7 +500,7 @@ static int save(ui_source *src, const char *path, rm_err *err)
     } else {
         for (int i = 0; i < s->n; i++) {
             m[i] = (rm_chat_msg){ s->msgs[i].role, s->msgs[i].content, s->msgs[i].reasoning, NULL };
-            intr[i] = s->msgs[i].interrupted != 0;
+            intr[i] = s->msgs[i].interrupted;       /* RM_STOPPED_PROMPT is saved as "stopped_in": "prompt" */
         }
         rc = rm_transcript_save(path, m, intr, s->n, s->system, err);
     }
@@ -518,8 +518,7 @@ static int load(ui_source *src, const char *path, rm_err *err)
     synth_source fresh = { 0 };
     int rc = 0;
     for (int i = 0; i < t.n && !rc; i++)
-        rc = push_msg(&fresh, t.msgs[i].role, t.msgs[i].content, t.msgs[i].reasoning_content,
-                      t.interrupted[i] ? RM_STOPPED_REPLY : 0);
+        rc = push_msg(&fresh, t.msgs[i].role, t.msgs[i].content, t.msgs[i].reasoning_content, t.interrupted[i]);
     if (rc) {
         free_msgs(&fresh);
         free(fresh.msgs);

@@ -103,7 +103,8 @@ void ui_stats_add(ui_stats *st, const ui_sample *s)
     }
     if (s->kind == RM_REC_PROMPT) {
         st->prompt = prompt_of(s);
-        st->prompt_state = UI_PROMPT_DONE;
+        /* an engine may close a stopped prompt with its record too */
+        st->prompt_state = st->prompt.done < st->prompt.total ? UI_PROMPT_STOPPED : UI_PROMPT_DONE;
         sum_into(&st->prompt_sum, s);
         st->prompt_sum.seconds = st->prompt.elapsed > 0 ? st->prompt.elapsed : s->seconds;
         return;
@@ -119,7 +120,7 @@ void ui_stats_add(ui_stats *st, const ui_sample *s)
 
 void ui_stats_prompt_stopped(ui_stats *st)
 {
-    if (st->prompt_state == UI_PROMPT_RUNNING) st->prompt_state = UI_PROMPT_STOPPED;
+    if (st->prompt_state != UI_PROMPT_NONE) st->prompt_state = UI_PROMPT_STOPPED;
 }
 
 void ui_stats_set_full(ui_stats *st, const rm_token_stats *cur, const rm_token_stats *prev)

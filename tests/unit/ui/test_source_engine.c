@@ -69,6 +69,8 @@ TEST(ui_source_engine_reuse_with_speculation_equals_without)
         return;
     }
     double r_off = (double)off.hit / (double)off.n, r_on = (double)on.hit / (double)on.n;
+    fprintf(stderr, "    reuse %.1f%% with speculation (%d of %d tokens from verify passes), %.1f%% without\n", 100 * r_on,
+            on.marked, on.tokens, 100 * r_off);
     CHECKF(on.accepted > 0, "no draft was accepted: nothing was compared");
     CHECKF(r_on - r_off < 0.03 && r_off - r_on < 0.03, "reuse %.1f%% with speculation, %.1f%% without",
            100 * r_on, 100 * r_off);

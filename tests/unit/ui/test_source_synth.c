@@ -161,7 +161,7 @@ TEST(ui_source_synth_prompt_passes_stop_and_speculation)
     REQUIRE(s->vt->save(s, path, &err) == 0);
     char *text = t_read_file(path, NULL);
     REQUIRE(text);
-    CHECK(strstr(text, "{\"role\":\"assistant\",\"content\":\"\",\"interrupted\":true}\n"));
+    CHECK(strstr(text, "{\"role\":\"assistant\",\"content\":\"\",\"interrupted\":true,\"stopped_in\":\"prompt\"}\n"));
     free(text);
     REQUIRE(s->vt->load(s, path, &err) == 0);
     seen d = { .stop = &stop, .done_step_ok = 1 };

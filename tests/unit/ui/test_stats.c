@@ -135,6 +135,18 @@ TEST(ui_stats_prompt_figures_progress_and_stop)
     ui_stats_summary(&st, &s);
     ui_fmt_prompt(buf, sizeof buf, &s);
     CHECKF(!strcmp(buf, "ctx 4096, 0 reused, stopped at 2048 of 4096 prefilled after 33 s"), "%s", buf);
+    /* also when the engine closes the stopped prompt with its record */
+    ui_stats_reset(&st);
+    p.kind = RM_REC_PROMPT;
+    p.prompt.done = 2048;
+    p.prompt.elapsed = 34;
+    p.token_index = 2048;
+    ui_stats_sample(&sm, &p, NULL);
+    ui_stats_add(&st, &sm);
+    ui_stats_summary(&st, &s);
+    ui_fmt_prompt(buf, sizeof buf, &s);
+    CHECKF(s.prompt_state == UI_PROMPT_STOPPED &&
+           !strcmp(buf, "ctx 4096, 0 reused, stopped at 2048 of 4096 prefilled after 34 s"), "%s", buf);
 }
 
 TEST(ui_stats_formats)
