@@ -28,7 +28,8 @@ static void usage(FILE *f)
         [OPT_MAX_NEW] = "stop a reply after N tokens (default: end of message)",
     };
     fprintf(f,
-        "usage: remora chat [--model DIR | --synthetic [--synthetic-rate R]] [OPTIONS]\n"
+        "usage: remora chat [--model DIR | --synthetic [--synthetic-rate R] [--synthetic-prompt-rate P]]\n"
+        "                   [OPTIONS]\n"
         "\n"
         "Full-screen chat: answer and reasoning side by side, live engine panels.\n"
         "\n"
@@ -37,6 +38,8 @@ static void usage(FILE *f)
     opts_help_line(f, "--synthetic", "demo and testing mode: a synthetic source, no model");
     opts_help_line(f, "--synthetic-rate R", "tokens per second of the synthetic source (default 20);\n"
                                             "R in [0.1, 1000000]");
+    opts_help_line(f, "--synthetic-prompt-rate P", "prompt tokens per second of the synthetic source, with\n"
+                                                   "progress (default: prompts take no time); P in [1, 10000000]");
     opts_help_line(f, "--system TEXT", "system prompt");
     opts_help(f, GEN_OPTS | OPEN_OPTS, text);
     opts_help_line(f, "--mouse", "scroll with the mouse wheel (Shift+drag still selects)");
@@ -46,10 +49,11 @@ static void usage(FILE *f)
 
 int cmd_chat(int argc, char **argv)
 {
-    enum { O_SYNTH = 256, O_RATE, O_SYSTEM, O_MOUSE, O_KEYS, O_HELP };
+    enum { O_SYNTH = 256, O_RATE, O_PROMPT_RATE, O_SYSTEM, O_MOUSE, O_KEYS, O_HELP };
     static const struct option own[] = {
         { "synthetic", no_argument, 0, O_SYNTH },
         { "synthetic-rate", required_argument, 0, O_RATE },
+        { "synthetic-prompt-rate", required_argument, 0, O_PROMPT_RATE },
         { "system", required_argument, 0, O_SYSTEM },
         { "mouse", no_argument, 0, O_MOUSE },
         { "keys", no_argument, 0, O_KEYS },
@@ -75,6 +79,9 @@ int cmd_chat(int argc, char **argv)
         case O_SYNTH: o.synthetic = 1; break;
         case O_RATE:
             if (opts_real_arg("chat", "synthetic-rate", optarg, 0.1, 1e6, 0, &o.synth.rate)) return 2;
+            break;
+        case O_PROMPT_RATE:
+            if (opts_real_arg("chat", "synthetic-prompt-rate", optarg, 1, 1e7, 0, &o.synth.prompt_rate)) return 2;
             break;
         case O_SYSTEM: o.system = optarg; break;
         case O_MOUSE: o.mouse = 1; break;

@@ -41,19 +41,43 @@ static void emit_line(void *ud, size_t a, size_t b, int w)
     if (push_line(c->d, l)) c->oom = 1;
 }
 
+/* Text lines (as '\n' separates them) that start at or after byte `from`. */
+static uint32_t lines_from(const ui_block *b, size_t from)
+{
+    uint32_t n = 0;
+    const char *p = b->text.p, *end = p + b->text.len;
+    for (const char *q = p + from; q < end; q++) {
+        if (q == p + from && from > 0 && q[-1] != '\n') continue;   /* inside a shown line */
+        if (q == p + from || q[-1] == '\n') n++;
+    }
+    return n;
+}
+
 /* Applies the block's height cap to its freshly wrapped lines. */
 static int cap_lines(ui_doc *d, int bi)
 {
     ui_block *b = &d->blocks[bi];
     int text0 = b->first_line + (b->gap && bi > 0 ? 1 : 0);
     int ntext = d->nlines - text0;
-    if (b->max_lines < 2 || ntext <= b->max_lines) return 0;
+    if (d->unfold || b->max_lines < 2 || ntext <= b->max_lines) return 0;
     int keep = b->max_lines - 1;
+    uint32_t cut = d->lines[text0 + keep - 1].end;
     /* start keeps lines ordered by (block, start) for ui_doc_find */
-    ui_line more = { (uint32_t)bi, d->lines[text0 + keep - 1].end, (uint32_t)(ntext - keep), 0,
-                     UI_LINE_MORE };
+    ui_line more = { (uint32_t)bi, cut, lines_from(b, cut), 0, UI_LINE_MORE };
     d->nlines = text0 + keep;
     return push_line(d, more);
+}
+
+void ui_doc_set_head(ui_doc *d, int b, int bytes)
+{
+    if (b >= 0 && b < d->nblocks) d->blocks[b].head = bytes;
+}
+
+int ui_doc_folded(const ui_doc *d)
+{
+    for (int i = 0; i < d->nlines; i++)
+        if (d->lines[i].kind == UI_LINE_MORE) return 1;
+    return 0;
 }
 
 /* Wraps block bi from byte `from` onwards, its lines starting at d->nlines. */
@@ -78,11 +102,8 @@ static int rewrap_block_start(ui_doc *d, int bi)
     return wrap_block(d, bi, 0);
 }
 
-int ui_doc_set_width(ui_doc *d, int width)
+static int rewrap_all(ui_doc *d)
 {
-    if (width < 1) width = 1;
-    if (width == d->width) return 0;
-    d->width = width;
     d->nlines = 0;
     int rc = 0;
     for (int i = 0; i < d->nblocks; i++) {
@@ -90,6 +111,21 @@ int ui_doc_set_width(ui_doc *d, int width)
         if (rewrap_block_start(d, i)) rc = -1;
     }
     return rc;
+}
+
+int ui_doc_set_width(ui_doc *d, int width)
+{
+    if (width < 1) width = 1;
+    if (width == d->width) return 0;
+    d->width = width;
+    return rewrap_all(d);
+}
+
+int ui_doc_set_unfold(ui_doc *d, int on)
+{
+    if (d->unfold == !!on) return 0;
+    d->unfold = !!on;
+    return rewrap_all(d);
 }
 
 /* Rewraps the last block from its last text line; a capped block is redone

@@ -5,8 +5,9 @@
  * only ever appended to the last block, the streaming one; an append rewraps
  * from the start of that block's last line, so the cost of a token does not
  * grow with the length of the conversation. A block may cap its height
- * (long pasted prompts), in which case its last shown line says how many
- * lines were left out. Every call that adds text or lines returns -1 when
+ * (long pasted prompts): it is folded, and its last shown line says how
+ * many lines of its text (not wrapped rows) and bytes it holds; unfolding
+ * the document shows every block whole. Every call that adds text or lines returns -1 when
  * it runs out of memory; the caller must say so, as the document then
  * lacks text or lines.
  */
@@ -21,7 +22,7 @@ enum { UI_LINE_TEXT, UI_LINE_GAP, UI_LINE_MORE };
 
 typedef struct ui_line {
     uint32_t block;
-    uint32_t start, end;    /* byte range in the block; MORE: end = lines hidden */
+    uint32_t start, end;    /* byte range in the block; MORE: end = text lines hidden */
     uint16_t width;
     uint8_t  kind;
 } ui_line;
@@ -31,6 +32,7 @@ typedef struct ui_block {
     rm_buf  text;           /* text.p, text.len */
     int     gap;            /* blank line before the block */
     int     max_lines;      /* 0 = unlimited */
+    int     head;           /* bytes of a prefix that is not the block's text (the "› " of a message) */
     int     final;          /* no more appends: a truncated tail becomes U+FFFD */
     int     first_line, nlines;
 } ui_block;
@@ -41,6 +43,7 @@ typedef struct ui_doc {
     ui_line  *lines;
     int       nlines, lcap;
     int       width;
+    int       unfold;       /* capped blocks are shown whole */
 } ui_doc;
 
 void ui_doc_init(ui_doc *d, int width);
@@ -52,6 +55,12 @@ int  ui_doc_add(ui_doc *d, int style, const char *text, size_t len, int gap, int
 int  ui_doc_append(ui_doc *d, const char *text, size_t len);
 /* Marks the last block complete. Returns 0, or -1 when out of memory. */
 int  ui_doc_finish(ui_doc *d);
+/* Sets the prefix bytes of block b (see ui_block.head). */
+void ui_doc_set_head(ui_doc *d, int b, int bytes);
+/* Shows capped blocks whole (on) or folded again; whether any block is
+ * folded now is ui_doc_folded(). Returns 0, or -1 as ui_doc_set_width. */
+int  ui_doc_set_unfold(ui_doc *d, int on);
+int  ui_doc_folded(const ui_doc *d);
 /* Rewraps everything when the width changes. Returns 0, or -1 when out of
  * memory (lines are missing until the next successful rewrap). */
 int  ui_doc_set_width(ui_doc *d, int width);

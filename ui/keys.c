@@ -15,8 +15,11 @@ const ui_keybinding ui_keybindings[] = {
     { "Tab",           UI_ACT_FOCUS,             "switch the scrolling keys between the answer and reasoning panes" },
     { "PgUp",          UI_ACT_PAGE_UP,           "scroll the focused pane up a page (it stops following new text)" },
     { "PgDn",          UI_ACT_PAGE_DOWN,         "scroll the focused pane down a page" },
-    { "Home",          UI_ACT_TOP,               "scroll the focused pane to the start of the conversation" },
-    { "End",           UI_ACT_BOTTOM,            "scroll the focused pane to the end and follow new text" },
+    { "Alt-Home",      UI_ACT_TOP,               "scroll the focused pane to the start of the conversation" },
+    { "Ctrl-Home",     UI_ACT_TOP,               "the same as Alt-Home" },
+    { "Alt-End",       UI_ACT_BOTTOM,            "scroll the focused pane to the end and follow new text" },
+    { "Ctrl-End",      UI_ACT_BOTTOM,            "the same as Alt-End" },
+    { "Alt-O",         UI_ACT_UNFOLD,            "open the folded long messages (pastes) whole, or fold them again" },
     { "Wheel-Up",      UI_ACT_WHEEL_UP,          "scroll the pane under the mouse up (with --mouse)" },
     { "Wheel-Down",    UI_ACT_WHEEL_DOWN,        "scroll the pane under the mouse down (with --mouse)" },
     { "F1",            UI_ACT_HELP,              "show the keys and commands" },
@@ -29,6 +32,8 @@ const ui_keybinding ui_keybindings[] = {
     { "Up",            UI_ACT_READLINE,          "previous history entry" },
     { "Down",          UI_ACT_READLINE,          "next history entry" },
     { "Ctrl-R",        UI_ACT_READLINE,          "search the history backwards" },
+    { "Home",          UI_ACT_READLINE,          "move to the start of the line" },
+    { "End",           UI_ACT_READLINE,          "move to the end of the line" },
     { "Ctrl-A",        UI_ACT_READLINE,          "move to the start of the line" },
     { "Ctrl-E",        UI_ACT_READLINE,          "move to the end of the line" },
     { "Ctrl-X Ctrl-E", UI_ACT_READLINE,          "edit the message in $VISUAL or $EDITOR" },
@@ -54,10 +59,21 @@ static const struct { const char *seq; const char *key; } seqs[] = {
     { "\x14", "Ctrl-T" }, { "\t", "Tab" },
     { "\x1b\r", "Alt-Enter" }, { "\x1b\n", "Alt-Enter" },
     { "\x1b[5~", "PgUp" }, { "\x1b[6~", "PgDn" },
-    { "\x1b[1~", "Home" }, { "\x1b[7~", "Home" }, { "\x1b[H", "Home" }, { "\x1bOH", "Home" },
-    { "\x1b[4~", "End" }, { "\x1b[8~", "End" }, { "\x1b[F", "End" }, { "\x1bOF", "End" },
+    /* Home and End themselves go to readline (the input line) */
+    { "\x1b[1;3H", "Alt-Home" }, { "\x1b[1;3F", "Alt-End" }, { "\x1b[1;3~", "Alt-Home" },
+    { "\x1b[4;3~", "Alt-End" }, { "\x1b\x1b[1~", "Alt-Home" }, { "\x1b\x1b[4~", "Alt-End" },
+    { "\x1b\x1b[H", "Alt-Home" }, { "\x1b\x1b[F", "Alt-End" }, { "\x1b\x1bOH", "Alt-Home" },
+    { "\x1b\x1bOF", "Alt-End" }, { "\x1b\x1b[7~", "Alt-Home" }, { "\x1b\x1b[8~", "Alt-End" },
+    { "\x1b[1;5H", "Ctrl-Home" }, { "\x1b[1;5F", "Ctrl-End" }, { "\x1b[1;5~", "Ctrl-Home" },
+    { "\x1b[4;5~", "Ctrl-End" }, { "\x1b[7^", "Ctrl-Home" }, { "\x1b[8^", "Ctrl-End" },
+    { "\x1bo", "Alt-O" },
     { "\x1bOP", "F1" }, { "\x1b[11~", "F1" }, { "\x1bOQ", "F2" }, { "\x1b[12~", "F2" },
     { "\x1bOR", "F3" }, { "\x1b[13~", "F3" }, { "\x1bOS", "F4" }, { "\x1b[14~", "F4" },
+    /* the Linux console */
+    { "\x1b[[A", "F1" }, { "\x1b[[B", "F2" }, { "\x1b[[C", "F3" }, { "\x1b[[D", "F4" }, { "\x1b[[E", "F5" },
+    /* unbound function keys: taken, not typed */
+    { "\x1b[15~", "F5" }, { "\x1b[17~", "F6" }, { "\x1b[18~", "F7" }, { "\x1b[19~", "F8" },
+    { "\x1b[20~", "F9" }, { "\x1b[21~", "F10" }, { "\x1b[23~", "F11" }, { "\x1b[24~", "F12" },
     { "\x1b[1;3A", "Alt-Up" }, { "\x1b\x1b[A", "Alt-Up" },
     { "\x1b[1;3B", "Alt-Down" }, { "\x1b\x1b[B", "Alt-Down" },
 };
@@ -74,6 +90,34 @@ void ui_keys_init(ui_keyparser *p)
 
 void ui_keys_free(ui_keyparser *p) { rm_buf_free(&p->paste); memset(p, 0, sizeof *p); }
 
+int ui_keys_add(ui_keyparser *p, const char *seq, const char *key)
+{
+    size_t n = strlen(seq);
+    if (n < 2 || seq[0] != 0x1b || n >= sizeof p->extra[0].seq || strlen(key) >= sizeof p->extra[0].key ||
+        p->nextra == UI_KEYS_EXTRA)
+        return -1;
+    for (int i = 0; i < p->nextra; i++)
+        if (!strcmp(p->extra[i].seq, seq)) return 0;
+    snprintf(p->extra[p->nextra].seq, sizeof p->extra[0].seq, "%s", seq);
+    snprintf(p->extra[p->nextra].key, sizeof p->extra[0].key, "%s", key);
+    p->nextra++;
+    return 0;
+}
+
+/* A sequence the terminal's description taught (ui_keys_add) at s: sets
+ * *len and returns its key; returns "" when s is a cut start of one (wait
+ * for more), NULL when none matches. */
+static const char *learned(const ui_keyparser *p, const char *s, size_t n, size_t *len)
+{
+    int partial = 0;
+    for (int i = 0; i < p->nextra; i++) {
+        size_t l = strlen(p->extra[i].seq);
+        if (n >= l && !memcmp(s, p->extra[i].seq, l)) { *len = l; return p->extra[i].key; }
+        if (n < l && !memcmp(s, p->extra[i].seq, n)) partial = 1;
+    }
+    return partial ? "" : NULL;
+}
+
 int ui_keys_pending(const ui_keyparser *p) { return p->npend > 0 && !p->in_paste; }
 
 static const char *lookup(const char *s, size_t n)
@@ -87,6 +131,7 @@ static const char *lookup(const char *s, size_t n)
 static size_t esc_len(const char *s, size_t n)
 {
     if (n < 2) return 0;
+    if (s[1] == '[' && n >= 3 && s[2] == '[') return n < 4 ? 0 : 4;    /* the Linux console's F1..F5 */
     if (s[1] == '[') {
         for (size_t j = 2; j < n; j++) {
             unsigned char c = (unsigned char)s[j];
@@ -172,7 +217,15 @@ static size_t parse(ui_keyparser *p, const char *s, size_t n, ui_key_fn fn, void
         }
         unsigned char c = (unsigned char)s[i];
         if (c == 0x1b) {
-            size_t l = esc_len(s + i, n - i);
+            size_t l = 0;
+            const char *tk = learned(p, s + i, n - i, &l);
+            if (tk && !*tk) return i;
+            if (tk) {
+                fn(ud, UI_IN_KEY, tk, strlen(tk));
+                i += l;
+                continue;
+            }
+            l = esc_len(s + i, n - i);
             if (!l) return i;
             if (l == sizeof PASTE_START - 1 && !memcmp(s + i, PASTE_START, l)) {
                 p->in_paste = 1;

@@ -13,6 +13,12 @@
  * pure, so it is unit-tested without a terminal. An escape sequence cut at
  * the end of a read is held back; ui_keys_flush() releases it when no more
  * bytes come (a lone Esc).
+ *
+ * Sequences come from a built-in table (xterm, rxvt, the Linux console's
+ * "ESC [ [ A" for F1...) and from the terminal's own description: the front
+ * end adds what terminfo says F1..F12 send (ui_keys_add), so keys work on
+ * terminals the table does not know. Function keys without a binding are
+ * taken and ignored rather than typed into the line.
  */
 #ifndef REMORA_UI_KEYS_H
 #define REMORA_UI_KEYS_H
@@ -29,6 +35,7 @@ enum {
     UI_ACT_WHEEL_UP, UI_ACT_WHEEL_DOWN,
     UI_ACT_HELP, UI_ACT_TOGGLE_REASONING, UI_ACT_TOGGLE_PANELS,
     UI_ACT_ZOOM, UI_ACT_LAYER_PREV, UI_ACT_LAYER_NEXT,
+    UI_ACT_UNFOLD,
 };
 
 typedef struct ui_keybinding {
@@ -53,7 +60,11 @@ enum { UI_IN_KEY, UI_IN_BYTES, UI_IN_PASTE, UI_IN_ERROR };
  * ERROR: a message (a paste was refused). */
 typedef void (*ui_key_fn)(void *ud, int type, const char *data, size_t len);
 
+#define UI_KEYS_EXTRA 24       /* sequences ui_keys_add can add */
+
 typedef struct ui_keyparser {
+    struct { char seq[16]; char key[8]; } extra[UI_KEYS_EXTRA];
+    int    nextra;
     char   pend[64];
     size_t npend;
     int    in_paste;
@@ -64,6 +75,10 @@ typedef struct ui_keyparser {
 
 void ui_keys_init(ui_keyparser *p);
 void ui_keys_free(ui_keyparser *p);
+/* Teaches the parser that `seq` (an escape sequence, as terminfo gives it)
+ * is the key `key` ("F1"). Returns 0, or -1 when the sequence is unusable
+ * or the table is full. */
+int  ui_keys_add(ui_keyparser *p, const char *seq, const char *key);
 void ui_keys_feed(ui_keyparser *p, const char *buf, size_t n, ui_key_fn fn, void *ud);
 /* Bytes held back waiting for the rest of a sequence (not during a paste). */
 int  ui_keys_pending(const ui_keyparser *p);

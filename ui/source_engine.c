@@ -28,6 +28,7 @@ static int save(ui_source *s, const char *path, rm_err *err) { return rm_session
 static int load(ui_source *s, const char *path, rm_err *err) { return rm_session_load(ses(s), path, err); }
 static int messages(ui_source *s, const rm_chat_msg **m) { return rm_session_messages(ses(s), m); }
 static int last_interrupted(ui_source *s) { return rm_session_last_interrupted(ses(s)); }
+static double probe(ui_source *s, double seconds) { return rm_session_probe_device(ses(s), seconds); }
 
 static void destroy(ui_source *s)
 {
@@ -36,7 +37,7 @@ static void destroy(ui_source *s)
 }
 
 static const ui_source_vt engine_vt = {
-    turn, set_system, clear, save, load, messages, last_interrupted, destroy,
+    turn, set_system, clear, save, load, messages, last_interrupted, probe, destroy,
 };
 
 int ui_source_engine_open(const char *model_dir, const rm_open_opts *o, ui_source **out, rm_err *err)
@@ -44,8 +45,9 @@ int ui_source_engine_open(const char *model_dir, const rm_open_opts *o, ui_sourc
     engine_source *e = calloc(1, sizeof *e);
     if (!e) return rm_errf(err, "out of memory");
     if (rm_session_open(model_dir, o, &e->ses, err)) { free(e); return -1; }
-    /* a short look at the storage ceiling, for the I/O panel's scale */
-    rm_session_probe_device(e->ses, 0.3);
+    const rm_model_info *mi = rm_model_get_info(rm_session_model(e->ses));
+    e->base.route_layer0 = mi->first_moe_layer;
+    e->base.model_layers = mi->num_layers;
     e->base.vt = &engine_vt;
     snprintf(e->base.label, sizeof e->base.label, "%s", model_dir);
     *out = &e->base;

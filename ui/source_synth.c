@@ -7,10 +7,28 @@
  * character boundaries, as byte-level tokens are. Each token comes with an
  * rm_token_stats record shaped like a Kimi K3 run on a streaming machine:
  * 92 MoE layers choosing 16 of 896 experts with token-to-token reuse, a cache
- * that fills, phases and bytes that vary. Tokens are paced at the requested
- * rate and the stop flag is honoured between tokens, like the engine.
+ * that fills, phases and bytes that vary.
+ *
+ * It follows the engine's record protocol (engine.h) so the UI can be tested
+ * without a model:
+ *  - the prompt: the context is counted as the engine counts it (tokens of
+ *    the earlier turns are reused while the conversation only grew; after
+ *    /load, /clear or /system the whole conversation is computed again,
+ *    flagged `reprefill`). With a prompt rate the prompt is processed in
+ *    passes of PASS_TOKENS, one RM_REC_PROGRESS record after every layer, and
+ *    the stop flag is looked at between layers: a stop keeps the complete
+ *    passes and the turn, marked RM_STOPPED_PROMPT. One RM_REC_PROMPT record
+ *    follows the prompt;
+ *  - decoding: with greedy speculation allowed, some steps are verify passes
+ *    that emit several tokens at once, numbered in spec_pass, each with its
+ *    own routes and an equal share of the pass's time and bytes; a reply
+ *    that reaches its end publishes one record for the end-of-message token,
+ *    which is not fed through the model (no phases, no expert lookups), as
+ *    the engine does; --max-new cuts the reply there.
+ * Tokens are paced at the requested rate and the stop flag is honoured
+ * between tokens. Conversations are saved and loaded with the engine's
+ * transcript format (rm_transcript_save/load), "interrupted" included.
  */
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,24 +36,28 @@
 #include "source.h"
 
 enum { LAYERS = 92, EXPERTS = 896, TOPK = 16 };
+enum { MODEL_LAYERS = LAYERS + 1, FIRST_MOE = 1 };     /* one dense layer first, as K3 */
+enum { PASS_TOKENS = 2048 };                            /* prompt tokens per pass */
 #define EXPERT_BYTES   (2.5e6)
 #define SPINE_TOTAL    (14e9)
 #define CACHE_CAP      (64e9)
 #define DEVICE_GBPS    6.8
 
-typedef struct msg { char *role, *content, *reasoning; } msg;
+typedef struct msg { char *role, *content, *reasoning; int interrupted; } msg;
 
 typedef struct synth_source {
     ui_source     base;
     ui_synth_opts o;
+    char         *system;
     msg          *msgs;
     rm_chat_msg  *view;
     int           n, cap, vcap;
-    int           interrupted;
+    int           fed;              /* tokens the simulated state holds */
     uint64_t      rng;
     int16_t       route[LAYERS][TOPK];
     double        spine_resident, cache_bytes;
     uint64_t      drafted, accepted;    /* speculation, this turn */
+    int           pass_no, pass_left, pass_pos, pass_n;
     rm_token_stats st;
 } synth_source;
 
@@ -75,10 +97,15 @@ static uint64_t next_rand(synth_source *s)
 
 static double unit(synth_source *s) { return (double)(next_rand(s) >> 11) / 9007199254740992.0; }
 
-static int push_msg(synth_source *s, const char *role, const char *content, const char *reasoning)
+/* Tokens a message takes in the simulated context (about 4 bytes a token,
+ * plus the chat format's markers). */
+static int msg_tokens(const char *text) { return (int)(strlen(text ? text : "") / 4 + 8); }
+
+static int push_msg(synth_source *s, const char *role, const char *content, const char *reasoning,
+                    int interrupted)
 {
-    if (RM_GROW(s->msgs, s->cap, s->n + 1) || RM_GROW(s->view, s->vcap, s->n + 1)) return -1;
-    msg m = { strdup(role), strdup(content ? content : ""), reasoning ? strdup(reasoning) : NULL };
+    if (RM_GROW(s->msgs, s->cap, s->n + 1) || RM_GROW(s->view, s->vcap, s->n + 2)) return -1;
+    msg m = { strdup(role), strdup(content ? content : ""), reasoning ? strdup(reasoning) : NULL, interrupted };
     if (!m.role || !m.content || (reasoning && !m.reasoning)) {
         free(m.role);
         free(m.content);
@@ -89,32 +116,31 @@ static int push_msg(synth_source *s, const char *role, const char *content, cons
     return 0;
 }
 
-static void clear(ui_source *src)
+static void free_msgs(synth_source *s)
 {
-    synth_source *s = (synth_source *)src;
     for (int i = 0; i < s->n; i++) {
         free(s->msgs[i].role);
         free(s->msgs[i].content);
         free(s->msgs[i].reasoning);
     }
     s->n = 0;
-    s->interrupted = 0;
+}
+
+static void clear(ui_source *src)
+{
+    synth_source *s = (synth_source *)src;
+    free_msgs(s);
+    s->fed = 0;
 }
 
 static int set_system(ui_source *src, const char *text, rm_err *err)
 {
     synth_source *s = (synth_source *)src;
-    if (s->n && !strcmp(s->msgs[0].role, "system")) {
-        char *c = strdup(text);
-        if (!c) return rm_errf(err, "out of memory");
-        free(s->msgs[0].content);
-        s->msgs[0].content = c;
-        return 0;
-    }
-    if (push_msg(s, "system", text, NULL)) return rm_errf(err, "out of memory");
-    msg sys = s->msgs[s->n - 1];
-    memmove(s->msgs + 1, s->msgs, (size_t)(s->n - 1) * sizeof *s->msgs);
-    s->msgs[0] = sys;
+    char *c = text && *text ? strdup(text) : NULL;
+    if (text && *text && !c) return rm_errf(err, "out of memory");
+    free(s->system);
+    s->system = c;
+    s->fed = 0;         /* the rendering changed from its start */
     return 0;
 }
 
@@ -139,12 +165,27 @@ static int step_routes(synth_source *s)
     return reused;
 }
 
-static void fill_stats(synth_source *s, uint64_t index, double nominal)
+/* Storage figures shared by every kind of record. */
+static void fill_storage(synth_source *s, rm_token_stats *st)
+{
+    st->spine_resident_bytes = (uint64_t)s->spine_resident;
+    st->spine_total_bytes = (uint64_t)SPINE_TOTAL;
+    st->expert_cache_bytes = (uint64_t)s->cache_bytes;
+    st->expert_cache_capacity = (uint64_t)CACHE_CAP;
+    st->retained_fraction = s->cache_bytes / ((double)LAYERS * EXPERTS * EXPERT_BYTES);
+    st->device_gbps = DEVICE_GBPS;
+    st->route_layers = LAYERS;
+    st->route_k = TOPK;
+    st->num_experts = EXPERTS;
+    for (int l = 0; l < LAYERS; l++) memcpy(st->route_ids[l], s->route[l], sizeof s->route[l]);
+}
+
+/* A token fed through the model in `secs` seconds. */
+static void fill_token(synth_source *s, uint64_t index, double secs)
 {
     rm_token_stats *st = &s->st;
     int reused = step_routes(s);
     int lookups = LAYERS * TOPK;
-    double secs = nominal * (0.8 + 0.4 * unit(s));
     double frac[RM_PHASE_COUNT] = { 0.1 + 0.3 * unit(s), 0.15 + 0.05 * unit(s), 0.12 + 0.06 * unit(s),
                                     0.25 + 0.1 * unit(s), 0.04 + 0.02 * unit(s) };
     double total = 0;
@@ -163,6 +204,7 @@ static void fill_stats(synth_source *s, uint64_t index, double nominal)
     if (s->cache_bytes > CACHE_CAP) s->cache_bytes = CACHE_CAP;
 
     memset(st, 0, sizeof *st);
+    st->kind = RM_REC_TOKEN;
     st->token_index = index;
     st->token_id = (int)(next_rand(s) % 163840);
     st->seconds = secs;
@@ -170,24 +212,11 @@ static void fill_stats(synth_source *s, uint64_t index, double nominal)
     st->bytes_spine_read = (uint64_t)spine_read;
     st->bytes_expert_read = (uint64_t)expert_read;
     st->bytes_expert_from_cache = (uint64_t)(hits * EXPERT_BYTES);
-    st->spine_resident_bytes = (uint64_t)s->spine_resident;
-    st->spine_total_bytes = (uint64_t)SPINE_TOTAL;
-    st->expert_cache_bytes = (uint64_t)s->cache_bytes;
-    st->expert_cache_capacity = (uint64_t)CACHE_CAP;
     st->expert_hits = (uint64_t)hits;
     st->expert_misses = (uint64_t)misses;
-    st->retained_fraction = s->cache_bytes / ((double)LAYERS * EXPERTS * EXPERT_BYTES);
     st->read_gbps = gbps;
-    st->device_gbps = DEVICE_GBPS;
     st->queue_depth = (int)(unit(s) * 32);
-    s->drafted += 2;
-    s->accepted += (uint64_t)(unit(s) < 0.7) + (uint64_t)(unit(s) < 0.45);
-    st->spec_drafted = s->drafted;
-    st->spec_accepted = s->accepted;
-    st->route_layers = LAYERS;
-    st->route_k = TOPK;
-    st->num_experts = EXPERTS;
-    for (int l = 0; l < LAYERS; l++) memcpy(st->route_ids[l], s->route[l], sizeof s->route[l]);
+    fill_storage(s, st);
 }
 
 /* Sleeps until rm_now() reaches t. */
@@ -199,18 +228,171 @@ static void sleep_until(double t)
     }
 }
 
+/* ---- the prompt ---------------------------------------------------------- */
+
+/* Tokens of the whole conversation. */
+static int ctx_tokens(const synth_source *s)
+{
+    int ctx = s->system ? msg_tokens(s->system) : 0;
+    for (int i = 0; i < s->n; i++)
+        ctx += msg_tokens(s->msgs[i].content) + (s->msgs[i].reasoning ? msg_tokens(s->msgs[i].reasoning) : 0);
+    return ctx;
+}
+
+/* The prompt's figures before any pass: ctx, reused, total, reprefill. */
+static void prompt_base(synth_source *s, int user_tokens, rm_prompt_figures *p)
+{
+    memset(p, 0, sizeof *p);
+    int ctx = ctx_tokens(s) + user_tokens;
+    p->ctx = ctx;
+    p->reused = s->fed < ctx ? s->fed : 0;
+    p->reprefill = p->reused == 0 && ctx > user_tokens;     /* earlier turns computed again */
+    p->total = ctx - p->reused;
+    p->chunks = (p->total + PASS_TOKENS - 1) / PASS_TOKENS;
+    p->layers = MODEL_LAYERS;
+    p->eta = -1;
+}
+
+/* One layer of a pass: its time, phases and expert reads (each expert the
+ * layer needs is read once per pass). */
+static void progress_record(synth_source *s, rm_prompt_figures *p, double secs, double t0)
+{
+    rm_token_stats *st = &s->st;
+    memset(st, 0, sizeof *st);
+    st->kind = RM_REC_PROGRESS;
+    st->prefill = 1;
+    st->prompt_tokens = p->ctx;
+    st->seconds = secs;
+    static const double frac[RM_PHASE_COUNT] = { 0.35, 0.15, 0.15, 0.33, 0.02 };
+    for (int q = 0; q < RM_PHASE_COUNT; q++) st->phase_seconds[q] = secs * frac[q];
+    double gbps = DEVICE_GBPS * (0.75 + 0.2 * unit(s));
+    double bytes = secs * frac[RM_PHASE_WAIT_IO] * gbps * 1e9;
+    int misses = (int)(bytes / EXPERT_BYTES);
+    st->bytes_expert_read = (uint64_t)(misses * EXPERT_BYTES);
+    st->expert_misses = (uint64_t)misses;
+    st->expert_hits = (uint64_t)(p->chunk_tokens > 0 ? TOPK * 4 : 0);
+    st->bytes_expert_from_cache = (uint64_t)(st->expert_hits * EXPERT_BYTES);
+    st->read_gbps = gbps;
+    s->cache_bytes += (double)st->bytes_expert_read;
+    if (s->cache_bytes > CACHE_CAP) s->cache_bytes = CACHE_CAP;
+    p->chunk_bytes_read += st->bytes_expert_read;
+    p->chunk_bytes_left = (uint64_t)((double)st->bytes_expert_read * (p->layers - p->layer));
+    p->elapsed = rm_now() - t0;
+    double done = p->done + (double)p->chunk_tokens * p->layer / p->layers;
+    p->tok_per_s = p->elapsed > 0 ? done / p->elapsed : 0;
+    p->eta = p->tok_per_s > 0 ? (p->total - done) / p->tok_per_s : -1;
+    st->prompt = *p;
+    fill_storage(s, st);
+}
+
+/* Processes the prompt; returns 0, or 1 when stopped (p->done then holds
+ * the tokens of the complete passes). */
+static int process_prompt(synth_source *s, rm_prompt_figures *p, const rm_gen_events *ev,
+                          volatile int *stop, double nominal)
+{
+    double t0 = rm_now();
+    if (s->o.prompt_rate > 0) {
+        double t = t0;
+        for (p->chunk = 0; p->chunk < p->chunks; p->chunk++) {
+            p->chunk_tokens = p->total - p->done < PASS_TOKENS ? p->total - p->done : PASS_TOKENS;
+            p->chunk_bytes_read = 0;
+            double layer_s = p->chunk_tokens / s->o.prompt_rate / p->layers;
+            for (p->layer = 0; p->layer < p->layers;) {
+                if (*stop) return 1;
+                double t1 = t + layer_s;
+                sleep_until(t1);
+                p->layer++;
+                progress_record(s, p, t1 - t, t0);
+                t = t1;
+                if (ev->on_stats) ev->on_stats(ev->ud, &s->st);
+            }
+            p->done += p->chunk_tokens;
+        }
+        p->chunk = p->chunks ? p->chunks - 1 : 0;
+    } else {
+        p->done = p->total;
+    }
+    rm_token_stats *st = &s->st;
+    memset(st, 0, sizeof *st);
+    st->kind = RM_REC_PROMPT;
+    st->prefill = 1;
+    st->prompt_tokens = p->ctx;
+    p->done = p->total;
+    p->elapsed = s->o.prompt_rate > 0 ? rm_now() - t0 : p->total * nominal * 0.1;
+    p->tok_per_s = p->elapsed > 0 ? p->total / p->elapsed : 0;
+    p->eta = 0;
+    st->seconds = p->elapsed;
+    st->token_index = (uint64_t)p->total;       /* tokens prefilled, as the engine reports */
+    st->prompt = *p;
+    fill_storage(s, st);
+    if (ev->on_stats) ev->on_stats(ev->ud, st);
+    return 0;
+}
+
+/* ---- decoding ------------------------------------------------------------ */
+
+/* Starts the next step: a plain one, or (when allowed, some of the time) a
+ * verify pass whose drafts are partly accepted; returns the tokens it emits. */
+static int next_step(synth_source *s, int spec)
+{
+    s->pass_pos = 0;
+    if (!spec || unit(s) >= 0.35) { s->pass_n = 1; return 1; }
+    int k = 2 + (int)(next_rand(s) % 3);
+    int acc = (int)(next_rand(s) % (uint64_t)(k + 1));
+    s->drafted += (uint64_t)k;
+    s->accepted += (uint64_t)acc;
+    s->pass_no++;
+    s->pass_n = 1 + acc;
+    return s->pass_n;
+}
+
+typedef struct decode {
+    const rm_gen_events *ev;
+    volatile int *stop;
+    uint64_t index;
+    double deadline, nominal;
+    int spec;               /* verify passes allowed */
+    int left;               /* tokens before --max-new cuts the reply */
+} decode;
+
+/* Publishes one token's record, paced at the rate; the tokens of a verify
+ * pass come together and share the pass's time. */
+static void emit_token(synth_source *s, decode *d)
+{
+    if (s->pass_left == 0) {
+        s->pass_left = next_step(s, d->spec);
+        if (s->o.rate > 0) {
+            d->deadline += s->pass_left / s->o.rate;
+            sleep_until(d->deadline);
+        }
+    }
+    double secs = d->nominal * (0.8 + 0.4 * unit(s));
+    if (s->pass_n > 1) secs *= 0.6;            /* a pass costs less than its tokens one by one */
+    fill_token(s, d->index++, secs);
+    s->st.spec_drafted = s->drafted;
+    s->st.spec_accepted = s->accepted;
+    if (s->pass_n > 1) {
+        s->st.spec_pass = s->pass_no;
+        s->st.spec_pass_pos = s->pass_pos;
+    }
+    s->pass_pos++;
+    s->pass_left--;
+    d->left--;
+    if (d->ev->on_stats) d->ev->on_stats(d->ev->ud, &s->st);
+}
+
 /* Streams `ntok` tokens of text cycling through `pieces` on one channel,
- * keeping them in `out` (the reply). Returns 0, 1 when stopped, or -1 when
- * out of memory. */
-static int stream(synth_source *s, const char *head, const char **pieces, int npieces, int ntok,
-                  int channel, rm_buf *out, const rm_gen_events *ev, volatile int *stop,
-                  uint64_t *index, double *deadline, double nominal)
+ * keeping them in `out` (the reply). Returns 0, 1 when stopped, 2 when
+ * --max-new cut it, or -1 when out of memory. */
+static int stream(synth_source *s, decode *d, const char *head, const char **pieces, int npieces, int ntok,
+                  int channel, rm_buf *out)
 {
     int piece = head ? npieces - 1 : (int)(next_rand(s) % (uint64_t)npieces);
     const char *text = head ? head : pieces[piece];
     size_t pos = 0, len = strlen(text);
     for (int t = 0; t < ntok; t++) {
-        if (*stop) return 1;
+        if (*d->stop) return 1;
+        if (d->left <= 0) return 2;
         if (pos == len) {
             piece = (piece + 1) % npieces;
             text = pieces[piece];
@@ -222,17 +404,28 @@ static int stream(synth_source *s, const char *head, const char **pieces, int np
         if (t == ntok - 1) {        /* end the channel on a whole character */
             while (pos + n < len && ((unsigned char)text[pos + n] & 0xC0) == 0x80) n++;
         }
-        if (s->o.rate > 0) {
-            sleep_until(*deadline);
-            *deadline += 1.0 / s->o.rate;
-        }
         if (rm_buf_add(out, text + pos, n)) return -1;
-        if (ev->on_text) ev->on_text(ev->ud, channel, text + pos, n);
+        if (d->ev->on_text) d->ev->on_text(d->ev->ud, channel, text + pos, n);
         pos += n;
-        fill_stats(s, (*index)++, nominal);
-        if (ev->on_stats) ev->on_stats(ev->ud, &s->st);
+        emit_token(s, d);
     }
     return 0;
+}
+
+/* The end-of-message token: emitted, not fed through the model. */
+static void end_of_message(synth_source *s, decode *d)
+{
+    rm_token_stats *st = &s->st;
+    st->kind = RM_REC_TOKEN;
+    st->token_index = d->index++;
+    st->token_id = 163586;
+    st->seconds = 2e-5;
+    memset(st->phase_seconds, 0, sizeof st->phase_seconds);
+    st->bytes_spine_read = st->bytes_expert_read = st->bytes_expert_from_cache = st->bytes_net = 0;
+    st->expert_hits = st->expert_misses = 0;
+    st->read_gbps = 0;
+    st->spec_pass = st->spec_pass_pos = 0;
+    if (d->ev->on_stats) d->ev->on_stats(d->ev->ud, st);
 }
 
 static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm_gen_events *ev,
@@ -247,112 +440,130 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
         h = (h ^ (unsigned char)user[i]) * 1099511628211ull;
     }
     s->rng = h | 1;
-    if (push_msg(s, "user", user, NULL)) return rm_errf(err, "out of memory");
-
     double nominal = s->o.rate > 0 ? 1.0 / s->o.rate : 0.02;
     s->drafted = s->accepted = 0;
-    memset(&s->st, 0, sizeof s->st);
-    s->st.prefill = 1;
-    s->st.prompt_tokens = (int)(ulen / 4 + 8);
-    s->st.seconds = s->st.prompt_tokens * nominal * 0.1;
-    if (ev->on_stats) ev->on_stats(ev->ud, &s->st);
+    s->pass_no = s->pass_left = 0;
+
+    rm_prompt_figures p;
+    prompt_base(s, msg_tokens(user), &p);
+    if (push_msg(s, "user", user, NULL, 0)) return rm_errf(err, "out of memory keeping the message");
+    if (process_prompt(s, &p, ev, stop, nominal)) {
+        s->fed = p.reused + p.done;             /* the complete passes stay in the state */
+        if (push_msg(s, "assistant", "", NULL, RM_STOPPED_PROMPT)) return rm_errf(err, "out of memory");
+        return 0;
+    }
 
     rm_buf reasoning = { 0 }, answer = { 0 };
     char head[256];
     snprintf(head, sizeof head, "Received 1 message: %zu bytes, %d lines. ", ulen, lines);
-    uint64_t index = 0;
-    double deadline = rm_now();
-    int stopped = 0;
+    decode d = { ev, stop, 0, rm_now(), nominal, o->spec != RM_SPEC_OFF && o->temperature <= 0,
+                 o->max_new > 0 ? o->max_new : 1 << 30 };
+    int rc = 0;
     if (o->think && s->o.reasoning_tokens > 0)
-        stopped = stream(s, NULL, reasoning_text, (int)(sizeof reasoning_text / sizeof *reasoning_text),
-                         s->o.reasoning_tokens, RM_CHAN_REASONING, &reasoning, ev, stop, &index,
-                         &deadline, nominal);
-    if (!stopped)
-        stopped = stream(s, head, answer_text, (int)(sizeof answer_text / sizeof *answer_text),
-                         s->o.answer_tokens, RM_CHAN_ANSWER, &answer, ev, stop, &index, &deadline,
-                         nominal);
-    s->interrupted = stopped == 1;
-    int rc = stopped < 0 ? -1 : push_msg(s, "assistant", answer.p ? answer.p : "", reasoning.p);
+        rc = stream(s, &d, NULL, reasoning_text, (int)(sizeof reasoning_text / sizeof *reasoning_text),
+                    s->o.reasoning_tokens, RM_CHAN_REASONING, &reasoning);
+    if (rc == 0)
+        rc = stream(s, &d, head, answer_text, (int)(sizeof answer_text / sizeof *answer_text),
+                    s->o.answer_tokens, RM_CHAN_ANSWER, &answer);
+    if (rc == 0) end_of_message(s, &d);
+    int bad = rc < 0 || push_msg(s, "assistant", answer.p ? answer.p : "", reasoning.p,
+                                 rc == 1 ? RM_STOPPED_REPLY : 0);
+    s->fed = bad ? 0 : ctx_tokens(s);          /* the state holds the whole conversation */
     rm_buf_free(&reasoning);
     rm_buf_free(&answer);
-    return rc ? rm_errf(err, "out of memory") : 0;
+    return bad ? rm_errf(err, "out of memory keeping the reply") : 0;
 }
 
-/* The conversation as JSONL of {role, content[, reasoning_content]},
- * replaced atomically (rm_write_atomic: temporary file, fsync, rename,
- * folder fsync). engine/session.c writes the engine's transcripts; this
- * should become the engine's transcript writer once engine.h exports one. */
-static int save(ui_source *src, const char *path, rm_err *err)
-{
-    synth_source *s = (synth_source *)src;
-    rm_buf b = { 0 };
-    int bad = 0;
-    for (int i = 0; i < s->n && !bad; i++) {
-        json_t *o = json_pack("{s:s, s:s}", "role", s->msgs[i].role, "content", s->msgs[i].content);
-        if (o && s->msgs[i].reasoning)
-            json_object_set_new(o, "reasoning_content", json_string(s->msgs[i].reasoning));
-        char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
-        bad = !line || rm_buf_adds(&b, line) || rm_buf_add(&b, "\n", 1);
-        free(line);
-        json_decref(o);
-    }
-    int rc = bad ? rm_errf(err, "%s: out of memory", path) : rm_write_atomic(path, b.p ? b.p : "", b.len, 0644, err);
-    rm_buf_free(&b);
-    return rc;
-}
-
-static int load(ui_source *src, const char *path, rm_err *err)
-{
-    synth_source *s = (synth_source *)src;
-    FILE *f = fopen(path, "r");
-    if (!f) return rm_errf(err, "%s: cannot open", path);
-    clear(src);
-    char *line = NULL;
-    size_t cap = 0;
-    int lineno = 0, rc = 0;
-    while (getline(&line, &cap, f) > 0) {
-        lineno++;
-        json_error_t je;
-        json_t *o = json_loads(line, 0, &je);
-        const char *role = NULL, *content = NULL, *reasoning = NULL;
-        if (!o || json_unpack(o, "{s:s, s:s, s?s}", "role", &role, "content", &content,
-                              "reasoning_content", &reasoning)) {
-            rc = rm_errf(err, "%s:%d: not a {role, content} record", path, lineno);
-            json_decref(o);
-            break;
-        }
-        if (push_msg(s, role, content, reasoning)) rc = rm_errf(err, "out of memory");
-        json_decref(o);
-        if (rc) break;
-    }
-    free(line);
-    fclose(f);
-    return rc;
-}
+/* ---- the conversation ---------------------------------------------------- */
 
 static int messages(ui_source *src, const rm_chat_msg **out)
 {
     synth_source *s = (synth_source *)src;
-    for (int i = 0; i < s->n; i++) {
-        s->view[i] = (rm_chat_msg){ s->msgs[i].role, s->msgs[i].content, s->msgs[i].reasoning, NULL };
-    }
+    int k = 0;
+    if (s->system) s->view[k++] = (rm_chat_msg){ "system", s->system, NULL, NULL };
+    for (int i = 0; i < s->n; i++)
+        s->view[k++] = (rm_chat_msg){ s->msgs[i].role, s->msgs[i].content, s->msgs[i].reasoning, NULL };
     *out = s->view;
-    return s->n;
+    return k;
 }
 
-static int last_interrupted(ui_source *src) { return ((synth_source *)src)->interrupted; }
+/* The engine's transcript format (engine.h), so both sources read each
+ * other's files. */
+static int save(ui_source *src, const char *path, rm_err *err)
+{
+    synth_source *s = (synth_source *)src;
+    rm_chat_msg *m = calloc((size_t)s->n + 1, sizeof *m);
+    int *intr = calloc((size_t)s->n + 1, sizeof *intr);
+    int rc;
+    if (!m || !intr) {
+        rc = rm_errf(err, "%s: out of memory writing the transcript", path);
+    } else {
+        for (int i = 0; i < s->n; i++) {
+            m[i] = (rm_chat_msg){ s->msgs[i].role, s->msgs[i].content, s->msgs[i].reasoning, NULL };
+            intr[i] = s->msgs[i].interrupted;       /* RM_STOPPED_PROMPT is saved as "stopped_in": "prompt" */
+        }
+        rc = rm_transcript_save(path, m, intr, s->n, s->system, err);
+    }
+    free(m);
+    free(intr);
+    return rc;
+}
+
+/* Replaces the conversation only when the whole file is valid. */
+static int load(ui_source *src, const char *path, rm_err *err)
+{
+    synth_source *s = (synth_source *)src;
+    rm_transcript t;
+    if (rm_transcript_load(path, &t, err)) return -1;
+    synth_source fresh = { 0 };
+    int rc = 0;
+    for (int i = 0; i < t.n && !rc; i++)
+        rc = push_msg(&fresh, t.msgs[i].role, t.msgs[i].content, t.msgs[i].reasoning_content, t.interrupted[i]);
+    if (rc) {
+        free_msgs(&fresh);
+        free(fresh.msgs);
+        free(fresh.view);
+        rm_transcript_free(&t);
+        return rm_errf(err, "%s: out of memory loading the transcript", path);
+    }
+    free_msgs(s);
+    free(s->msgs);
+    free(s->view);
+    free(s->system);
+    s->msgs = fresh.msgs;
+    s->view = fresh.view;
+    s->n = fresh.n;
+    s->cap = fresh.cap;
+    s->vcap = fresh.vcap;
+    s->system = t.system;                       /* taken over */
+    t.system = NULL;
+    s->fed = 0;
+    rm_transcript_free(&t);
+    /* room for the view's system line even when the file had no message */
+    if (RM_GROW(s->view, s->vcap, s->n + 2)) return rm_errf(err, "out of memory");
+    return 0;
+}
+
+static int last_interrupted(ui_source *src)
+{
+    synth_source *s = (synth_source *)src;
+    return s->n && !strcmp(s->msgs[s->n - 1].role, "assistant") ? s->msgs[s->n - 1].interrupted : 0;
+}
+
+static double probe(ui_source *src, double seconds) { (void)src; (void)seconds; return DEVICE_GBPS; }
 
 static void destroy(ui_source *src)
 {
     synth_source *s = (synth_source *)src;
-    clear(src);
+    free_msgs(s);
     free(s->msgs);
     free(s->view);
+    free(s->system);
     free(s);
 }
 
 static const ui_source_vt synth_vt = {
-    turn, set_system, clear, save, load, messages, last_interrupted, destroy,
+    turn, set_system, clear, save, load, messages, last_interrupted, probe, destroy,
 };
 
 int ui_source_synth_open(const ui_synth_opts *o, ui_source **out, rm_err *err)
@@ -360,8 +571,11 @@ int ui_source_synth_open(const ui_synth_opts *o, ui_source **out, rm_err *err)
     synth_source *s = calloc(1, sizeof *s);
     if (!s) return rm_errf(err, "out of memory");
     s->base.vt = &synth_vt;
+    s->base.route_layer0 = FIRST_MOE;
+    s->base.model_layers = MODEL_LAYERS;
     s->o = *o;
     memset(s->route, 0xff, sizeof s->route);     /* -1: no previous choice */
+    if (RM_GROW(s->view, s->vcap, 2)) { free(s); return rm_errf(err, "out of memory"); }
     snprintf(s->base.label, sizeof s->base.label, "synthetic %.0f tok/s", o->rate);
     *out = &s->base;
     return 0;

@@ -1,10 +1,36 @@
 /* stats.c — per-token statistics history and derived figures (see stats.h). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "stats.h"
 
-void ui_stats_sample(ui_sample *s, const rm_token_stats *st)
+/* The share of this token's router choices that the previous token made
+ * too, layer by layer; not counted for a pair from one verify pass. */
+static void reuse_of(ui_sample *s, const rm_token_stats *st, ui_reuse_tracker *r)
 {
+    int layers = st->route_layers < RM_MAX_ROUTE_LAYERS ? st->route_layers : RM_MAX_ROUTE_LAYERS;
+    int k = st->route_k < RM_MAX_TOPK ? st->route_k : RM_MAX_TOPK;
+    if (layers <= 0 || k <= 0) return;
+    int same_pass = st->spec_pass > 0 && r->have && r->pass == st->spec_pass;
+    if (r->have && !same_pass && r->layers == layers && r->k == k) {
+        int hit = 0;
+        for (int l = 0; l < layers; l++)
+            for (int i = 0; i < k; i++)
+                for (int j = 0; j < k; j++)
+                    if (st->route_ids[l][i] == r->ids[l][j]) { hit++; break; }
+        s->reuse_hit = hit;
+        s->reuse_n = layers * k;
+    }
+    r->have = 1;
+    r->pass = st->spec_pass;
+    r->layers = layers;
+    r->k = k;
+    for (int l = 0; l < layers; l++) memcpy(r->ids[l], st->route_ids[l], (size_t)k * sizeof r->ids[l][0]);
+}
+
+void ui_stats_sample(ui_sample *s, const rm_token_stats *st, ui_reuse_tracker *r)
+{
+    memset(s, 0, sizeof *s);
     s->token_index = st->token_index;
     s->seconds = st->seconds;
     memcpy(s->phase, st->phase_seconds, sizeof s->phase);
@@ -14,66 +40,124 @@ void ui_stats_sample(ui_sample *s, const rm_token_stats *st)
     s->from_cache = st->bytes_expert_from_cache;
     s->hits = st->expert_hits;
     s->misses = st->expert_misses;
-    s->prefill = st->prefill;
+    /* engines before record kinds marked the prompt with prefill only */
+    s->kind = st->kind != RM_REC_TOKEN ? st->kind : st->prefill ? RM_REC_PROMPT : RM_REC_TOKEN;
     s->prompt_tokens = st->prompt_tokens;
+    s->prompt = st->prompt;
+    s->spec_pass = st->spec_pass;
+    if (s->kind != RM_REC_TOKEN) return;
+    double phases = 0;
+    for (int p = 0; p < RM_PHASE_COUNT; p++) phases += st->phase_seconds[p];
+    s->fed = phases > 0 || st->expert_hits + st->expert_misses > 0;
+    if (s->fed && r) reuse_of(s, st, r);
 }
 
 void ui_stats_reset(ui_stats *st)
 {
-    st->count = 0;
-    st->have_prefill = 0;
+    st->count = st->tokens = 0;
     st->hits = st->misses = 0;
     st->seconds = 0;
-    st->have_cur = st->have_prev = 0;
+    st->prompt_state = UI_PROMPT_NONE;
+    memset(&st->prompt, 0, sizeof st->prompt);
+    memset(&st->prompt_sum, 0, sizeof st->prompt_sum);
+    st->nprogress = 0;
+    st->have_cur = st->have_prev = st->have_pcur = 0;
     st->nroutes = 0;
+}
+
+static void sum_into(ui_sample *a, const ui_sample *s)
+{
+    for (int p = 0; p < RM_PHASE_COUNT; p++) a->phase[p] += s->phase[p];
+    a->spine += s->spine;
+    a->expert += s->expert;
+    a->net += s->net;
+    a->from_cache += s->from_cache;
+    a->hits += s->hits;
+    a->misses += s->misses;
+}
+
+/* The figures of a prompt record; engines that did not fill them gave the
+ * context in prompt_tokens and the tokens prefilled in token_index. */
+static rm_prompt_figures prompt_of(const ui_sample *s)
+{
+    rm_prompt_figures p = s->prompt;
+    if (p.ctx == 0 && s->kind == RM_REC_PROMPT) {
+        p.ctx = s->prompt_tokens;
+        p.total = p.done = (int)s->token_index <= p.ctx ? (int)s->token_index : p.ctx;
+        p.reused = p.ctx - p.total;
+        p.elapsed = s->seconds;
+        p.tok_per_s = s->seconds > 0 ? p.total / s->seconds : 0;
+    }
+    return p;
 }
 
 void ui_stats_add(ui_stats *st, const ui_sample *s)
 {
-    if (s->prefill) { st->prefill = *s; st->have_prefill = 1; return; }
+    if (s->kind == RM_REC_PROGRESS) {
+        st->prompt = prompt_of(s);
+        st->prompt_state = UI_PROMPT_RUNNING;
+        sum_into(&st->prompt_sum, s);
+        st->prompt_sum.seconds += s->seconds;
+        st->nprogress++;
+        return;
+    }
+    if (s->kind == RM_REC_PROMPT) {
+        st->prompt = prompt_of(s);
+        /* an engine may close a stopped prompt with its record too */
+        st->prompt_state = st->prompt.done < st->prompt.total ? UI_PROMPT_STOPPED : UI_PROMPT_DONE;
+        sum_into(&st->prompt_sum, s);
+        st->prompt_sum.seconds = st->prompt.elapsed > 0 ? st->prompt.elapsed : s->seconds;
+        return;
+    }
+    st->tokens++;
+    st->seconds += s->seconds;
+    if (!s->fed) return;
     st->hist[st->count % UI_HIST] = *s;
     st->count++;
     st->hits += s->hits;
     st->misses += s->misses;
-    st->seconds += s->seconds;
+}
+
+void ui_stats_prompt_stopped(ui_stats *st)
+{
+    if (st->prompt_state != UI_PROMPT_NONE) st->prompt_state = UI_PROMPT_STOPPED;
 }
 
 void ui_stats_set_full(ui_stats *st, const rm_token_stats *cur, const rm_token_stats *prev)
 {
-    if (cur->prefill) return;
-    int layers = cur->route_layers < RM_MAX_ROUTE_LAYERS ? cur->route_layers : RM_MAX_ROUTE_LAYERS;
-    if (layers <= 0 && st->have_cur && st->cur.route_layers > 0) {
-        /* A record without routes (the end-of-message token is not fed
-         * through the model) keeps showing the last routing. */
-        rm_token_stats keep = st->cur;
-        st->cur = *cur;
-        st->cur.route_layers = keep.route_layers;
-        st->cur.route_k = keep.route_k;
-        st->cur.num_experts = keep.num_experts;
-        memcpy(st->cur.route_ids, keep.route_ids, sizeof keep.route_ids);
+    if (cur->prefill || cur->kind != RM_REC_TOKEN) {
+        st->pcur = *cur;
+        st->have_pcur = 1;
         return;
     }
     st->cur = *cur;
     st->have_cur = 1;
     if (prev) { st->prev = *prev; st->have_prev = 1; }
+    int layers = cur->route_layers < RM_MAX_ROUTE_LAYERS ? cur->route_layers : RM_MAX_ROUTE_LAYERS;
     if (layers > 0)
         memcpy(st->routes[st->nroutes % UI_ROUTE_HIST], cur->route_ids,
                (size_t)layers * sizeof cur->route_ids[0]);
+    st->route_pass[st->nroutes % UI_ROUTE_HIST] = cur->spec_pass;
     st->nroutes++;
 }
 
-const int16_t (*ui_stats_route(const ui_stats *st, int age))[RM_MAX_TOPK]
+const int16_t (*ui_stats_route(const ui_stats *st, int age, int *pass))[RM_MAX_TOPK]
 {
     if (age < 0 || age >= st->nroutes || age >= UI_ROUTE_HIST) return NULL;
-    return st->routes[(st->nroutes - 1 - age) % UI_ROUTE_HIST];
+    int i = (st->nroutes - 1 - age) % UI_ROUTE_HIST;
+    if (pass) *pass = st->route_pass[i];
+    return st->routes[i];
 }
 
-int ui_stats_times(const ui_stats *st, double *out, int n)
+int ui_stats_times(const ui_stats *st, double *out, int *pass, int n)
 {
     int have = st->count < UI_HIST ? st->count : UI_HIST;
     if (n > have) n = have;
-    for (int i = 0; i < n; i++)
-        out[i] = st->hist[(st->count - n + i) % UI_HIST].seconds;
+    for (int i = 0; i < n; i++) {
+        const ui_sample *s = &st->hist[(st->count - n + i) % UI_HIST];
+        out[i] = s->seconds;
+        if (pass) pass[i] = s->spec_pass;
+    }
     return n;
 }
 
@@ -83,16 +167,36 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Phase shares and read rates of the prompt's records so far. */
+static void prompt_summary(const ui_stats *st, ui_summary *o)
+{
+    const ui_sample *a = &st->prompt_sum;
+    o->prompt_state = st->prompt_state;
+    o->prompt = st->prompt;
+    o->prompt_bytes = a->spine + a->expert + a->net;
+    if (st->count) return;              /* tokens have their own window */
+    double total = 0;
+    for (int p = 0; p < RM_PHASE_COUNT; p++) total += a->phase[p];
+    if (total > 0)
+        for (int p = 0; p < RM_PHASE_COUNT; p++) o->phase_frac[p] = a->phase[p] / total;
+    if (a->seconds > 0) {
+        o->spine_bps = (double)a->spine / a->seconds;
+        o->expert_bps = (double)(a->expert + a->net) / a->seconds;
+    }
+    if (st->have_pcur) {
+        o->device_gbps = st->pcur.device_gbps;
+        o->read_gbps = st->pcur.read_gbps;
+    }
+}
+
 void ui_stats_summary(const ui_stats *st, ui_summary *o)
 {
     memset(o, 0, sizeof *o);
-    o->tokens = st->count;
+    o->tokens = st->tokens;
     o->hit_rate = st->hits + st->misses ? (double)st->hits / (double)(st->hits + st->misses) : -1;
     o->last_hit_rate = -1;
-    if (st->have_prefill) {
-        o->prompt_tokens = st->prefill.prompt_tokens;
-        o->prefill_seconds = st->prefill.seconds;
-    }
+    o->reuse = -1;
+    prompt_summary(st, o);
     if (st->have_cur) {
         const rm_token_stats *c = &st->cur;
         o->drafted = c->spec_drafted;
@@ -102,17 +206,19 @@ void ui_stats_summary(const ui_stats *st, ui_summary *o)
         if (c->expert_hits + c->expert_misses)
             o->last_hit_rate = (double)c->expert_hits / (double)(c->expert_hits + c->expert_misses);
     }
+    if (st->tokens) o->tok_per_s = st->seconds > 0 ? st->tokens / st->seconds : 0;
     if (st->count == 0) return;
-    o->tok_per_s = st->seconds > 0 ? st->count / st->seconds : 0;
 
     double w[UI_WINDOW] = { 0 };
-    int n = ui_stats_times(st, w, UI_WINDOW);
+    int n = ui_stats_times(st, w, NULL, UI_WINDOW);
+    o->window = n;
     o->last = w[n - 1];
     qsort(w, (size_t)n, sizeof w[0], cmp_double);
     o->median = w[n / 2];
     o->p90 = w[(int)(0.9 * (n - 1) + 0.5)];
 
     double secs = 0, phase_total = 0, spine = 0, expert = 0, net = 0, cache = 0;
+    long reuse_hit = 0, reuse_n = 0;
     for (int i = 0; i < n; i++) {
         const ui_sample *s = &st->hist[(st->count - n + i) % UI_HIST];
         secs += s->seconds;
@@ -124,6 +230,8 @@ void ui_stats_summary(const ui_stats *st, ui_summary *o)
         expert += (double)s->expert;
         net += (double)s->net;
         cache += (double)s->from_cache;
+        reuse_hit += s->reuse_hit;
+        reuse_n += s->reuse_n;
     }
     if (phase_total > 0)
         for (int p = 0; p < RM_PHASE_COUNT; p++) o->phase_frac[p] /= phase_total;
@@ -133,4 +241,69 @@ void ui_stats_summary(const ui_stats *st, ui_summary *o)
     }
     o->bytes_per_token = (spine + expert + net) / n;
     o->cache_bytes_per_token = cache / n;
+    if (reuse_n) o->reuse = (double)reuse_hit / (double)reuse_n;
+}
+
+/* ---- formatting --------------------------------------------------------- */
+
+void ui_fmt_bytes(char *buf, size_t n, double b)
+{
+    if (b < 0) b = 0;
+    if (b >= 1e9) snprintf(buf, n, "%.2f GB", b / 1e9);
+    else if (b >= 1e6) snprintf(buf, n, "%.1f MB", b / 1e6);
+    else if (b >= 1e3) snprintf(buf, n, "%.0f KB", b / 1e3);
+    else snprintf(buf, n, "%.0f B", b);
+}
+
+void ui_fmt_secs(char *buf, size_t n, double s)
+{
+    if (s < 0) s = 0;
+    if (s >= 10) snprintf(buf, n, "%.0f s", s);
+    else if (s >= 1) snprintf(buf, n, "%.2f s", s);
+    else if (s >= 0.1) snprintf(buf, n, "%.0f ms", s * 1e3);
+    else if (s >= 1e-3) snprintf(buf, n, "%.1f ms", s * 1e3);
+    else snprintf(buf, n, "%.0f us", s * 1e6);
+}
+
+void ui_fmt_eta(char *buf, size_t n, double s)
+{
+    if (s < 0) { snprintf(buf, n, "?"); return; }
+    long t = (long)(s + 0.5);
+    if (t < 60) snprintf(buf, n, "%ld s", t);
+    else if (t < 3600) snprintf(buf, n, "%ldm%02lds", t / 60, t % 60);
+    else snprintf(buf, n, "%ldh%02ldm", t / 3600, t / 60 % 60);
+}
+
+double ui_prompt_fraction(const rm_prompt_figures *p)
+{
+    if (p->total <= 0) return 1;
+    double done = p->done;
+    if (p->layers > 0 && p->done < p->total) done += (double)p->chunk_tokens * p->layer / p->layers;
+    double f = done / p->total;
+    return f < 0 ? 0 : f > 1 ? 1 : f;
+}
+
+void ui_fmt_prompt(char *buf, size_t n, const ui_summary *s)
+{
+    const rm_prompt_figures *p = &s->prompt;
+    char t[32], restored[48] = "";
+    ui_fmt_secs(t, sizeof t, p->elapsed);
+    if (p->restored) snprintf(restored, sizeof restored, ", %d restored", p->restored);
+    if (s->prompt_state == UI_PROMPT_STOPPED)
+        snprintf(buf, n, "ctx %d, %d reused%s, stopped at %d of %d prefilled after %s", p->ctx, p->reused,
+                 restored, p->done, p->total, t);
+    else
+        snprintf(buf, n, "ctx %d, %d reused%s, %d prefilled in %s", p->ctx, p->reused, restored, p->total, t);
+}
+
+void ui_fmt_progress(char *buf, size_t n, const ui_summary *s)
+{
+    const rm_prompt_figures *p = &s->prompt;
+    int done = (int)(ui_prompt_fraction(p) * p->total + 0.5);
+    char eta[32];
+    ui_fmt_eta(eta, sizeof eta, p->eta);
+    if (p->tok_per_s > 0)
+        snprintf(buf, n, "%d/%d tok  %.0f tok/s  ETA %s", done, p->total, p->tok_per_s, eta);
+    else
+        snprintf(buf, n, "%d/%d tok", done, p->total);
 }

@@ -1,15 +1,28 @@
 /* stats.h — the UI's memory of the engine's per-token statistics.
  *
  * Every rm_token_stats record of the current turn is reduced to a small
- * sample kept in a ring (timing sparkline, medians, bandwidth over a recent
- * window); the latest full record and the one before it are kept whole for
- * the cache figures and the router map, and a short ring of router choices
- * feeds the zoomed router view. ui_stats_summary() derives every figure the
- * panels and /stats show, so they agree with each other.
+ * sample. Token samples go to a ring (timing sparkline, medians, bandwidth
+ * and router reuse over the recent window of UI_WINDOW tokens); the records
+ * of the prompt (RM_REC_PROGRESS while it is processed, RM_REC_PROMPT once
+ * it is in) are summed into the prompt's figures. The latest full token
+ * record and the one before it are kept whole for the cache figures and the
+ * router map, and a short ring of router choices feeds the zoomed router
+ * view. ui_stats_summary() derives every figure the panels, the status line
+ * and /stats show, so they agree with each other; the ui_fmt_* functions
+ * write them the same way everywhere.
+ *
+ * Two kinds of token records are set apart. The end-of-message token is
+ * emitted but not fed through the model (no phase time, no expert lookup):
+ * it counts as a token of the turn but stays out of the timing and cache
+ * windows, where it would read as a 0.0 ms token. Tokens of one speculative
+ * verify pass (the same spec_pass) were computed together: a pair of them is
+ * left out of the router's reuse figure, which is about what one token
+ * shares with the one before it.
  */
 #ifndef REMORA_UI_STATS_H
 #define REMORA_UI_STATS_H
 
+#include <stddef.h>
 #include "engine.h"
 
 #define UI_HIST 512         /* token samples kept */
@@ -22,47 +35,89 @@ typedef struct ui_sample {
     double   phase[RM_PHASE_COUNT];
     uint64_t spine, expert, net, from_cache;
     uint64_t hits, misses;
-    int      prefill, prompt_tokens;
+    int      kind;              /* RM_REC_* */
+    int      fed;               /* a token that went through the model */
+    int      spec_pass;         /* the verify pass it came from; 0: a plain step */
+    int      reuse_hit, reuse_n;    /* choices also made for the previous token, of reuse_n (0: not counted) */
+    int      prompt_tokens;
+    rm_prompt_figures prompt;   /* RM_REC_PROMPT and RM_REC_PROGRESS */
 } ui_sample;
 
+/* The router choices of the previous fed token, for the reuse figure. */
+typedef struct ui_reuse_tracker {
+    int     have, pass, layers, k;
+    int16_t ids[RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
+} ui_reuse_tracker;
+
+enum { UI_PROMPT_NONE, UI_PROMPT_RUNNING, UI_PROMPT_DONE, UI_PROMPT_STOPPED };
+
 typedef struct ui_stats {
-    ui_sample hist[UI_HIST];
-    int       count;                /* decode samples this turn */
-    ui_sample prefill;
-    int       have_prefill;
+    ui_sample hist[UI_HIST];        /* fed tokens, a ring */
+    int       count;                /* fed token samples this turn */
+    int       tokens;               /* tokens emitted this turn, end-of-message included */
     uint64_t  hits, misses;         /* this turn */
     double    seconds;              /* decode time this turn */
-    rm_token_stats cur, prev;       /* latest full records */
+    int       prompt_state;         /* UI_PROMPT_* */
+    rm_prompt_figures prompt;       /* the latest prompt figures */
+    ui_sample prompt_sum;           /* the prompt's records summed (bytes, phases, seconds) */
+    int       nprogress;
+    rm_token_stats cur, prev;       /* latest full token records */
     int       have_cur, have_prev;
+    rm_token_stats pcur;            /* latest full prompt record */
+    int       have_pcur;
     int16_t   routes[UI_ROUTE_HIST][RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
+    int       route_pass[UI_ROUTE_HIST];
     int       nroutes;              /* records pushed (ring index = n % size) */
 } ui_stats;
 
 typedef struct ui_summary {
-    int      tokens;
-    double   tok_per_s;
-    double   last, median, p90;     /* seconds per token, recent window */
-    double   phase_frac[RM_PHASE_COUNT];
-    double   spine_bps, expert_bps; /* bytes/s over the window */
+    int      tokens;                /* emitted this turn */
+    int      window;                /* fed tokens in the recent window */
+    double   tok_per_s;             /* this turn */
+    double   last, median, p90;     /* seconds per token: the last fed token, the window */
+    double   phase_frac[RM_PHASE_COUNT];    /* the window; the prompt's before the first token */
+    double   spine_bps, expert_bps; /* bytes/s over the window (or the prompt so far) */
     double   bytes_per_token;       /* storage + network, window mean */
     double   cache_bytes_per_token;
     double   hit_rate;              /* turn; -1 when no lookups */
-    double   last_hit_rate;         /* latest token; -1 when none */
+    double   last_hit_rate;         /* latest fed token; -1 when none */
+    double   reuse;                 /* router reuse over the window, same-pass pairs out; -1 none */
     double   device_gbps, read_gbps;
     uint64_t drafted, accepted;
-    int      prompt_tokens;
-    double   prefill_seconds;
+    int      prompt_state;          /* UI_PROMPT_* */
+    rm_prompt_figures prompt;       /* ctx, reused, restored, total (prefilled), done, rate, eta */
+    uint64_t prompt_bytes;          /* storage read by the prompt so far */
 } ui_summary;
 
-void ui_stats_sample(ui_sample *s, const rm_token_stats *st);
+/* Reduces a record to a sample; for a fed token, r (may be NULL) gives the
+ * previous fed token's routes and takes this one's. */
+void ui_stats_sample(ui_sample *s, const rm_token_stats *st, ui_reuse_tracker *r);
 void ui_stats_reset(ui_stats *st);
 void ui_stats_add(ui_stats *st, const ui_sample *s);
-/* Installs the latest full record (and its predecessor when known). */
+/* Installs the latest full token record (and its predecessor when known),
+ * or the latest full prompt record. */
 void ui_stats_set_full(ui_stats *st, const rm_token_stats *cur, const rm_token_stats *prev);
-/* Copies the last n token times (oldest first) into out; returns how many. */
-int  ui_stats_times(const ui_stats *st, double *out, int n);
+/* The prompt was stopped before it was in. */
+void ui_stats_prompt_stopped(ui_stats *st);
+/* Copies the last n fed token times (oldest first) into out, and their
+ * verify passes into pass (may be NULL); returns how many. */
+int  ui_stats_times(const ui_stats *st, double *out, int *pass, int n);
 void ui_stats_summary(const ui_stats *st, ui_summary *out);
-/* Router record `age` steps back (0 = latest), or NULL. */
-const int16_t (*ui_stats_route(const ui_stats *st, int age))[RM_MAX_TOPK];
+/* Router record `age` steps back (0 = latest), or NULL; *pass (may be
+ * NULL) gets its verify pass. */
+const int16_t (*ui_stats_route(const ui_stats *st, int age, int *pass))[RM_MAX_TOPK];
+
+/* Human-readable figures: "812 MB", "1.23 GB"; "12.3 ms", "155 ms", "1.50 s";
+ * durations to come "45 s", "2m25s", "1h02m". */
+void ui_fmt_bytes(char *buf, size_t n, double bytes);
+void ui_fmt_secs(char *buf, size_t n, double secs);
+void ui_fmt_eta(char *buf, size_t n, double secs);
+/* The prompt's accounting: "ctx 377, 349 reused, 28 prefilled in 155 ms"
+ * ("stopped at 3120 of 14588 prefilled after 33 s" for a stopped one). */
+void ui_fmt_prompt(char *buf, size_t n, const ui_summary *s);
+/* The prompt's progress: "3120/14588 tok  93 tok/s  ETA 2m25s". */
+void ui_fmt_progress(char *buf, size_t n, const ui_summary *s);
+/* The fraction of the prompt done, counting the pass in progress (0..1). */
+double ui_prompt_fraction(const rm_prompt_figures *p);
 
 #endif

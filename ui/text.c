@@ -6,20 +6,28 @@
  *  - other control characters and invalid bytes draw as U+FFFD;
  *  - a code point whose libc width differs from utf8proc's (libc does not know
  *    it, or the tables disagree) draws as U+FFFD, width 1;
- *  - a ZWJ ends the drawn part of the cluster (🧑‍🌾 draws as 🧑): terminals
- *    disagree on whether such sequences take 2 or 4 columns;
- *  - variation selectors are dropped (❤️ after a narrow base would be drawn 2
- *    wide by many terminals while ncurses counts 1);
+ *  - a cluster that terminals draw at different widths, because it joins
+ *    spacing code points (a ZWJ sequence 🧑‍🌾, a skin-tone modifier 👍🏽) or
+ *    asks a narrow base for emoji presentation (VS16: ❤️ is 1 column to
+ *    ncurses and 2 to many terminals), is drawn as one marker as wide as its
+ *    first code point: the geta mark 〓 (U+3013, the typographer's sign for a
+ *    character that cannot be set) for a wide one, U+FFFD for a narrow one.
+ *    Never shortened to its first code point, which would change what it
+ *    says (👩‍💻 "technologist" is not 👩 "woman"), and never a width the
+ *    layout and the terminal disagree on; and its width is known from its
+ *    first code point, so text streamed in pieces wraps as it does whole;
+ *  - other variation selectors are dropped (VS16 after a wide emoji and
+ *    VS15 change nothing the layout sees);
  *  - zero-width code points join the current cell as combining characters
- *    (up to ncurses' limit of 4); other spacing code points after the first
- *    (skin-tone modifiers) are dropped, except that two regional indicators
- *    make a flag of two cells.
+ *    (up to ncurses' limit of 4); two regional indicators make a flag of two
+ *    cells.
  */
 #include <string.h>
 #include <utf8proc.h>
 #include "text.h"
 
 #define REPLACEMENT 0xFFFD
+#define GETA_MARK   0x3013      /* 〓, two columns */
 #define MAX_CLUSTER 64      /* code points kept per cluster; the rest are consumed */
 
 static int g_utf8 = 1;
@@ -99,13 +107,30 @@ static size_t collect_cluster(const unsigned char *s, size_t n, size_t l, int32_
     return pos;
 }
 
+static int is_modifier(int32_t c) { return c >= 0x1F3FB && c <= 0x1F3FF; }
+
+/* Whether terminals disagree on the cluster's width (the first rule above). */
+static int ambiguous_cluster(const int32_t *cps, int ncp)
+{
+    for (int i = 1; i < ncp; i++) {
+        if ((cps[i] == 0x200D && i + 1 < ncp) || is_modifier(cps[i])) return 1;
+        if (cps[i] == 0xFE0F && cp_width(cps[i - 1]) == 1) return 1;
+    }
+    return 0;
+}
+
 /* The cells a cluster draws, by the rules at the top of this file. */
 static void cluster_cells(ui_glyph *g, const int32_t *cps, int ncp)
 {
+    if (ambiguous_cluster(cps, ncp)) {
+        if (cp_width(cps[0]) == 2) set_single(g, GETA_MARK, 2);
+        else set_single(g, REPLACEMENT, 1);
+        return;
+    }
     int nch = 0;    /* chars in the current cell */
     for (int i = 0; i < ncp; i++) {
         int32_t c = cps[i];
-        if (c == 0x200D) break;                          /* ZWJ */
+        if (c == 0x200D) break;                          /* a trailing ZWJ joins nothing */
         if (c == 0xFE0E || c == 0xFE0F) continue;        /* variation selectors */
         int w = cp_width(c);
         if (w < 0) {

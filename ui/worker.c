@@ -1,5 +1,6 @@
 /* worker.c — the generation thread and its mailbox (see worker.h). */
 #include <errno.h>
+#include <time.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -16,6 +17,8 @@ struct ui_worker {
     pthread_t       thread;
     pthread_mutex_t mu;
     pthread_cond_t  cv;
+    pthread_cond_t  exit_cv;        /* signalled when the thread ends (monotonic clock) */
+    int             exited;
     int             wake[2];
     atomic_int      woken;          /* a wake byte is in the pipe */
     volatile int    stop;
@@ -33,8 +36,13 @@ struct ui_worker {
     int             ring_n, ring_lost;
     rm_token_stats  full, full_prev;
     int             have_full, have_prev, full_new;
+    rm_token_stats  pfull;
+    int             pfull_new;
     int             have_done;
     ui_done         done;
+    /* worker-side: the previous token's routes, the turn's token records */
+    ui_reuse_tracker reuse;
+    int             tokens;
 
     /* UI-side copies handed out by drain */
     rm_buf          out[3];
@@ -64,15 +72,22 @@ static void on_text(void *ud, int channel, const char *text, size_t len)
     wake_ui(w);
 }
 
+/* The full records kept are those of tokens fed through the model (the
+ * end-of-message token is not: its record has no routes or figures of its
+ * own) and of the prompt. */
 static void on_stats(void *ud, const rm_token_stats *st)
 {
     ui_worker *w = ud;
     ui_sample s;
-    ui_stats_sample(&s, st);
+    ui_stats_sample(&s, st, &w->reuse);
+    if (s.kind == RM_REC_TOKEN) w->tokens++;
     pthread_mutex_lock(&w->mu);
     if (w->ring_n < RING) w->ring[w->ring_n++] = s;
     else w->ring_lost++;
-    if (!st->prefill) {
+    if (s.kind != RM_REC_TOKEN) {
+        w->pfull = *st;
+        w->pfull_new = 1;
+    } else if (s.fed) {
         if (w->have_full) { w->full_prev = w->full; w->have_prev = 1; }
         w->full = *st;
         w->have_full = 1;
@@ -82,18 +97,48 @@ static void on_stats(void *ud, const rm_token_stats *st)
     wake_ui(w);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The storage ceiling in pieces; the median does not move with one piece
+ * that another program's reads slowed down. */
+static void probe(ui_worker *w, double seconds, ui_done *d)
+{
+    enum { MAX_PIECES = 64 };
+    double g[MAX_PIECES];
+    int n = 0;
+    for (double t = 0; t < seconds - 1e-9 && n < MAX_PIECES && !w->stop; t += UI_PROBE_PIECE_S) {
+        double x = w->src->vt->probe(w->src, UI_PROBE_PIECE_S);
+        if (x <= 0) break;
+        g[n++] = x;
+    }
+    if (!n) return;
+    qsort(g, (size_t)n, sizeof g[0], cmp_double);
+    d->gbps = n % 2 ? g[n / 2] : (g[n / 2 - 1] + g[n / 2]) / 2;
+    d->probed = n * UI_PROBE_PIECE_S;
+}
+
 static void run(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen, ui_done *d)
 {
     rm_err err = { "" };
     ui_source *s = w->src;
     d->cmd = cmd;
     d->interrupted = 0;
+    d->tokens = 0;
+    d->gbps = -1;
+    d->probed = 0;
     switch (cmd) {
     case UI_CMD_TURN: {
         rm_gen_events ev = { w, on_text, on_stats };
         w->text_lost = 0;
+        w->reuse.have = 0;
+        w->tokens = 0;
         d->rc = s->vt->turn(s, arg, gen, &ev, &w->stop, &err);
-        d->interrupted = d->rc == 0 && s->vt->last_interrupted(s);
+        d->interrupted = d->rc == 0 ? s->vt->last_interrupted(s) : 0;
+        d->tokens = w->tokens;
         if (w->text_lost && d->rc == 0) {
             d->rc = rm_errf(&err, "out of memory: the reply could not be shown whole, so the turn was stopped");
             d->interrupted = 0;
@@ -104,6 +149,7 @@ static void run(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen, 
     case UI_CMD_CLEAR:  s->vt->clear(s); d->rc = 0; break;
     case UI_CMD_SAVE:   d->rc = s->vt->save(s, arg, &err); break;
     case UI_CMD_LOAD:   d->rc = s->vt->load(s, arg, &err); break;
+    case UI_CMD_PROBE: probe(w, atof(arg), d); d->rc = 0; break;
     default:            d->rc = rm_errf(&err, "unknown command %d", cmd); break;
     }
     memcpy(d->msg, err.msg, sizeof d->msg);
@@ -135,6 +181,8 @@ static void *thread_main(void *arg)
         wake_ui(w);
         pthread_mutex_lock(&w->mu);
     }
+    w->exited = 1;
+    pthread_cond_signal(&w->exit_cv);
     pthread_mutex_unlock(&w->mu);
     return NULL;
 }
@@ -147,6 +195,11 @@ int ui_worker_start(ui_source *src, ui_worker **out, int *wake_fd)
     if (pipe2(w->wake, O_NONBLOCK | O_CLOEXEC)) { free(w); return -1; }
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->exit_cv, &ca);
+    pthread_condattr_destroy(&ca);
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);     /* signals belong to the UI thread */
@@ -156,6 +209,7 @@ int ui_worker_start(ui_source *src, ui_worker **out, int *wake_fd)
         close(w->wake[0]); close(w->wake[1]);
         pthread_mutex_destroy(&w->mu);
         pthread_cond_destroy(&w->cv);
+        pthread_cond_destroy(&w->exit_cv);
         free(w);
         return -1;
     }
@@ -164,22 +218,33 @@ int ui_worker_start(ui_source *src, ui_worker **out, int *wake_fd)
     return 0;
 }
 
-void ui_worker_free(ui_worker *w)
+int ui_worker_close(ui_worker *w, double seconds)
 {
-    if (!w) return;
+    if (!w) return 0;
+    struct timespec dl;
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    long long ns = (long long)dl.tv_nsec + (long long)(seconds * 1e9);
+    dl.tv_sec += (time_t)(ns / 1000000000);
+    dl.tv_nsec = (long)(ns % 1000000000);
     pthread_mutex_lock(&w->mu);
     w->quit = 1;
     w->stop = 1;
     pthread_cond_signal(&w->cv);
+    int timed_out = 0;
+    while (!w->exited && !timed_out) timed_out = pthread_cond_timedwait(&w->exit_cv, &w->mu, &dl) == ETIMEDOUT;
+    int exited = w->exited;
     pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL);
+    if (!exited) return -1;         /* still inside the source: the process exits around it */
+    pthread_join(w->thread, NULL);  /* it has returned: this does not wait */
     for (int i = 0; i < 3; i++) { rm_buf_free(&w->text[i]); rm_buf_free(&w->out[i]); }
     free(w->arg);
     close(w->wake[0]);
     close(w->wake[1]);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->cv);
+    pthread_cond_destroy(&w->exit_cv);
     free(w);
+    return 0;
 }
 
 int ui_worker_submit(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen)
@@ -223,6 +288,9 @@ void ui_worker_drain(ui_worker *w, ui_drain *d)
     d->have_prev = d->have_full && w->have_prev;
     if (d->have_prev) d->full_prev = w->full_prev;
     w->full_new = 0;
+    d->have_pfull = w->pfull_new;
+    if (d->have_pfull) d->pfull = w->pfull;
+    w->pfull_new = 0;
     d->have_done = w->have_done;
     if (w->have_done) d->done = w->done;
     w->have_done = 0;

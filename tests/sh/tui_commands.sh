@@ -28,7 +28,10 @@ wait_for 'think off' 30 || fail "/think off not shown"
 t send-keys -l "/system"; t send-keys Enter
 wait_for 'system prompt: be brief' 30 || fail "/system did not show the prompt"
 t send-keys -l "/frobnicate"; t send-keys Enter
-wait_for 'unknown command /frobnicate' 30 || fail "unknown command not reported"
+wait_for 'unknown command /frobnicate: /help lists the commands; //frobnicate sends it' 30 ||
+  fail "unknown command not reported with the // escape"
+wait_for '^> /frobnicate' 10 || fail "the unknown command was not kept in the input line"
+t send-keys C-e C-u
 t send-keys -l "/help"; t send-keys Enter
 wait_for 'Ctrl-X Ctrl-E' 30 || fail "/help did not list the keys"
 # a two-line message with thinking off: no reasoning, one message

@@ -17,6 +17,9 @@ t send-keys -l "fg"; t send-keys Enter
 wait_for '^ remora ' 50 || fail "fg did not bring the chat back"
 screen | grep -qE "turn 1|remember this line" || fail "transcript lost across suspend"
 t send-keys C-d
+wait_for '1 turn not saved \(/save FILE\): Ctrl-D again to quit' 30 || fail "Ctrl-D with an unsaved turn did not ask"
+screen | grep -q '^ remora ' || fail "the first Ctrl-D quit"
+t send-keys C-d
 at_prompt 100 || fail "Ctrl-D did not exit"
 [ "$(alt)" = 0 ] || fail "alternate screen still on after exit"
 t send-keys -l "echo restored-\$((40 + 2))"; t send-keys Enter

@@ -18,8 +18,17 @@ t send-keys Enter
 wait_for 'turn 1' 100 || fail "the paste was not sent"
 wait_for "Received 1 message: 102400 bytes, 1281" 200 || fail "paste did not arrive as one message"
 ready 300 || fail "turn did not end"
-screen | grep -q "turn 2" && fail "the paste became more than one message"
-screen | grep -qE 'more lines \(102404 bytes' || fail "long message not shown folded"
-t send-keys C-d
-at_prompt 100 || fail "did not exit"
+column 2 | grep -qE "^turn 2( |$)" && fail "the paste became more than one message"
+# the fold counts the message's lines (not wrapped rows) and its own bytes
+# (not the "› " before it): 1280 lines, the first 5 and part of the 6th shown
+screen | grep -qE '… 1274 more lines \(102400 bytes in all' || fail "long message not shown folded"
+t send-keys M-o
+wait_for 'long messages shown whole' 30 || fail "Alt-O did not open the fold"
+t send-keys M-Home
+wait_for 'Answer  \[' 30 || fail "Alt-Home did not scroll"
+screen | grep -q 'more lines' && fail "the fold is still there"
+screen | grep -q 'line 0010 of the big paste' || fail "the unfolded message is not shown"
+t send-keys M-o
+wait_for '… 1274 more lines' 30 || fail "Alt-O did not fold again"
+quit
 echo ok

@@ -76,6 +76,8 @@ char *t_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
+    struct stat st;
+    if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode)) { fclose(f); return NULL; }   /* a folder opens too */
     fseek(f, 0, SEEK_END);
     long n = ftell(f);
     fseek(f, 0, SEEK_SET);

@@ -47,7 +47,7 @@ int ui_bench_run(const ui_bench_opts *o, FILE *rep)
     if (pthread_create(&reader, NULL, discard, &master)) { close(master); close(slave); return 1; }
     FILE *out = fdopen(slave, "w"), *in = fdopen(dup(slave), "r");
 
-    ui_synth_opts so = { o->rate, o->tokens / 4, o->tokens - o->tokens / 4 };
+    ui_synth_opts so = { o->rate, o->tokens / 4, o->tokens - o->tokens / 4, 0 };
     rm_err err = { "" };
     ui_source *src = NULL;
     ui_tui *a = calloc(1, sizeof *a);
@@ -67,7 +67,7 @@ int ui_bench_run(const ui_bench_opts *o, FILE *rep)
     double w0 = rm_now(), c0 = thread_cpu();
     rc = ui_loop_run(a) ? 1 : 0;
     double wall = rm_now() - w0, cpu = thread_cpu() - c0;
-    int tokens = a->stats->count;
+    int tokens = a->stats->tokens;
     uint64_t frames = a->frames;
     ui_main_close(a, NULL);     /* no history in the benchmark */
     fprintf(rep, "bench-ui: %dx%d terminal, synthetic source at %.0f tok/s\n", o->cols, o->rows, o->rate);

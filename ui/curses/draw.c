@@ -29,6 +29,8 @@ static const struct { short fg; attr_t attr; attr_t mono; } roles[UI_C_COUNT] = 
     [UI_C_PH2]         = { COLOR_MAGENTA, 0, 0 },
     [UI_C_PH3]         = { COLOR_GREEN, 0, A_BOLD },
     [UI_C_PH4]         = { COLOR_YELLOW, 0, 0 },
+    [UI_C_SPEC_A]      = { COLOR_MAGENTA, 0, A_UNDERLINE },
+    [UI_C_SPEC_B]      = { COLOR_MAGENTA, A_BOLD, A_UNDERLINE | A_BOLD },
 };
 
 void ui_theme_init(int color)
@@ -93,10 +95,14 @@ int ui_put_glyph(int y, int x, int right, const ui_glyph *g, attr_t a)
         return w;
     }
     if (g->kind != UI_GLYPH_TEXT || x + g->width > right) return 0;
+    /* The colour pair goes in the cell itself; and a cell without one takes
+     * the window's current pair and attributes, so set those too (without
+     * both, a line's first word took the colour drawn just before it). */
+    attrset(a);
     int xx = x;
     for (int i = 0; i < g->ncells; i++) {
         cchar_t cc;
-        if (setcchar(&cc, g->cell[i], a, 0, NULL) == OK)
+        if (setcchar(&cc, g->cell[i], a & ~A_COLOR, (short)PAIR_NUMBER(a), NULL) == OK)
             mvadd_wch(y, xx, &cc);
         xx += g->cell_width[i];
     }
@@ -161,22 +167,4 @@ void ui_put_title(ui_rect r, const char *title, int focused)
     for (int x = r.x; x < r.x + r.w; x++) mvaddstr(r.y, x, ui_sym(UI_SYM_HLINE));
     ui_put(r.y, r.x + 1, r.w - 2, ui_attr(focused ? UI_C_TITLE_FOCUS : UI_C_TITLE), title);
     attrset(A_NORMAL);
-}
-
-void ui_fmt_bytes(char *buf, size_t n, double b)
-{
-    if (b < 0) b = 0;
-    if (b >= 1e9) snprintf(buf, n, "%.2f GB", b / 1e9);
-    else if (b >= 1e6) snprintf(buf, n, "%.1f MB", b / 1e6);
-    else if (b >= 1e3) snprintf(buf, n, "%.0f KB", b / 1e3);
-    else snprintf(buf, n, "%.0f B", b);
-}
-
-void ui_fmt_secs(char *buf, size_t n, double s)
-{
-    if (s < 0) s = 0;
-    if (s >= 10) snprintf(buf, n, "%.0f s", s);
-    else if (s >= 1) snprintf(buf, n, "%.2f s", s);
-    else if (s >= 1e-3) snprintf(buf, n, "%.1f ms", s * 1e3);
-    else snprintf(buf, n, "%.0f us", s * 1e6);
 }

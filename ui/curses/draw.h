@@ -19,6 +19,7 @@ enum {
     UI_C_TITLE, UI_C_TITLE_FOCUS, UI_C_STATUS, UI_C_RULE, UI_C_DIM, UI_C_VALUE,
     UI_C_HEAT_NEW, UI_C_HEAT_REUSE, UI_C_BAR, UI_C_BAR_BG,
     UI_C_PH0, UI_C_PH1, UI_C_PH2, UI_C_PH3, UI_C_PH4,   /* timing phases */
+    UI_C_SPEC_A, UI_C_SPEC_B,   /* tokens of a verify pass, alternating between passes */
     UI_C_COUNT
 };
 
@@ -49,9 +50,5 @@ int ui_putf(int y, int x, int maxw, attr_t a, const char *fmt, ...)
 void ui_put_bar(int y, int x, int w, double f, attr_t on, attr_t off);
 /* A panel's title row: " Title " in the title colour, the rest a rule. */
 void ui_put_title(ui_rect r, const char *title, int focused);
-
-/* Human-readable figures: "812 MB", "1.23 GB", "12.3 ms". */
-void ui_fmt_bytes(char *buf, size_t n, double bytes);
-void ui_fmt_secs(char *buf, size_t n, double secs);
 
 #endif

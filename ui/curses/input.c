@@ -3,10 +3,14 @@
  * readline`), with readline's terminal preparation, signal handling, input
  * and redisplay replaced by hooks (rl_prep_term_function, rl_catch_signals,
  * rl_getc_function, rl_redisplay_function), as input.h describes. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <readline/readline.h>
 #include <readline/history.h>
 #include "engine.h"
@@ -24,6 +28,10 @@ static struct {
     const char    *error;       /* for ui_input_error */
     ui_input_hooks hooks;
     char          *history_path;
+    rm_err         history_err;     /* the first failure to add to the file */
+    char           history_hint[1100];
+    int            history_failed;
+    char          *keep;            /* a line to put back (ui_input_keep) */
     int            dirty;
     FILE          *devnull;
 } in;
@@ -43,14 +51,84 @@ static void mark_dirty(void) { in.dirty = 1; }
 static void no_prep(int meta) { (void)meta; }
 static void no_deprep(void) {}
 
+/* Locks the history's folder (op LOCK_SH or LOCK_EX), trying for at most
+ * half a second: another chat holding it that long is stuck, and a line is
+ * better added unlocked than not at all. Returns the folder's fd or -1. */
+static int lock_folder(const char *path, int op)
+{
+    char dir[4200];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = 0;
+    else snprintf(dir, sizeof dir, ".");
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    for (int i = 0; i < 50; i++) {
+        if (flock(fd, op | LOCK_NB) == 0) return fd;
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    close(fd);
+    return -1;
+}
+
+static void unlock_folder(int fd)
+{
+    if (fd >= 0) close(fd);     /* closing releases the lock */
+}
+
+/* The first failure is kept for ui_input_free and shown at once. */
+static void history_fail(int e)
+{
+    if (in.history_failed++) return;
+    if (e == EISDIR) rm_errf(&in.history_err, "%s: is a directory", in.history_path);
+    else rm_errf(&in.history_err, "%s: cannot write: %s", in.history_path, strerror(e));
+    snprintf(in.history_hint, sizeof in.history_hint, "the history is not being kept: %s", in.history_err.msg);
+    in.error = in.history_hint;
+}
+
+/* Appends the newest history entry to the file (created 0600 if missing). */
+static void history_append(void)
+{
+    if (!in.history_path) return;
+    int lk = lock_folder(in.history_path, LOCK_SH);
+    int fd = open(in.history_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    int e = fd < 0 ? errno : 0;
+    if (fd >= 0) close(fd);
+    if (!e) e = append_history(1, in.history_path);
+    unlock_folder(lk);
+    if (e) history_fail(e);
+}
+
 static void line_cb(char *line)
 {
     if (line && *line && strlen(line) <= HISTORY_ENTRY_MAX) {
         HIST_ENTRY *last = history_length ? history_get(history_base + history_length - 1) : NULL;
-        if (!last || strcmp(last->line, line)) add_history(line);
+        if (!last || strcmp(last->line, line)) {
+            add_history(line);
+            history_append();
+        }
     }
     in.dirty = 1;
     in.hooks.on_line(in.hooks.ud, line);
+}
+
+int ui_input_keep(const char *line)
+{
+    free(in.keep);
+    in.keep = strdup(line);
+    return in.keep ? 0 : -1;
+}
+
+/* After readline has finished with an entered line: the kept one back. */
+static void restore_kept(void)
+{
+    if (!in.keep) return;
+    rl_replace_line(in.keep, 0);
+    rl_point = rl_end;
+    free(in.keep);
+    in.keep = NULL;
+    in.dirty = 1;
 }
 
 /* Ctrl-X Ctrl-E: the line goes through $VISUAL/$EDITOR and comes back. */
@@ -118,6 +196,14 @@ int ui_input_init(const char *history_path, const ui_input_hooks *hooks)
     rl_redisplay_function = mark_dirty;
     rl_initialize();
     rl_bind_keyseq("\\C-x\\C-e", edit_external);
+    /* Home and End in the line, in every form terminals send (unless the
+     * user's inputrc binds them otherwise) */
+    static const char *const home[] = { "\\e[1~", "\\e[7~", "\\e[H", "\\eOH" };
+    static const char *const end[] = { "\\e[4~", "\\e[8~", "\\e[F", "\\eOF" };
+    for (int i = 0; i < 4; i++) {
+        rl_bind_keyseq_if_unbound(home[i], rl_beg_of_line);
+        rl_bind_keyseq_if_unbound(end[i], rl_end_of_line);
+    }
     rl_callback_handler_install(PROMPT, line_cb);
 
     history_comment_char = '#';     /* marks the timestamp lines, as in bash */
@@ -133,38 +219,82 @@ int ui_input_init(const char *history_path, const ui_input_hooks *hooks)
     return 0;
 }
 
-/* readline writes the history to a temporary name of rm_atomic_tmp_name
- * (mode 0600, as readline creates it), which is committed the way
- * rm_write_atomic commits: fsync, rename, folder fsync. */
-static int save_history(rm_err *err)
+/* The file holds every chat's lines; past the limit it is rewritten with
+ * the latest: readline writes them to a temporary name of
+ * rm_atomic_tmp_name (mode 0600, as readline creates it), which is
+ * committed the way rm_write_atomic commits: fsync, rename, folder fsync. */
+static int merge_history(rm_err *err)
 {
-    if (!in.history_path) return 0;
-    char tmp[4200];
-    rm_atomic_tmp_name(in.history_path, tmp, sizeof tmp);
-    int e = write_history(tmp);
-    if (e) {
-        rm_atomic_abort(tmp);
-        return rm_errf(err, "%s: cannot write: %s", in.history_path, strerror(e));
+    if (in.history_failed) {
+        if (err) *err = in.history_err;
+        return -1;
     }
-    return rm_atomic_commit(tmp, in.history_path, err);
+    if (!in.history_path) return 0;
+    int lk = lock_folder(in.history_path, LOCK_EX);
+    clear_history();
+    unstifle_history();
+    read_history(in.history_path);
+    int rc = 0;
+    if (history_length > HISTORY_MAX) {
+        stifle_history(HISTORY_MAX);
+        char tmp[4200];
+        rm_atomic_tmp_name(in.history_path, tmp, sizeof tmp);
+        int e = write_history(tmp);
+        if (e) {
+            rm_atomic_abort(tmp);
+            rc = rm_errf(err, "%s: cannot write: %s", in.history_path, strerror(e));
+        } else {
+            rc = rm_atomic_commit(tmp, in.history_path, err);
+        }
+    }
+    unlock_folder(lk);
+    return rc;
 }
 
 int ui_input_free(rm_err *err)
 {
     rl_callback_handler_remove();
-    int rc = save_history(err);
+    int rc = merge_history(err);
     clear_history();
     free(in.history_path);
+    free(in.keep);
     rm_buf_free(&in.q);
     if (in.devnull) fclose(in.devnull);
     memset(&in, 0, sizeof in);
     return rc;
 }
 
+/* Readline moves by code points; the screen shows grapheme clusters (one
+ * glyph, or one marker for an emoji sequence). A point left inside a
+ * cluster goes to its end when it moved forward, else to its start, so the
+ * cursor is always where a glyph begins and is drawn where readline is. */
+static void snap_point(int before)
+{
+    const char *b = rl_line_buffer;
+    int p = rl_point;
+    if (p <= 0 || p >= rl_end) return;
+    int line = p;
+    while (line > 0 && b[line - 1] != '\n') line--;     /* clusters restart at a newline */
+    size_t pos = (size_t)line;
+    ui_glyph g;
+    while (pos < (size_t)rl_end && ui_glyph_next(b + pos, (size_t)rl_end - pos, 1, &g)) {
+        if (pos + g.len > (size_t)p) {
+            if (pos != (size_t)p) rl_point = p > before ? (int)(pos + g.len) : (int)pos;
+            return;
+        }
+        pos += g.len;
+    }
+}
+
 int ui_input_feed(const char *bytes, size_t n)
 {
     if (rm_buf_add(&in.q, bytes, n)) return -1;
-    while (in.qhead < in.q.len) rl_callback_read_char();
+    while (in.qhead < in.q.len) {
+        int before = rl_point;
+        rl_callback_read_char();
+        restore_kept();
+        snap_point(before);
+    }
     rm_buf_reset(&in.q);
     in.qhead = 0;
     return 0;

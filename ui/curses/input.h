@@ -5,11 +5,19 @@
  * signal handling are off, its output goes to /dev/null, and it reads bytes
  * from a queue that the UI fills with what its key parser did not take. The
  * line is drawn by ui_input_draw() from rl_display_prompt and
- * rl_line_buffer, so readline's own prompts (reverse-i-search) show. The
- * history persists in a file (mode 0600) replaced atomically at exit, as
- * rm_write_atomic replaces files; Ctrl-X Ctrl-E edits
- * the line in $VISUAL/$EDITOR. Readline is global state: one input at a time,
- * on the UI thread only.
+ * rl_line_buffer, so readline's own prompts (reverse-i-search) show.
+ *
+ * The history persists in a file (mode 0600). Each line is appended to it
+ * as it is entered (readline's append_history, one write with O_APPEND), so
+ * a crash or SIGKILL loses nothing and two chats at once add to the file
+ * without overwriting each other; at exit the file is read back whole (the
+ * other chats' lines included) and, when it holds more than the history's
+ * limit, rewritten with the latest entries, atomically as rm_write_atomic
+ * replaces files. The merge holds an exclusive lock on the folder and the
+ * appends a shared one (flock, waited for a bounded time). Home and End
+ * move in the line, as in bash. Ctrl-X Ctrl-E edits the line in
+ * $VISUAL/$EDITOR. Readline is global state: one input at a time, on the UI
+ * thread only.
  */
 #ifndef REMORA_UI_INPUT_H
 #define REMORA_UI_INPUT_H
@@ -30,8 +38,9 @@ typedef struct ui_input_hooks {
 
 /* history_path may be NULL (no persistent history). Returns 0 or -1. */
 int  ui_input_init(const char *history_path, const ui_input_hooks *hooks);
-/* Saves the history (atomically) and releases readline. Returns 0, or -1
- * when the history could not be saved (why in err). */
+/* Merges the history file (see above) and releases readline. Returns 0,
+ * or -1 when a line could not be added to the history file or the merge
+ * failed (why in err: the first failure). */
 int  ui_input_free(rm_err *err);
 /* Hands bytes to readline. Returns 0, or -1 when out of memory (the bytes
  * are not taken: the caller says so). */
@@ -43,6 +52,10 @@ int  ui_input_insert(const char *text, size_t n);
  * external editor's text could not be read back), or NULL. */
 const char *ui_input_error(void);
 int  ui_input_empty(void);
+/* Called from the line handler: `line` goes back into the input line once
+ * readline is done with the line that was entered. Returns 0, or -1 when
+ * out of memory. */
+int  ui_input_keep(const char *line);
 /* Abandons the line and any search in progress (Ctrl-C). */
 void ui_input_cancel(void);
 /* Whether readline asked for a redisplay since the last draw. */

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,15 +42,33 @@ static void draw_rule(ui_rect r)
     attrset(A_NORMAL);
 }
 
+/* The prompt is being processed: no token yet. */
+static int prompting(const ui_tui *a)
+{
+    return a->generating && !a->stats->tokens && a->stats->prompt_state == UI_PROMPT_RUNNING;
+}
+
 static void draw_status(ui_tui *a, const ui_summary *s)
 {
     ui_rect r = a->lay.r[UI_R_STATUS];
     ui_fill(r, ui_attr(UI_C_STATUS));
-    char state[96];
-    if (a->stopping) snprintf(state, sizeof state, "stopping%s", ui_sym(UI_SYM_ELLIPSIS));
-    else if (a->generating) snprintf(state, sizeof state, "generating %.1f tok/s", s->tok_per_s);
-    else if (a->busy_cmd) snprintf(state, sizeof state, "working%s", ui_sym(UI_SYM_ELLIPSIS));
-    else snprintf(state, sizeof state, "ready");
+    char state[160], prog[128];
+    if (a->stopping) {
+        snprintf(state, sizeof state, "stopping%s", ui_sym(UI_SYM_ELLIPSIS));
+    } else if (prompting(a)) {
+        ui_fmt_progress(prog, sizeof prog, s);
+        snprintf(state, sizeof state, "prompt %.0f%% %s", 100 * ui_prompt_fraction(&s->prompt), prog);
+    } else if (a->generating && !s->tokens) {
+        snprintf(state, sizeof state, "reading the prompt%s", ui_sym(UI_SYM_ELLIPSIS));
+    } else if (a->generating) {
+        snprintf(state, sizeof state, "generating %.1f tok/s", s->tok_per_s);
+    } else if (a->probing) {
+        snprintf(state, sizeof state, "measuring the storage%s", ui_sym(UI_SYM_ELLIPSIS));
+    } else if (a->busy_cmd) {
+        snprintf(state, sizeof state, "working%s", ui_sym(UI_SYM_ELLIPSIS));
+    } else {
+        snprintf(state, sizeof state, "ready");
+    }
     ui_putf(r.y, r.x, r.w, ui_attr(UI_C_STATUS), " remora %s %s %s %s %s think %s %s F1 help",
             ui_sym(UI_SYM_VLINE), a->src->label, ui_sym(UI_SYM_VLINE), state, ui_sym(UI_SYM_VLINE),
             a->gen.think ? "on" : "off", ui_sym(UI_SYM_VLINE));
@@ -58,19 +77,28 @@ static void draw_status(ui_tui *a, const ui_summary *s)
 static void draw_panels(ui_tui *a, const ui_summary *s)
 {
     const ui_rect *r = a->lay.panel;
-    const ui_panel_in in = { a->stats, s, &a->router };
+    const ui_panel_in in = { a->stats, s, &a->router, a->src->route_layer0, a->src->model_layers,
+                             a->probe_seconds, a->device_gbps };
     for (int i = 0; i < ui_npanels; i++) ui_fill(r[i], A_NORMAL);
     for (int i = 0; i < ui_npanels; i++)
         if (ui_rect_visible(r[i])) ui_panels[i].draw(r[i], &in);
 }
 
-static void draw_too_small(ui_tui *a)
+/* Says so in as many rows as it takes to fit the width: the longest
+ * wording that fits, one phrase a row. */
+static void draw_too_small(void)
 {
     erase();
-    const char *msg = "terminal too small";
-    ui_put(0, 0, COLS, ui_attr(UI_C_ERROR), msg);
-    if (LINES > 1)
-        ui_putf(1, 0, COLS, A_NORMAL, "need %dx%d, have %dx%d", UI_MIN_COLS, UI_MIN_ROWS, COLS, LINES);
+    char need[32], have[32], one[128];
+    snprintf(need, sizeof need, "need %dx%d", UI_MIN_COLS, UI_MIN_ROWS);
+    snprintf(have, sizeof have, "have %dx%d", COLS, LINES);
+    snprintf(one, sizeof one, "terminal too small: %s, %s", need, have);
+    if (ui_text_width(one, strlen(one)) <= COLS || LINES < 2) {
+        ui_put(0, 0, COLS, ui_attr(UI_C_ERROR), one);
+    } else {
+        const char *rows[3] = { COLS >= 18 ? "terminal too small" : "too small", need, have };
+        for (int y = 0; y < 3 && y < LINES; y++) ui_put(y, 0, COLS, ui_attr(y ? A_NORMAL : UI_C_ERROR), rows[y]);
+    }
     move(0, 0);
 }
 
@@ -78,6 +106,20 @@ static const char *default_hint(ui_tui *a)
 {
     if (a->generating) return "Ctrl-C stops  PgUp/PgDn scroll  F2 reasoning  F1 help";
     return "Enter sends  Alt-Enter newline  Ctrl-D quits  F1 help";
+}
+
+/* The prompt's progress where the reply will appear. */
+static const ui_pane_tail *answer_tail(ui_tui *a, const ui_summary *s, ui_pane_tail *t, char *buf, size_t n)
+{
+    if (!prompting(a) || a->stopping) return NULL;
+    char prog[128];
+    ui_fmt_progress(prog, sizeof prog, s);
+    snprintf(buf, n / 2, "%s", prog);
+    snprintf(buf + n / 2, n - n / 2, "prompt %s", prog);
+    t->frac = ui_prompt_fraction(&s->prompt);
+    t->label = buf + n / 2;
+    t->short_label = buf;
+    return t;
 }
 
 static void frame(ui_tui *a)
@@ -100,7 +142,7 @@ static void frame(ui_tui *a)
         a->dirty = UI_D_ALL;
     }
     if (a->lay.too_small) {
-        draw_too_small(a);
+        draw_too_small();
     } else {
         ui_summary s;
         ui_stats_summary(a->stats, &s);
@@ -109,10 +151,14 @@ static void frame(ui_tui *a)
             draw_rule(a->lay.r[UI_R_PSEP]);
         }
         if (a->dirty & UI_D_STATUS) draw_status(a, &s);
-        if (a->dirty & UI_D_ANSWER)
-            ui_pane_draw(&a->answer, a->lay.r[UI_R_ANSWER], a->focus == 0, ui_slash_role);
+        if (a->dirty & UI_D_ANSWER) {
+            ui_pane_tail tail;
+            char label[320];
+            ui_pane_draw(&a->answer, a->lay.r[UI_R_ANSWER], a->focus == 0, ui_slash_role,
+                         answer_tail(a, &s, &tail, label, sizeof label));
+        }
         if (a->dirty & UI_D_REASONING)
-            ui_pane_draw(&a->reasoning, a->lay.r[UI_R_REASONING], a->focus == 1, ui_slash_role);
+            ui_pane_draw(&a->reasoning, a->lay.r[UI_R_REASONING], a->focus == 1, ui_slash_role, NULL);
         if (a->dirty & UI_D_PANELS) draw_panels(a, &s);
         int cy = 0, cx = 0;
         /* The input is drawn last every frame: it owns the cursor. */
@@ -160,7 +206,7 @@ static void key_action(ui_tui *a, int act)
         }
         break;
     case UI_ACT_EOF:
-        if (ui_input_empty()) a->quit = 1;
+        if (ui_input_empty()) ui_slash_eof(a);
         else if (ui_input_feed("\x04", 1)) input_lost(a);
         break;
     case UI_ACT_SUSPEND:
@@ -196,6 +242,12 @@ static void key_action(ui_tui *a, int act)
         a->lopt.panels_hidden = !a->lopt.panels_hidden;
         a->dirty |= UI_D_LAYOUT;
         break;
+    case UI_ACT_UNFOLD:
+        if (ui_doc_set_unfold(&a->answer.doc, !a->answer.doc.unfold)) ui_slash_lost(a);
+        ui_slash_hint(a, UI_C_NOTE, a->answer.doc.unfold ? "long messages shown whole (Alt-O folds them)"
+                                                         : "long messages folded");
+        a->dirty |= UI_D_ANSWER;
+        break;
     case UI_ACT_ZOOM: a->router.zoom = !a->router.zoom; a->dirty |= UI_D_PANELS; break;
     case UI_ACT_LAYER_PREV:
         if (a->router.layer > 0) a->router.layer--;
@@ -230,13 +282,15 @@ static void on_input(void *ud, int type, const char *data, size_t len)
     ui_tui *a = ud;
     if (type == UI_IN_KEY) {
         int act = ui_keys_action(data);
+        if (act != UI_ACT_EOF) a->eof_armed = 0;
         if (act >= 0) key_action(a, act);
     } else if (type == UI_IN_PASTE) {
         if (paste(data, len)) ui_slash_hint(a, UI_C_ERROR, "paste refused: out of memory");
     } else if (type == UI_IN_ERROR) {
         ui_slash_hint(a, UI_C_ERROR, "%.*s", (int)len, data);
-    } else if (ui_input_feed(data, len)) {
-        input_lost(a);
+    } else {
+        a->eof_armed = 0;
+        if (ui_input_feed(data, len)) input_lost(a);
     }
     const char *e = ui_input_error();
     if (e) ui_slash_hint(a, UI_C_ERROR, "%s", e);
@@ -257,6 +311,19 @@ static void take_worker(ui_tui *a)
 {
     ui_drain *d = a->drain;
     ui_worker_drain(a->worker, d);
+    /* records first: what they announce (a full re-prefill) goes before
+     * the reply's text in the transcript */
+    int tokens = a->stats->tokens;
+    for (int i = 0; i < d->nsamples; i++) ui_stats_add(a->stats, &d->samples[i]);
+    if (d->have_pfull) ui_stats_set_full(a->stats, &d->pfull, NULL);
+    if (d->have_full) ui_stats_set_full(a->stats, &d->full, d->have_prev ? &d->full_prev : NULL);
+    if (d->nsamples || d->have_full || d->have_pfull) {
+        a->dirty |= UI_D_PANELS | UI_D_STATUS;
+        if (a->generating && !tokens) a->dirty |= UI_D_ANSWER;     /* the prompt's progress, or its end */
+        ui_slash_records(a);
+    }
+    a->turn_bytes[RM_CHAN_ANSWER] += d->len[RM_CHAN_ANSWER];
+    a->turn_bytes[RM_CHAN_REASONING] += d->len[RM_CHAN_REASONING];
     if (d->len[RM_CHAN_ANSWER]) {
         if (ui_doc_append(&a->answer.doc, d->text[RM_CHAN_ANSWER], d->len[RM_CHAN_ANSWER])) ui_slash_lost(a);
         ui_pane_changed(&a->answer);
@@ -268,9 +335,6 @@ static void take_worker(ui_tui *a)
         ui_pane_changed(&a->reasoning);
         a->dirty |= UI_D_REASONING;
     }
-    for (int i = 0; i < d->nsamples; i++) ui_stats_add(a->stats, &d->samples[i]);
-    if (d->have_full) ui_stats_set_full(a->stats, &d->full, d->have_prev ? &d->full_prev : NULL);
-    if (d->nsamples || d->have_full) a->dirty |= UI_D_PANELS | UI_D_STATUS;
     if (d->have_done) ui_slash_done(a, &d->done);
 }
 
@@ -283,7 +347,10 @@ static void take_signals(ui_tui *a)
         a->dirty |= UI_D_LAYOUT;
     }
     if (s & UI_SIG_INT) key_action(a, UI_ACT_INTERRUPT);
-    if (s & UI_SIG_TERM) a->quit = 1;
+    if (s & (UI_SIG_TERM | UI_SIG_HUP)) {
+        a->quit = 1;
+        a->exit_status = 128 + (s & UI_SIG_TERM ? SIGTERM : SIGHUP);
+    }
 }
 
 int ui_loop_run(ui_tui *a)

@@ -1,7 +1,15 @@
 /* main.c — start-up and teardown of the chat: the source, the terminal,
- * readline, the worker, in that order, and back (see ui/main.h). */
+ * readline, the worker, in that order, and back (see ui/main.h).
+ *
+ * Every way out (/quit, Ctrl-D, SIGTERM, SIGHUP, the terminal going away)
+ * ends here within about two seconds: the worker is asked to stop and given
+ * WORKER_WAIT_S to return; if the source is still busy then (a prompt the
+ * engine cannot interrupt), the terminal is restored and the history merged
+ * all the same, and the process exits around the running thread. SIGTERM and
+ * SIGHUP exit with 128 + the signal, as a shell reports them. */
 #include <langinfo.h>
 #include <locale.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -9,6 +17,8 @@
 #include "input.h"
 #include "ui/text.h"
 #include "ui/xdg.h"
+
+#define WORKER_WAIT_S 1.5
 
 static void leave_screen(void *ud) { ui_term_leave(&((ui_tui *)ud)->term); }
 
@@ -23,6 +33,7 @@ static void enter_screen(void *ud)
 int ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int mouse,
                 const char *history_path, const char *log_path, char *err, size_t errlen)
 {
+    int rc = -1;
     memset(a, 0, sizeof *a);
     a->src = src;
     a->in_fd = in_fd;
@@ -38,7 +49,9 @@ int ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int 
     a->lopt.panels = a->fit;
     a->lopt.npanels = ui_npanels;
     if (!a->stats || !a->drain) { snprintf(err, errlen, "out of memory"); goto fail; }
-    if (ui_term_open(&a->term, out, in, mouse, log_path, err, errlen)) goto fail;
+    int trc = ui_term_open(&a->term, out, in, mouse, log_path, err, errlen);
+    if (trc) { rc = trc; goto fail; }
+    ui_term_learn_keys(&a->kp);
     ui_input_hooks hooks = { ui_slash_line, leave_screen, enter_screen, a };
     if (ui_input_init(history_path, &hooks)) {
         snprintf(err, errlen, "cannot start readline");
@@ -58,14 +71,15 @@ fail:
     ui_keys_free(&a->kp);
     free(a->stats);
     free(a->drain);
-    return -1;
+    return rc;
 }
 
 int ui_main_close(ui_tui *a, rm_err *err)
 {
-    ui_worker_free(a->worker);      /* stops a running turn at its next token */
+    a->worker_stuck = ui_worker_close(a->worker, WORKER_WAIT_S) != 0;
     int rc = ui_input_free(err);
     ui_term_close(&a->term);
+    if (a->worker_stuck) return rc;     /* the source is the worker's still: left as it is */
     a->src->vt->free(a->src);
     ui_pane_free(&a->answer);
     ui_pane_free(&a->reasoning);
@@ -73,6 +87,8 @@ int ui_main_close(ui_tui *a, rm_err *err)
     free(a->stats);
     free(a->drain);
     free(a->system_text);
+    free(a->pending_system);
+    free(a->queued);
     return rc;
 }
 
@@ -100,20 +116,34 @@ int ui_main_run(const ui_main_opts *o)
     int have_log = ui_xdg_path(log, sizeof log, "chat.log") == 0;
     ui_tui *a = calloc(1, sizeof *a);
     if (!a) { src->vt->free(src); return 1; }
-    if (ui_main_open(a, src, stdout, stdin, STDIN_FILENO, o->mouse, have_history ? history : NULL,
-                    have_log ? log : NULL, msg, sizeof msg)) {
+    int orc = ui_main_open(a, src, stdout, stdin, STDIN_FILENO, o->mouse, have_history ? history : NULL,
+                           have_log ? log : NULL, msg, sizeof msg);
+    if (orc) {
         fprintf(stderr, "remora chat: %s\n", msg);
         src->vt->free(src);
         free(a);
-        return 1;
+        return orc == -2 ? 2 : 1;
     }
     a->gen = o->gen;
     if (o->system) a->system_text = strdup(o->system);
-    rc = ui_loop_run(a);
+    /* the storage ceiling of the I/O panel, measured long enough to be
+     * stable while the user types the first message */
+    char secs[32];
+    snprintf(secs, sizeof secs, "%.1f", UI_PROBE_SECONDS);
+    if (ui_worker_submit(a->worker, UI_CMD_PROBE, secs, NULL) == 0) a->probing = a->busy_cmd = 1;
+    rc = ui_loop_run(a) ? 1 : 0;
+    if (a->exit_status) rc = a->exit_status;
     if (ui_main_close(a, &err)) {       /* the terminal is back: say it there */
         fprintf(stderr, "remora chat: the input history was not saved: %s\n", err.msg);
-        rc = -1;
+        if (!rc) rc = 1;
+    }
+    if (a->worker_stuck) {
+        /* the worker is still inside the engine: leave without running
+         * exit handlers under it */
+        fprintf(stderr, "remora chat: the engine did not stop within %.1f s; exiting anyway\n", WORKER_WAIT_S);
+        fflush(NULL);
+        _exit(rc);
     }
     free(a);
-    return rc ? 1 : 0;
+    return rc;
 }

@@ -1,5 +1,6 @@
 /* pane.c — scrolling and drawing of a transcript pane (see pane.h). */
 #include <stdio.h>
+#include <string.h>
 #include "draw.h"
 #include "pane.h"
 
@@ -82,8 +83,13 @@ static void draw_line(const ui_doc *d, const ui_line *l, int y, int x, int w, ui
     const ui_block *b = &d->blocks[l->block];
     attr_t a = ui_attr(role(b->style));
     if (l->kind == UI_LINE_MORE) {
-        ui_putf(y, x, w, ui_attr(UI_C_DIM), "%s %u more lines (%zu bytes in all)",
-                ui_sym(UI_SYM_ELLIPSIS), l->end, b->text.len);
+        size_t bytes = b->text.len - (size_t)b->head;
+        if (l->end)
+            ui_putf(y, x, w, ui_attr(UI_C_DIM), "%s %u more line%s (%zu bytes in all; Alt-O opens)",
+                    ui_sym(UI_SYM_ELLIPSIS), l->end, l->end == 1 ? "" : "s", bytes);
+        else
+            ui_putf(y, x, w, ui_attr(UI_C_DIM), "%s the rest of the line (%zu bytes in all; Alt-O opens)",
+                    ui_sym(UI_SYM_ELLIPSIS), bytes);
         return;
     }
     size_t pos = l->start;
@@ -98,23 +104,45 @@ static void draw_line(const ui_doc *d, const ui_line *l, int y, int x, int w, ui
     }
 }
 
-void ui_pane_draw(const ui_pane *p, ui_rect r, int focused, ui_role_fn role)
+/* The tail row: a bar of 8 to 24 cells, then the label that leaves room
+ * for it. */
+static void draw_tail(const ui_pane_tail *t, int y, int x, int w)
+{
+    const char *label = t->label;
+    int lw = ui_text_width(label, strlen(label));
+    if (t->short_label && w - lw - 1 < 8) {
+        label = t->short_label;
+        lw = ui_text_width(label, strlen(label));
+    }
+    int col = 0, bw = w - lw - 1 < 24 ? w - lw - 1 : 24;
+    if (t->frac >= 0 && bw >= 8) {
+        ui_put_bar(y, x, bw, t->frac, ui_attr(UI_C_BAR), ui_attr(UI_C_BAR_BG));
+        col = bw + 1;
+    }
+    ui_put(y, x + col, w - col, ui_attr(UI_C_MARK), label);
+}
+
+void ui_pane_draw(const ui_pane *p, ui_rect r, int focused, ui_role_fn role, const ui_pane_tail *tail)
 {
     if (!ui_rect_visible(r)) return;
     ui_fill(r, A_NORMAL);
     char title[128];
     int top = top_line(p);
+    /* following, the view ends one row earlier so that the tail shows */
+    if (tail && p->follow && top > 0 && p->doc.nlines - top >= p->view_h) top++;
     if (p->follow || p->doc.nlines <= p->view_h)
         snprintf(title, sizeof title, "%s", p->title);
     else
         snprintf(title, sizeof title, "%s  [%d/%d]%s", p->title, top + p->view_h, p->doc.nlines,
-                 p->unseen ? "  new output below (End)" : "");
+                 p->unseen ? "  new output below (Alt-End)" : "");
     ui_put_title(r, title, focused);
-    for (int i = 0; i < r.h - 1; i++) {
+    int i = 0;
+    for (; i < r.h - 1; i++) {
         int li = top + i;
         if (li >= p->doc.nlines) break;
         draw_line(&p->doc, &p->doc.lines[li], r.y + 1 + i, r.x, r.w, role);
     }
+    if (tail && i < r.h - 1 && top + i == p->doc.nlines) draw_tail(tail, r.y + 1 + i, r.x, r.w - 1);
     if (p->unseen && !p->follow)
         ui_put(r.y + r.h - 1, r.x + r.w - 2, 2, ui_attr(UI_C_MARK), ui_sym(UI_SYM_DOWN));
 }

@@ -25,6 +25,15 @@ typedef struct ui_pane {
 /* Styles of a block map to colour roles. */
 typedef int (*ui_role_fn)(int style);
 
+/* A row drawn after the document while there is something to say where
+ * the next text will appear (the prompt's progress): a bar filled to
+ * `frac` (none when frac < 0) and a label after it, or the short label
+ * when the long one leaves too little room for the bar. */
+typedef struct ui_pane_tail {
+    double      frac;
+    const char *label, *short_label;
+} ui_pane_tail;
+
 void ui_pane_init(ui_pane *p, const char *title);
 void ui_pane_free(ui_pane *p);
 /* Applies a new rectangle (rewraps on width change, keeps the view).
@@ -36,6 +45,7 @@ void ui_pane_home(ui_pane *p);
 void ui_pane_end(ui_pane *p);
 /* Call after appending to the document. */
 void ui_pane_changed(ui_pane *p);
-void ui_pane_draw(const ui_pane *p, ui_rect r, int focused, ui_role_fn role);
+/* tail may be NULL. */
+void ui_pane_draw(const ui_pane *p, ui_rect r, int focused, ui_role_fn role, const ui_pane_tail *tail);
 
 #endif

@@ -27,6 +27,9 @@ typedef struct ui_panel_in {
     const ui_stats       *stats;
     const ui_summary     *sum;
     const ui_router_view *router;
+    int                   route_layer0, model_layers;  /* router rows as model layers (ui_source) */
+    double                probe_seconds;    /* how long the storage ceiling was measured (0: not) */
+    double                device_gbps;      /* the median the probe found (0: the records' figure) */
 } ui_panel_in;
 
 /* Draws a panel into a visible rectangle r. */

@@ -1,36 +1,59 @@
-/* panel_io.c — I/O bandwidth: spine and expert read rates over the recent
- * window, bytes read per token, and the latest token's achieved read rate
- * as a bar against the device's measured ceiling. */
+/* panel_io.c — I/O bandwidth: bytes read per token and the spine and
+ * expert read rates over the last tokens (over the prompt so far before the
+ * first token, with what the pass in progress has read), and the latest
+ * achieved read rate as a bar against the device's ceiling (the median of
+ * the probe at start-up), labelled with how long it was measured. */
+#include <stdio.h>
 #include "draw.h"
 #include "panel.h"
 
 void ui_panel_io(ui_rect r, const ui_panel_in *in)
 {
     const ui_summary *s = in->sum;
-    ui_put_title(r, "I/O", 0);
+    char title[48];
+    if (s->window) snprintf(title, sizeof title, "I/O, last %d tok", s->window);
+    else snprintf(title, sizeof title, "I/O");
+    ui_put_title(r, title, 0);
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
-    if (w <= 0 || !s->tokens) return;
+    if (w <= 0 || (!s->window && s->prompt_state == UI_PROMPT_NONE)) return;
     char a[32], b[32];
-    if (y < end) {
+    if (y < end && s->window) {
         ui_fmt_bytes(a, sizeof a, s->bytes_per_token);
         ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "%s/tok  (%.3f GB/tok)", a, s->bytes_per_token / 1e9);
+    } else if (y < end) {
+        const rm_prompt_figures *p = &s->prompt;
+        ui_fmt_bytes(a, sizeof a, (double)p->chunk_bytes_read);
+        ui_fmt_bytes(b, sizeof b, (double)(p->chunk_bytes_read + p->chunk_bytes_left));
+        if (s->prompt_state == UI_PROMPT_RUNNING)
+            ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "pass %d: read %s of ~%s", p->chunk + 1, a, b);
+        else {
+            ui_fmt_bytes(a, sizeof a, (double)s->prompt_bytes);
+            ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt read %s", a);
+        }
     }
     if (y < end) {
         ui_fmt_bytes(a, sizeof a, s->spine_bps);
         ui_fmt_bytes(b, sizeof b, s->expert_bps);
         ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "spine %s/s  expert %s/s", a, b);
     }
+    double ceiling = in->device_gbps > 0 ? in->device_gbps : s->device_gbps;
     if (y < end) {
-        if (s->device_gbps > 0) {
+        if (ceiling > 0) {
             char lbl[48];
-            int n = snprintf(lbl, sizeof lbl, " %.2f/%.1f GB/s", s->read_gbps, s->device_gbps);
+            int n = snprintf(lbl, sizeof lbl, " %.2f/%.1f GB/s", s->read_gbps, ceiling);
             int bw = w - n;
-            if (bw >= 4) ui_put_bar(y, x, bw, s->read_gbps / s->device_gbps,
+            if (bw >= 4) ui_put_bar(y, x, bw, s->read_gbps / ceiling,
                                     ui_attr(UI_C_BAR), ui_attr(UI_C_BAR_BG));
             ui_put(y, x + (bw >= 4 ? bw : 0), w - (bw >= 4 ? bw : 0), ui_attr(UI_C_TEXT), lbl);
         } else {
             ui_putf(y, x, w, ui_attr(UI_C_TEXT), "read %.2f GB/s (ceiling unknown)", s->read_gbps);
         }
         y++;
+    }
+    if (y < end && ceiling > 0) {
+        if (in->probe_seconds > 0)
+            ui_putf(y, x, w, ui_attr(UI_C_DIM), "ceiling: median of a %.1f s probe", in->probe_seconds);
+        else
+            ui_put(y, x, w, ui_attr(UI_C_DIM), "ceiling: the engine's figure");
     }
 }

@@ -1,9 +1,13 @@
 /* panel_router.c — the router map. One row per MoE layer (several layers per
- * row when the panel is shorter than the model), expert ids bucketed across
- * the panel's width; a cell's shade is how many chosen experts fall in its
- * bucket, and its colour says whether they were also chosen for the previous
- * token (reuse, which is what makes the expert cache work). The zoom view
- * shows one layer over the recent tokens, newest on top.
+ * row when the panel is shorter than the model), numbered as the model's
+ * layers (as --trace numbers them), expert ids bucketed across the panel's
+ * width; a cell's shade is how many chosen experts fall in its bucket, and
+ * its colour says whether they were also chosen for the previous token
+ * (reuse, which is what makes the expert cache work). The legend's reuse
+ * figure is over the last UI_WINDOW tokens, leaving out pairs of tokens from
+ * one speculative verify pass (stats.h). The zoom view shows one layer over
+ * the recent tokens, newest on top, the tokens of a verify pass dimmed and
+ * marked in the first column.
  */
 #include <stdio.h>
 #include <string.h>
@@ -32,14 +36,14 @@ static void bucket(const int16_t *cur, const int16_t *prev, int k, int experts, 
 /* Shades a row. A cell of one layer shows its count of chosen experts (1 to
  * 4+); when a row holds several layers (binned), shades are relative to the
  * row's fullest cell, or every cell would be saturated. */
-static void draw_row(int y, int x, int cols, const int *count, const int *reused, int binned)
+static void draw_row(int y, int x, int cols, const int *count, const int *reused, int binned, int dim)
 {
     int max = 1;
     for (int c = 0; c < cols; c++) if (count[c] > max) max = count[c];
     for (int c = 0; c < cols; c++) {
         int role = count[c] && reused[c] == count[c] ? UI_C_HEAT_REUSE : UI_C_HEAT_NEW;
         int level = !binned || !count[c] ? count[c] : 1 + 3 * count[c] / max;
-        attrset(ui_attr(role));
+        attrset(ui_attr(role) | (dim ? A_DIM : 0));
         mvaddstr(y, x + c, ui_heat(level));
     }
     attrset(A_NORMAL);
@@ -48,7 +52,7 @@ static void draw_row(int y, int x, int cols, const int *count, const int *reused
 static void draw_zoom(ui_rect r, const ui_stats *st, int layer, int k, int experts)
 {
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
-    const int16_t (*cur)[RM_MAX_TOPK] = ui_stats_route(st, 0);
+    const int16_t (*cur)[RM_MAX_TOPK] = ui_stats_route(st, 0, NULL);
     if (!cur) return;
     char ids[256];
     int len = snprintf(ids, sizeof ids, "ids");
@@ -56,15 +60,18 @@ static void draw_zoom(ui_rect r, const ui_stats *st, int layer, int k, int exper
         len += snprintf(ids + len, sizeof ids - (size_t)len, " %d", cur[layer][i]);
     if (y < end) ui_put(y++, x, w, ui_attr(UI_C_VALUE), ids);
     int count[512], reused[512];
-    int cols = w < 512 ? w : 512;
+    int cols = w - 1 < 512 ? w - 1 : 512;
+    if (cols <= 0) return;
     for (int age = 0; y < end; age++, y++) {
-        const int16_t (*rt)[RM_MAX_TOPK] = ui_stats_route(st, age);
+        int pass = 0;
+        const int16_t (*rt)[RM_MAX_TOPK] = ui_stats_route(st, age, &pass);
         if (!rt) break;
-        const int16_t (*pv)[RM_MAX_TOPK] = ui_stats_route(st, age + 1);
+        const int16_t (*pv)[RM_MAX_TOPK] = ui_stats_route(st, age + 1, NULL);
         memset(count, 0, sizeof count);
         memset(reused, 0, sizeof reused);
         bucket(rt[layer], pv ? pv[layer] : NULL, k, experts, cols, count, reused);
-        draw_row(y, x, cols, count, reused, 0);
+        if (pass) ui_put(y, x, 1, ui_attr(age & 1 ? UI_C_SPEC_A : UI_C_SPEC_B), ui_text_utf8() ? "┆" : ":");
+        draw_row(y, x + 1, cols, count, reused, 0, pass);
     }
 }
 
@@ -83,8 +90,9 @@ void ui_panel_router(ui_rect r, const ui_panel_in *in)
         return;
     }
     int zl = v->layer < 0 ? 0 : v->layer >= layers ? layers - 1 : v->layer;
+    int l0 = in->route_layer0;
     if (v->zoom) {
-        snprintf(title, sizeof title, "Router layer %d of %d (zoom)", zl, layers);
+        snprintf(title, sizeof title, "Router layer %d, zoom (%d-%d)", l0 + zl, l0, l0 + layers - 1);
         ui_put_title(r, title, 1);
         draw_zoom(r, st, zl, k, experts);
         return;
@@ -95,30 +103,31 @@ void ui_panel_router(ui_rect r, const ui_panel_in *in)
     if (legend) rows--;
     if (rows <= 0 || w <= 4) { ui_put_title(r, "Router", 0); return; }
     int lpr = (layers + rows - 1) / rows;
-    if (lpr > 1) snprintf(title, sizeof title, "Router %dx%d, %d layers/row", layers, experts, lpr);
-    else snprintf(title, sizeof title, "Router %d layers x %d experts", layers, experts);
+    if (lpr > 1) snprintf(title, sizeof title, "Router layers %d-%d x %d, %d layers/row", l0, l0 + layers - 1,
+                          experts, lpr);
+    else snprintf(title, sizeof title, "Router layers %d-%d x %d experts", l0, l0 + layers - 1, experts);
     ui_put_title(r, title, 0);
     int lw = w >= 24 ? 3 : 0;
     int cols = w - lw;
     if (cols > 512) cols = 512;
     int count[512], reused[512];
-    long total = 0, reuse_total = 0;
-    for (int l0 = 0; l0 < layers && y < r.y + 1 + rows; l0 += lpr, y++) {
+    for (int row0 = 0; row0 < layers && y < r.y + 1 + rows; row0 += lpr, y++) {
         memset(count, 0, sizeof count);
         memset(reused, 0, sizeof reused);
-        for (int l = l0; l < l0 + lpr && l < layers; l++)
+        for (int l = row0; l < row0 + lpr && l < layers; l++)
             bucket(c->route_ids[l], st->have_prev ? st->prev.route_ids[l] : NULL, k, experts, cols,
                    count, reused);
-        for (int i = 0; i < cols; i++) { total += count[i]; reuse_total += reused[i]; }
-        if (lw) ui_putf(y, x, lw, ui_attr(UI_C_DIM), "%2d", l0 % 100);
-        draw_row(y, x + lw, cols, count, reused, lpr > 1);
+        if (lw) ui_putf(y, x, lw, ui_attr(UI_C_DIM), "%2d", (l0 + row0) % 100);
+        draw_row(y, x + lw, cols, count, reused, lpr > 1, 0);
     }
     if (legend) {
         int ly = r.y + r.h - 1;
         int col = ui_put(ly, x, w, ui_attr(UI_C_HEAT_REUSE), ui_heat(4));
         col += ui_put(ly, x + col, w - col, ui_attr(UI_C_DIM), " reused ");
         col += ui_put(ly, x + col, w - col, ui_attr(UI_C_HEAT_NEW), ui_heat(4));
-        ui_putf(ly, x + col, w - col, ui_attr(UI_C_DIM), " new  reuse %.0f%%  F4 zoom",
-                total ? 100.0 * (double)reuse_total / (double)total : 0.0);
+        const ui_summary *s = in->sum;
+        char reuse[48] = "-";
+        if (s->reuse >= 0) snprintf(reuse, sizeof reuse, "%.0f%%", 100 * s->reuse);
+        ui_putf(ly, x + col, w - col, ui_attr(UI_C_DIM), " new  reuse %s last %d  F4 zoom", reuse, s->window);
     }
 }

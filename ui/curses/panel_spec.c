@@ -1,5 +1,6 @@
 /* panel_spec.c — speculative decoding: tokens drafted and accepted in this
- * turn and the acceptance rate, with a bar. */
+ * turn and the acceptance rate, with a bar; the tokens of a verify pass are
+ * marked in the Timing panel's sparkline and the router zoom. */
 #include "draw.h"
 #include "panel.h"
 
@@ -17,13 +18,13 @@ void ui_panel_spec(ui_rect r, const ui_panel_in *in)
     double rate = (double)s->accepted / (double)s->drafted;
     if (y < end) {
         char lbl[96];
-        int n = snprintf(lbl, sizeof lbl, "%llu/%llu accepted %.0f%% ",
+        int n = snprintf(lbl, sizeof lbl, "turn: %llu/%llu accepted %.0f%% ",
                          (unsigned long long)s->accepted, (unsigned long long)s->drafted, rate * 100);
         ui_put(y, x, w, ui_attr(UI_C_VALUE), lbl);
         if (w - n >= 4) ui_put_bar(y, x + n, w - n, rate, ui_attr(UI_C_BAR), ui_attr(UI_C_BAR_BG));
         y++;
     }
     if (y < end)
-        ui_putf(y, x, w, ui_attr(UI_C_DIM), "drafted %llu  accepted %llu",
-                (unsigned long long)s->drafted, (unsigned long long)s->accepted);
+        ui_putf(y, x, w, ui_attr(UI_C_DIM), "drafts gave %llu of the turn's %d tokens",
+                (unsigned long long)s->accepted, s->tokens);
 }

@@ -1,21 +1,33 @@
-/* panel_timing.c — per-token timing: a sparkline of recent token times,
- * last / median / p90, throughput, and the split of time by phase as a
- * stacked bar with a legend. */
+/* panel_timing.c — per-token timing: the last token's time and the median
+ * and p90 over the last UI_WINDOW tokens, throughput over the turn, the
+ * prompt's accounting (context, reused, prefilled), a sparkline of recent
+ * token times with the tokens of one speculative verify pass marked, and
+ * the split of time by phase as a stacked bar with a legend. While the
+ * prompt is processed the panel shows its progress and the prompt's phase
+ * split instead; after a stopped prompt, what was done. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "draw.h"
 #include "panel.h"
 
 static const char *phase_names[RM_PHASE_COUNT] = { "io", "spine", "attn", "exp", "head" };
 
+/* One bar per token, taller is slower; the tokens of a verify pass share
+ * its time, so they are drawn in the pass colours, alternating between
+ * passes so that where one ends and the next begins shows. */
 static void sparkline(int y, int x, int w, const ui_stats *st)
 {
     double t[UI_HIST];
-    int n = ui_stats_times(st, t, w < UI_HIST ? w : UI_HIST);
+    int pass[UI_HIST];
+    int n = ui_stats_times(st, t, pass, w < UI_HIST ? w : UI_HIST);
     double max = 0;
     for (int i = 0; i < n; i++) if (t[i] > max) max = t[i];
-    attrset(ui_attr(UI_C_BAR));
+    int parity = 0;
     for (int i = 0; i < n; i++) {
         int level = max > 0 ? (int)(t[i] / max * 7.0 + 0.5) : 0;
+        if (pass[i] && (i == 0 || pass[i] != pass[i - 1])) parity = !parity;
+        attrset(ui_attr(!pass[i] ? UI_C_BAR : parity ? UI_C_SPEC_A : UI_C_SPEC_B));
         mvaddstr(y, x + w - n + i, ui_spark(level));
     }
     attrset(A_NORMAL);
@@ -34,38 +46,91 @@ static void phase_bar(int y, int x, int w, const ui_summary *s)
     attrset(A_NORMAL);
 }
 
+static void phase_legend(int y, int x, int w, const ui_summary *s, const char *what)
+{
+    char buf[160];
+    int len = what ? snprintf(buf, sizeof buf, "%s:", what) : 0;
+    for (int p = 0; p < RM_PHASE_COUNT && len < (int)sizeof buf - 1; p++)
+        len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s %.0f%%", len ? " " : "", phase_names[p],
+                        s->phase_frac[p] * 100);
+    ui_put(y, x, w, ui_attr(UI_C_DIM), buf);
+}
+
+/* Draws text on one row, or on two split at the ", " nearest its middle
+ * when it does not fit and a second row is there; returns the next row. */
+static int put_split(int y, int x, int w, int end, attr_t a, const char *text)
+{
+    size_t n = strlen(text);
+    if (ui_text_width(text, n) <= w || y + 1 >= end) { ui_put(y, x, w, a, text); return y + 1; }
+    const char *best = NULL;
+    for (const char *c = strstr(text, ", "); c; c = strstr(c + 1, ", "))
+        if (!best || labs((long)(c - text) - (long)n / 2) < labs((long)(best - text) - (long)n / 2)) best = c;
+    if (!best) { ui_put(y, x, w, a, text); return y + 1; }
+    char first[200];
+    snprintf(first, sizeof first, "%.*s,", (int)(best - text), text);
+    ui_put(y, x, w, a, first);
+    ui_put(y + 1, x, w, a, best + 2);
+    return y + 2;
+}
+
+/* Before the first token: the prompt's progress, or how it ended. */
+static void prompt_rows(int y, int x, int w, int end, const ui_summary *s)
+{
+    char buf[200];
+    const rm_prompt_figures *p = &s->prompt;
+    if (s->prompt_state == UI_PROMPT_NONE) {
+        if (y < end) ui_put(y, x, w, ui_attr(UI_C_DIM), "waiting for the prompt");
+        return;
+    }
+    int done = (int)(ui_prompt_fraction(p) * p->total + 0.5);
+    if (s->prompt_state == UI_PROMPT_RUNNING) {
+        char eta[32];
+        ui_fmt_eta(eta, sizeof eta, p->eta);
+        if (y < end)
+            ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt %d/%d tok  %.0f%%", done, p->total,
+                    100 * ui_prompt_fraction(p));
+        if (y < end) ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "%.0f tok/s  ETA %s", p->tok_per_s, eta);
+        snprintf(buf, sizeof buf, "pass %d/%d, layer %d/%d, ctx %d, %d reused", p->chunk + 1,
+                 p->chunks > 0 ? p->chunks : 1, p->layer, p->layers, p->ctx, p->reused);
+    } else {
+        ui_fmt_prompt(buf, sizeof buf, s);
+        if (p->tok_per_s > 0) {
+            size_t l = strlen(buf);
+            snprintf(buf + l, sizeof buf - l, ", %.0f tok/s", p->tok_per_s);
+        }
+    }
+    int role = s->prompt_state == UI_PROMPT_STOPPED ? UI_C_MARK : UI_C_TEXT;
+    if (y < end) y = put_split(y, x, w, end - y >= 4 ? y + 2 : y + 1, ui_attr(role), buf);
+    if (y < end) phase_bar(y++, x, w, s);
+    if (y < end) phase_legend(y, x, w, s, "prompt");
+}
+
 void ui_panel_timing(ui_rect r, const ui_panel_in *in)
 {
     const ui_stats *st = in->stats;
     const ui_summary *s = in->sum;
-    ui_put_title(r, "Timing", 0);
+    char title[48];
+    /* the window of the per-token figures; turn-wide ones say "turn" */
+    if (s->window) snprintf(title, sizeof title, "Timing, last %d tok", s->window);
+    else snprintf(title, sizeof title, "Timing");
+    ui_put_title(r, title, 0);
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
     if (w <= 0) return;
-    if (!s->tokens) {
-        if (y < end) ui_put(y, x, w, ui_attr(UI_C_DIM), "waiting for tokens");
-        return;
-    }
+    if (!s->window) { prompt_rows(y, x, w, end, s); return; }
     /* One unit for the three figures, chosen by the largest. */
     double scale = s->p90 >= 1 ? 1 : 1e3;
     const char *unit = s->p90 >= 1 ? "s" : "ms";
     if (y < end)
         ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "last %.1f  med %.1f  p90 %.1f %s",
                 s->last * scale, s->median * scale, s->p90 * scale, unit);
-    if (y < end) {
-        char pre[32];
-        ui_fmt_secs(pre, sizeof pre, s->prefill_seconds);
-        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "%.1f tok/s  %d tok  prompt %d in %s",
-                s->tok_per_s, s->tokens, s->prompt_tokens, pre);
+    if (y < end) ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "turn %d tok  %.1f tok/s", s->tokens, s->tok_per_s);
+    /* the prompt's line takes a second row only when the panel has rows to spare */
+    if (y < end && s->prompt_state != UI_PROMPT_NONE) {
+        char buf[200];
+        ui_fmt_prompt(buf, sizeof buf, s);
+        y = put_split(y, x, w, end - y >= 5 ? y + 2 : y + 1, ui_attr(UI_C_TEXT), buf);
     }
-    if (y < end && s->tokens) sparkline(y++, x, w, st);
-    else if (y < end) y++;
-    if (y < end && s->tokens) phase_bar(y++, x, w, s);
-    if (y < end && s->tokens) {
-        char buf[160];
-        int len = 0;
-        for (int p = 0; p < RM_PHASE_COUNT && len < (int)sizeof buf - 1; p++)
-            len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s %.0f%%", p ? " " : "",
-                            phase_names[p], s->phase_frac[p] * 100);
-        ui_put(y++, x, w, ui_attr(UI_C_DIM), buf);
-    }
+    if (y < end) sparkline(y++, x, w, st);
+    if (y < end) phase_bar(y++, x, w, s);
+    if (y < end) phase_legend(y, x, w, s, NULL);
 }

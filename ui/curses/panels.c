@@ -6,7 +6,7 @@
 
 const ui_panel_class ui_panels[] = {
     /* name       pref_h          min_h  draw */
-    { "timing",   6,              4,     ui_panel_timing },
+    { "timing",   7,              4,     ui_panel_timing },
     { "cache",    5,              3,     ui_panel_cache },
     { "io",       5,              3,     ui_panel_io },
     { "spec",     3,              2,     ui_panel_spec },

@@ -1,21 +1,33 @@
 /* slash.c — what the user's lines do: messages become turns, slash
  * commands change the session or the view, and the transcript (the two
  * panes' documents) records it all. Notes (command output, errors, the
- * interrupted mark) are blocks in the answer pane; while a turn streams, the
- * answer block must stay last, so notes then go to the hint row instead.
- * When a pane's document cannot take text (out of memory), the hint row
- * says so at once, a streaming turn is stopped, and the turn ends with an
- * error note: the transcript never loses text without saying so.
+ * marks a reply ends with) are blocks in the answer pane; while a turn
+ * streams, the answer block must stay last, so notes then go to the hint
+ * row instead.
+ *
+ * Typed text is never thrown away: a line that cannot be acted on now (a
+ * message or a command that needs the worker while a reply is generated, an
+ * unknown command) goes back into the input line, and the hint row says
+ * why; a message sent while the storage probe runs is queued and goes when
+ * it ends. Commands check that they can run before they change anything,
+ * so the UI's copy of the conversation (the system prompt included) always
+ * is the engine's. When a pane's document cannot take text (out of memory),
+ * the hint row says so at once, a streaming turn is stopped, and the turn
+ * ends with an error note: the transcript never loses text without saying
+ * so.
  */
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "tui.h"
 #include "draw.h"
 #include "input.h"
+#include "ui/paths.h"
 
-#define USER_MAX_LINES 12       /* longer messages (pastes) are shown cut */
+#define USER_MAX_LINES 12       /* longer messages (pastes) are shown folded */
 #define HINT_SECONDS 5.0
 
 int ui_slash_role(int style)
@@ -31,15 +43,20 @@ int ui_slash_role(int style)
     }
 }
 
+static void vhint(ui_tui *a, int role, const char *fmt, va_list ap)
+{
+    vsnprintf(a->hint, sizeof a->hint, fmt, ap);
+    a->hint_role = role;
+    a->hint_until = rm_now() + HINT_SECONDS;
+    a->dirty |= UI_D_INPUT;
+}
+
 void ui_slash_hint(ui_tui *a, int role, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(a->hint, sizeof a->hint, fmt, ap);
+    vhint(a, role, fmt, ap);
     va_end(ap);
-    a->hint_role = role;
-    a->hint_until = rm_now() + HINT_SECONDS;
-    a->dirty |= UI_D_INPUT;
 }
 
 void ui_slash_lost(ui_tui *a)
@@ -70,14 +87,33 @@ static void note(ui_tui *a, int style, const char *text)
     a->dirty |= UI_D_ANSWER;
 }
 
+/* Puts a line the UI could not act on back into the input line, and says
+ * why in the hint row. */
+static void keep(ui_tui *a, int role, const char *line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void keep(ui_tui *a, int role, const char *line, const char *fmt, ...)
+{
+    if (ui_input_keep(line)) ui_slash_lost(a);
+    va_list ap;
+    va_start(ap, fmt);
+    vhint(a, role, fmt, ap);
+    va_end(ap);
+}
+
 /* Opens the blocks of a new turn: the user's message and an empty answer in
  * the answer pane, a header and an empty reasoning block in the other. */
 static void open_turn(ui_tui *a, const char *text)
 {
     a->turns++;
     rm_buf u = { 0 };
-    if (rm_buf_addf(&u, "%s %s", ui_sym(UI_SYM_PROMPT), text)) ui_slash_lost(a);
-    else doc_rc(a, ui_doc_add(&a->answer.doc, UI_S_USER, u.p, u.len, 1, USER_MAX_LINES));
+    const char *sym = ui_sym(UI_SYM_PROMPT);
+    if (rm_buf_addf(&u, "%s %s", sym, text)) {
+        ui_slash_lost(a);
+    } else {
+        int b = ui_doc_add(&a->answer.doc, UI_S_USER, u.p, u.len, 1, USER_MAX_LINES);
+        doc_rc(a, b);
+        if (b >= 0) ui_doc_set_head(&a->answer.doc, b, strlen(sym) + 1);
+    }
     rm_buf_free(&u);
     doc_rc(a, ui_doc_add(&a->answer.doc, UI_S_ANSWER, "", 0, 0, 0));
     char hdr[64];
@@ -89,29 +125,49 @@ static void open_turn(ui_tui *a, const char *text)
     a->dirty |= UI_D_ANSWER | UI_D_REASONING;
 }
 
-static int busy(ui_tui *a)
+/* Whether the worker is taken; if so, `line` goes back to the input. */
+static int busy(ui_tui *a, const char *line)
 {
     if (!a->generating && !a->busy_cmd) return 0;
-    ui_slash_hint(a, UI_C_MARK, "busy: %s", a->generating ? "Ctrl-C stops the answer" : "a command is running");
+    if (a->generating)
+        keep(a, UI_C_MARK, line, "a reply is being generated: this waits in the input line (Ctrl-C stops the reply)");
+    else
+        keep(a, UI_C_MARK, line, "busy: %s; this waits in the input line",
+             a->probing ? "measuring the storage" : "a command is running");
     return 1;
 }
 
 void ui_slash_submit(ui_tui *a, const char *text)
 {
-    if (busy(a)) return;
     if (ui_worker_submit(a->worker, UI_CMD_TURN, text, &a->gen)) {
         note(a, UI_S_ERROR, "cannot start the turn");
         return;
     }
     open_turn(a, text);
     ui_stats_reset(a->stats);
+    memset(a->turn_bytes, 0, sizeof a->turn_bytes);
+    a->reprefill_said = 0;
     a->generating = 1;
+    a->eof_armed = 0;
     a->dirty |= UI_D_STATUS | UI_D_PANELS;
+}
+
+/* A message: sent now, queued behind the storage probe, or kept. */
+static void message(ui_tui *a, const char *text, const char *line)
+{
+    if (a->probing && !a->generating && !a->queued) {
+        a->queued = strdup(text);
+        if (!a->queued) { keep(a, UI_C_ERROR, line, "out of memory: the message waits in the input line"); return; }
+        ui_worker_stop(a->worker);         /* the probe ends after its current piece */
+        ui_slash_hint(a, UI_C_MARK, "measuring the storage: the message goes when it ends");
+        return;
+    }
+    if (busy(a, line)) return;
+    ui_slash_submit(a, text);
 }
 
 static void command(ui_tui *a, int cmd, const char *arg, const char *what)
 {
-    if (busy(a)) return;
     if (ui_worker_submit(a->worker, cmd, arg, &a->gen)) {
         note(a, UI_S_ERROR, "cannot start the command");
         return;
@@ -129,6 +185,8 @@ static void rebuild(ui_tui *a)
     ui_doc_clear(&a->answer.doc);
     ui_doc_clear(&a->reasoning.doc);
     a->turns = 0;
+    free(a->system_text);
+    a->system_text = NULL;
     for (int i = 0; i < n; i++) {
         if (!strcmp(m[i].role, "user")) {
             open_turn(a, m[i].content);
@@ -145,11 +203,52 @@ static void rebuild(ui_tui *a)
     doc_rc(a, ui_doc_finish(&a->reasoning.doc));
 }
 
+/* The marks a reply ends with, when it did not end as a complete answer. */
+static void end_marks(ui_tui *a, const ui_done *d)
+{
+    char mark[160] = "";
+    if (d->interrupted == RM_STOPPED_PROMPT) {
+        snprintf(mark, sizeof mark, "[interrupted during prompt processing]");
+    } else if (d->interrupted) {
+        snprintf(mark, sizeof mark, "[interrupted]");
+    } else {
+        int cut = a->gen.max_new > 0 && d->tokens >= a->gen.max_new;
+        int no_answer = !a->turn_bytes[RM_CHAN_ANSWER] && a->turn_bytes[RM_CHAN_REASONING];
+        if (no_answer && cut)
+            snprintf(mark, sizeof mark, "[no answer: stopped while reasoning] [stopped at %d tokens]", d->tokens);
+        else if (no_answer)
+            snprintf(mark, sizeof mark, "[no answer: stopped while reasoning]");
+        else if (cut)
+            snprintf(mark, sizeof mark, "[stopped at %d tokens]", d->tokens);
+    }
+    if (mark[0]) {
+        doc_rc(a, ui_doc_add(&a->answer.doc, UI_S_MARK, mark, strlen(mark), 0, 0));
+        ui_pane_changed(&a->answer);
+    }
+}
+
+void ui_slash_records(ui_tui *a)
+{
+    const rm_prompt_figures *p = &a->stats->prompt;
+    if (!a->generating || a->reprefill_said || !p->reprefill || a->turn_bytes[RM_CHAN_ANSWER]) return;
+    a->reprefill_said = 1;
+    char buf[200];
+    snprintf(buf, sizeof buf,
+             "the whole conversation is computed again (%d tokens): the state could not be reused", p->total);
+    /* the note goes before the reply, which opens a block of its own after it */
+    doc_rc(a, ui_doc_add(&a->answer.doc, UI_S_NOTE, buf, strlen(buf), 0, 0));
+    doc_rc(a, ui_doc_add(&a->answer.doc, UI_S_ANSWER, "", 0, 0, 0));
+    ui_pane_changed(&a->answer);
+    ui_slash_hint(a, UI_C_NOTE, "%s", buf);
+    a->dirty |= UI_D_ANSWER;
+}
+
 void ui_slash_done(ui_tui *a, const ui_done *d)
 {
     char buf[1200];
     if (d->cmd == UI_CMD_TURN) {
         a->generating = a->stopping = 0;
+        if (d->interrupted == RM_STOPPED_PROMPT) ui_stats_prompt_stopped(a->stats);
         doc_rc(a, ui_doc_finish(&a->answer.doc));
         doc_rc(a, ui_doc_finish(&a->reasoning.doc));
         if (a->text_lost) {
@@ -157,30 +256,66 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
             a->text_lost = 0;
         }
         if (d->rc) note(a, UI_S_ERROR, d->msg);
-        else if (d->interrupted) {
-            doc_rc(a, ui_doc_add(&a->answer.doc, UI_S_MARK, "[interrupted]", 13, 0, 0));
-            ui_pane_changed(&a->answer);
-        }
+        else end_marks(a, d);
+        a->unsaved++;
         if (a->bench) a->quit = 1;
-        a->dirty |= UI_D_ANSWER | UI_D_REASONING | UI_D_STATUS | UI_D_INPUT;
+        a->dirty |= UI_D_ANSWER | UI_D_REASONING | UI_D_STATUS | UI_D_INPUT | UI_D_PANELS;
         return;
     }
     a->busy_cmd = 0;
     a->hint[0] = 0;
     a->hint_until = 0;
-    a->dirty |= UI_D_STATUS | UI_D_INPUT;
-    if (d->rc) { note(a, UI_S_ERROR, d->msg); return; }
+    a->dirty |= UI_D_STATUS | UI_D_INPUT | UI_D_PANELS;
+    if (d->cmd == UI_CMD_PROBE) {
+        a->probing = 0;
+        if (d->gbps > 0) {
+            a->device_gbps = d->gbps;
+            a->probe_seconds = d->probed;
+        }
+        if (a->queued) {
+            char *q = a->queued;
+            a->queued = NULL;
+            ui_slash_submit(a, q);
+            free(q);
+        }
+        return;
+    }
+    if (d->rc) {
+        note(a, UI_S_ERROR, d->msg);
+        free(a->pending_system);
+        a->pending_system = NULL;
+        return;
+    }
     switch (d->cmd) {
-    case UI_CMD_SYSTEM: note(a, UI_S_NOTE, "system prompt set"); break;
-    case UI_CMD_CLEAR:  note(a, UI_S_NOTE, "conversation cleared"); break;
-    case UI_CMD_SAVE:   note(a, UI_S_NOTE, "conversation saved"); break;
+    case UI_CMD_SYSTEM:
+        free(a->system_text);
+        a->system_text = a->pending_system;
+        a->pending_system = NULL;
+        note(a, UI_S_NOTE, "system prompt set");
+        break;
+    case UI_CMD_CLEAR:  note(a, UI_S_NOTE, "conversation cleared"); a->unsaved = 0; break;
+    case UI_CMD_SAVE:   note(a, UI_S_NOTE, "conversation saved"); a->unsaved = 0; break;
     case UI_CMD_LOAD:
         rebuild(a);
+        ui_pane_end(&a->answer);
+        ui_pane_end(&a->reasoning);
+        a->unsaved = 0;
         snprintf(buf, sizeof buf, "conversation loaded: %d turns", a->turns);
         note(a, UI_S_NOTE, buf);
         a->dirty |= UI_D_ANSWER | UI_D_REASONING;
         break;
     }
+}
+
+void ui_slash_eof(ui_tui *a)
+{
+    if (a->eof_armed || (!a->generating && a->unsaved == 0)) { a->quit = 1; return; }
+    a->eof_armed = 1;
+    if (a->generating)
+        ui_slash_hint(a, UI_C_MARK, "a reply is being generated: Ctrl-D again to quit");
+    else
+        ui_slash_hint(a, UI_C_MARK, "%d turn%s not saved (/save FILE): Ctrl-D again to quit", a->unsaved,
+                      a->unsaved == 1 ? "" : "s");
 }
 
 void ui_slash_help(ui_tui *a)
@@ -200,50 +335,72 @@ static void show_stats(ui_tui *a)
 {
     ui_summary s;
     ui_stats_summary(a->stats, &s);
-    if (!s.tokens) { note(a, UI_S_NOTE, "no statistics yet: send a message first"); return; }
-    char med[32], p90[32], pre[32], io[32], cache[32], buf[512];
+    char prompt[200], buf[700];
+    if (s.prompt_state == UI_PROMPT_NONE) { note(a, UI_S_NOTE, "no statistics yet: send a message first"); return; }
+    ui_fmt_prompt(prompt, sizeof prompt, &s);
+    if (!s.window) {
+        snprintf(buf, sizeof buf, "last turn: no tokens; prompt: %s", prompt);
+        note(a, UI_S_NOTE, buf);
+        return;
+    }
+    char med[32], p90[32], io[32], cache[32];
     ui_fmt_secs(med, sizeof med, s.median);
     ui_fmt_secs(p90, sizeof p90, s.p90);
-    ui_fmt_secs(pre, sizeof pre, s.prefill_seconds);
     ui_fmt_bytes(io, sizeof io, s.bytes_per_token);
     ui_fmt_bytes(cache, sizeof cache, s.cache_bytes_per_token);
     snprintf(buf, sizeof buf,
-             "last turn: %d tokens at %.1f tok/s (median %s, p90 %s per token); prompt %d tokens in %s; "
-             "storage %s/token, cache %s/token, hit rate %.1f%%; speculation %llu/%llu accepted",
-             s.tokens, s.tok_per_s, med, p90, s.prompt_tokens, pre, io, cache,
+             "last turn: %d tokens at %.1f tok/s; prompt: %s; last %d tokens: median %s, p90 %s per token, "
+             "storage %s/token, cache %s/token; hit rate %.1f%% (turn); speculation %llu/%llu accepted",
+             s.tokens, s.tok_per_s, prompt, s.window, med, p90, io, cache,
              s.hit_rate >= 0 ? s.hit_rate * 100 : 0.0,
              (unsigned long long)s.accepted, (unsigned long long)s.drafted);
     note(a, UI_S_NOTE, buf);
 }
 
-static void slash(ui_tui *a, char *line)
+/* /save FILE and /load FILE: the name expanded (~), a folder refused. */
+static void save_load(ui_tui *a, int load, const char *arg, const char *line)
+{
+    if (!*arg) { note(a, UI_S_ERROR, load ? "usage: /load FILE" : "usage: /save FILE"); return; }
+    if (busy(a, line)) return;
+    char path[4096];
+    rm_err err = { "" };
+    if (ui_path_expand(arg, path, sizeof path, &err) || ui_path_not_dir(path, arg, &err)) {
+        note(a, UI_S_ERROR, err.msg);
+        return;
+    }
+    command(a, load ? UI_CMD_LOAD : UI_CMD_SAVE, path, load ? "loading" : "saving");
+}
+
+static void slash(ui_tui *a, char *line, const char *orig)
 {
     char *arg = line + strcspn(line, " \t");
     if (*arg) *arg++ = 0;
     arg += strspn(arg, " \t");
     const char *cmd = line + 1;
-    if (!strcmp(cmd, "quit") || !strcmp(cmd, "exit")) {
+    if (!strcasecmp(cmd, "quit") || !strcasecmp(cmd, "exit")) {
         a->quit = 1;
-    } else if (!strcmp(cmd, "help")) {
+    } else if (!strcasecmp(cmd, "help")) {
         ui_slash_help(a);
-    } else if (!strcmp(cmd, "system")) {
+    } else if (!strcasecmp(cmd, "system")) {
         if (!*arg) {
             char buf[600];
             snprintf(buf, sizeof buf, "system prompt: %s", a->system_text ? a->system_text : "(none)");
             note(a, UI_S_NOTE, buf);
             return;
         }
-        free(a->system_text);
-        a->system_text = strdup(arg);
+        if (busy(a, orig)) return;
+        free(a->pending_system);
+        a->pending_system = strdup(arg);
+        if (!a->pending_system) { note(a, UI_S_ERROR, "out of memory: the system prompt was not set"); return; }
         command(a, UI_CMD_SYSTEM, arg, "setting the system prompt");
-    } else if (!strcmp(cmd, "think")) {
-        if (!strcmp(arg, "on")) a->gen.think = 1;
-        else if (!strcmp(arg, "off")) a->gen.think = 0;
+    } else if (!strcasecmp(cmd, "think")) {
+        if (!strcasecmp(arg, "on")) a->gen.think = 1;
+        else if (!strcasecmp(arg, "off")) a->gen.think = 0;
         else if (*arg) { note(a, UI_S_ERROR, "usage: /think on|off"); return; }
         ui_slash_hint(a, UI_C_NOTE, "thinking %s", a->gen.think ? "on" : "off");
         a->dirty |= UI_D_STATUS;
-    } else if (!strcmp(cmd, "clear")) {
-        if (busy(a)) return;
+    } else if (!strcasecmp(cmd, "clear")) {
+        if (busy(a, orig)) return;
         ui_doc_clear(&a->answer.doc);
         ui_doc_clear(&a->reasoning.doc);
         ui_pane_end(&a->answer);
@@ -252,15 +409,13 @@ static void slash(ui_tui *a, char *line)
         a->turns = 0;
         a->dirty |= UI_D_ANSWER | UI_D_REASONING | UI_D_PANELS;
         command(a, UI_CMD_CLEAR, NULL, "clearing");
-    } else if (!strcmp(cmd, "save") || !strcmp(cmd, "load")) {
-        if (!*arg) { note(a, UI_S_ERROR, cmd[0] == 's' ? "usage: /save FILE" : "usage: /load FILE"); return; }
-        command(a, cmd[0] == 's' ? UI_CMD_SAVE : UI_CMD_LOAD, arg, cmd[0] == 's' ? "saving" : "loading");
-    } else if (!strcmp(cmd, "stats")) {
+    } else if (!strcasecmp(cmd, "save") || !strcasecmp(cmd, "load")) {
+        save_load(a, tolower((unsigned char)cmd[0]) == 'l', arg, orig);
+    } else if (!strcasecmp(cmd, "stats")) {
         show_stats(a);
     } else {
-        char buf[256];
-        snprintf(buf, sizeof buf, "unknown command /%.100s: /help lists the commands", cmd);
-        note(a, UI_S_ERROR, buf);
+        keep(a, UI_C_ERROR, orig, "unknown command /%.60s: /help lists the commands; //%.60s sends it as a message",
+             cmd, cmd);
     }
 }
 
@@ -268,7 +423,13 @@ void ui_slash_line(void *ud, char *line)
 {
     ui_tui *a = ud;
     if (!line) { a->quit = 1; return; }
-    if (line[0] == '/' && line[1] != '/') slash(a, line);
-    else if (line[strspn(line, " \t\n")]) ui_slash_submit(a, line[0] == '/' ? line + 1 : line);
+    a->eof_armed = 0;
+    if (line[0] == '/' && line[1] != '/') {
+        char *orig = strdup(line);
+        slash(a, line, orig ? orig : "");
+        free(orig);
+    } else if (line[strspn(line, " \t\n")]) {
+        message(a, line[0] == '/' ? line + 1 : line, line);
+    }
     free(line);
 }

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <ncursesw/curses.h>
+#include <ncursesw/term.h>
 #include "draw.h"
 #include "term.h"
 
@@ -17,7 +18,7 @@ static void on_signal(int sig)
 {
     int saved = errno;
     sig_bits |= sig == SIGWINCH ? UI_SIG_WINCH : sig == SIGINT ? UI_SIG_INT
-              : sig == SIGCONT ? UI_SIG_CONT : UI_SIG_TERM;
+              : sig == SIGCONT ? UI_SIG_CONT : sig == SIGHUP ? UI_SIG_HUP : UI_SIG_TERM;
     if (sig_pipe[1] >= 0) {
         ssize_t r = write(sig_pipe[1], "", 1);
         (void)r;    /* a full pipe already wakes the loop */
@@ -78,6 +79,31 @@ static void stderr_back(ui_term *t)
     t->saved_stderr = -1;
 }
 
+/* Whether terminfo knows `term` as one that can address the cursor; an
+ * unknown terminal is left to newterm, which says so. */
+static int can_address(const char *term, int fd)
+{
+    int e = 0;
+    TERMINAL *saved = cur_term;
+    if (setupterm(term, fd, &e) != OK) return 1;
+    const char *cup = tigetstr("cup");
+    int ok = cup && cup != (char *)-1 && tigetflag("hc") <= 0;
+    del_curterm(cur_term);
+    set_curterm(saved);
+    return ok;
+}
+
+void ui_term_learn_keys(ui_keyparser *kp)
+{
+    for (int i = 1; i <= 12; i++) {
+        char cap[16], key[16];
+        snprintf(cap, sizeof cap, "kf%d", i);
+        snprintf(key, sizeof key, "F%d", i);
+        const char *seq = tigetstr(cap);
+        if (seq && seq != (char *)-1) ui_keys_add(kp, seq, key);
+    }
+}
+
 int ui_term_open(ui_term *t, FILE *out, FILE *in, int mouse, const char *log_path,
                  char *err, size_t errlen)
 {
@@ -98,9 +124,16 @@ int ui_term_open(ui_term *t, FILE *out, FILE *in, int mouse, const char *log_pat
             return -1;
         }
     }
-    install_signals();          /* before curses, so it keeps ours for SIGWINCH */
     const char *term = getenv("TERM");
-    SCREEN *s = newterm(term && *term ? term : "xterm", out, in);
+    if (!term || !*term) term = "xterm";
+    if (!can_address(term, fileno(out))) {
+        snprintf(err, errlen, "the terminal cannot move its cursor (TERM=%s); the chat needs a terminal "
+                 "that can, such as xterm or linux; `remora run` answers one prompt without one", term);
+        if (t->log_fd >= 0) close(t->log_fd);
+        return -2;
+    }
+    install_signals();          /* before curses, so it keeps ours for SIGWINCH */
+    SCREEN *s = newterm(term, out, in);
     if (!s) {
         snprintf(err, errlen, "cannot initialise the terminal (TERM=%s)", term ? term : "");
         restore_signals();

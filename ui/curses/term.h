@@ -5,14 +5,17 @@
  * what they mean. Signal handlers only record the signal and write to a
  * self-pipe the loop polls. While the screen is in use, fd 2 goes to a log
  * file so engine messages cannot corrupt it; leaving (exit, suspend, the
- * external editor) restores the terminal modes and fd 2.
+ * external editor) restores the terminal modes and fd 2. A terminal that
+ * cannot address the cursor (TERM=dumb, hardcopy) is refused: the chat
+ * cannot draw on it, and `remora run` is the command for it.
  */
 #ifndef REMORA_UI_TERM_H
 #define REMORA_UI_TERM_H
 
 #include <stdio.h>
+#include "ui/keys.h"
 
-enum { UI_SIG_WINCH = 1, UI_SIG_INT = 2, UI_SIG_TERM = 4, UI_SIG_CONT = 8 };
+enum { UI_SIG_WINCH = 1, UI_SIG_INT = 2, UI_SIG_TERM = 4, UI_SIG_CONT = 8, UI_SIG_HUP = 16 };
 
 typedef struct ui_term {
     void *screen;           /* SCREEN * */
@@ -24,9 +27,12 @@ typedef struct ui_term {
     int   active;           /* curses mode is on */
 } ui_term;
 
-/* log_path NULL: leave fd 2 alone. Returns 0 or -1 (message in err). */
+/* log_path NULL: leave fd 2 alone. Returns 0, -1 (message in err), or -2
+ * when the terminal cannot address the cursor (message in err). */
 int  ui_term_open(ui_term *t, FILE *out, FILE *in, int mouse, const char *log_path,
                   char *err, size_t errlen);
+/* Adds the terminal's own F1..F12 sequences (terminfo kf1..kf12) to kp. */
+void ui_term_learn_keys(ui_keyparser *kp);
 void ui_term_close(ui_term *t);
 /* Gives the terminal back (editor, suspend) and takes it again. */
 void ui_term_leave(ui_term *t);

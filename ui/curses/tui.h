@@ -17,6 +17,13 @@
 /* Styles of transcript blocks. */
 enum { UI_S_USER, UI_S_ANSWER, UI_S_REASONING, UI_S_NOTE, UI_S_ERROR, UI_S_MARK, UI_S_HEADER };
 
+/* How long the storage ceiling is measured when the chat starts, in
+ * pieces whose median is taken (ui_worker_submit): on the development
+ * machine, sharing its disk with other work, five probes of the embedded
+ * model spread 0.12-0.46 GB/s at 0.3 s, 0.14-0.40 at 2 s and 0.23-0.28 at
+ * 4 s. A message sent meanwhile ends it early. */
+#define UI_PROBE_SECONDS 4.0
+
 /* Parts of the screen that need drawing in the next frame. */
 enum {
     UI_D_LAYOUT = 1, UI_D_STATUS = 2, UI_D_ANSWER = 4, UI_D_REASONING = 8,
@@ -40,13 +47,24 @@ typedef struct ui_tui {
     unsigned       dirty;
     int            generating, stopping, turns;
     int            busy_cmd;        /* a non-turn command is running */
+    int            probing;         /* the storage probe is running (a busy_cmd) */
+    double         probe_seconds;   /* how long the storage ceiling was measured; 0 not yet */
+    double         device_gbps;     /* its median (the records carry the last piece's) */
+    char          *queued;          /* a message sent while probing: it goes when the probe ends */
     int            text_lost;       /* a document could not take text (slash.c) */
+    size_t         turn_bytes[3];   /* text of this turn per channel (RM_CHAN_*) */
+    int            reprefill_said;  /* this turn's full re-prefill has been announced */
+    int            unsaved;         /* turns since the last /save, /load or /clear */
+    int            eof_armed;       /* Ctrl-D asked once; the next one quits */
     rm_gen_opts    gen;
-    char          *system_text;
+    char          *system_text;     /* what the source has */
+    char          *pending_system;  /* /system TEXT until the worker has set it */
     char           hint[512];
     int            hint_role;
     double         hint_until;
     int            quit;
+    int            exit_status;     /* 128 + the signal that ended the chat, else 0 */
+    int            worker_stuck;    /* ui_main_close: the worker did not stop in time */
     double         last_frame;
     uint64_t       frames;
     int            bench;           /* quit when the first turn ends */
@@ -56,8 +74,12 @@ typedef struct ui_tui {
  * in_fd < 0 means no keyboard (the benchmark). */
 int  ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int mouse,
                  const char *history_path, const char *log_path, char *err, size_t errlen);
-/* Returns 0, or -1 when the input history could not be saved (why in err;
- * the terminal is restored by then, so the caller can print it). */
+/* Stops the worker (waiting at most a second and a half for it), restores
+ * the terminal and merges the history. Returns 0, or -1 when the history
+ * could not be saved (why in err; the terminal is restored by then, so the
+ * caller can print it). When the worker did not stop in time, worker_stuck
+ * is set: the source was left to it, not freed, and the caller must exit at
+ * once. */
 int  ui_main_close(ui_tui *a, rm_err *err);
 
 /* loop.c */
@@ -69,6 +91,11 @@ void ui_slash_submit(ui_tui *a, const char *text);    /* sends a message */
 void ui_slash_done(ui_tui *a, const ui_done *d);      /* a worker command ended */
 void ui_slash_hint(ui_tui *a, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ui_slash_help(ui_tui *a);
+/* Records that have arrived: announces a full re-prefill once per turn. */
+void ui_slash_records(ui_tui *a);
+/* Ctrl-D at an empty prompt: quits, or first asks once when a reply is
+ * being generated or turns are not saved. */
+void ui_slash_eof(ui_tui *a);
 /* A pane's document could not take text (out of memory): says so, stops a
  * streaming turn, and leaves an error note when the turn ends. */
 void ui_slash_lost(ui_tui *a);

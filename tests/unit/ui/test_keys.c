@@ -167,10 +167,11 @@ TEST(ui_keys_mouse_wheel)
 
 TEST(ui_keys_table_consistent)
 {
-    /* Every key the parser can report is bound, and names are unique. */
+    /* Every key the parser can report is bound (F5..F12 are reported to be
+     * taken and ignored), and names are unique. */
     const char *reported[] = { "Ctrl-C", "Ctrl-D", "Ctrl-Z", "Ctrl-L", "Ctrl-T", "Tab", "Alt-Enter",
-                               "PgUp", "PgDn", "Home", "End", "F1", "F2", "F3", "F4", "Alt-Up",
-                               "Alt-Down", "Wheel-Up", "Wheel-Down" };
+                               "PgUp", "PgDn", "Alt-Home", "Alt-End", "Ctrl-Home", "Ctrl-End", "Alt-O",
+                               "F1", "F2", "F3", "F4", "Alt-Up", "Alt-Down", "Wheel-Up", "Wheel-Down" };
     for (size_t i = 0; i < sizeof reported / sizeof *reported; i++)
         CHECKF(ui_keys_action(reported[i]) > 0, "%s", reported[i]);
     for (int i = 0; i < ui_nkeybindings; i++) {
@@ -179,4 +180,28 @@ TEST(ui_keys_table_consistent)
         for (int j = i + 1; j < ui_nkeybindings; j++)
             CHECK(strcmp(ui_keybindings[i].key, ui_keybindings[j].key));
     }
+}
+
+TEST(ui_keys_linux_console_terminfo_and_home_end)
+{
+    ui_keyparser p;
+    rec r = { 0 };
+    ui_keys_init(&p);
+    /* the Linux console's F1..F5 are keys, not "ESC [ [" and a letter typed */
+    feed_str(&p, &r, "\x1b[[A\x1b[[C\x1b[[E");
+    CHECK(r.nkeys == 3 && !strcmp(r.keys[0], "F1") && !strcmp(r.keys[1], "F3") && !strcmp(r.keys[2], "F5"));
+    CHECK(r.nbytes == 0);
+    /* a sequence the terminal's description teaches, whole or cut across reads */
+    CHECK(ui_keys_add(&p, "\x1b[99z", "F1") == 0 && ui_keys_add(&p, "x", "F2") == -1);
+    feed_str(&p, &r, "\x1b[9");
+    CHECK(ui_keys_pending(&p) && r.nkeys == 3);
+    feed_str(&p, &r, "9z");
+    CHECK(r.nkeys == 4 && !strcmp(r.keys[3], "F1") && r.nbytes == 0);
+    /* Home and End go to readline (the input line); with Alt or Ctrl they scroll */
+    feed_str(&p, &r, "\x1b[H\x1b[4~\x1b[1;3H\x1b[1;5F\x1bo");
+    CHECK(r.nbytes == strlen("\x1b[H\x1b[4~") && !memcmp(r.bytes, "\x1b[H\x1b[4~", r.nbytes));
+    CHECK(r.nkeys == 7 && !strcmp(r.keys[4], "Alt-Home") && !strcmp(r.keys[5], "Ctrl-End") &&
+          !strcmp(r.keys[6], "Alt-O"));
+    CHECK(ui_keys_action("Home") == UI_ACT_READLINE && ui_keys_action("Alt-Home") == UI_ACT_TOP);
+    ui_keys_free(&p);
 }

@@ -2,16 +2,18 @@
  * synthetic source (ui/source_synth.c): a turn streamed as fast as it goes
  * and drained as the UI drains it arrives whole, reasoning and answer each
  * byte for byte what the source keeps in its conversation, with one sample
- * per token and one completion event. */
+ * per record and one completion event. Closing the worker while its source
+ * ignores the stop flag returns at the deadline instead of waiting. */
 #include <poll.h>
 #include <string.h>
+#include <time.h>
 #include "tests/unit/test.h"
 #include "ui/source.h"
 #include "ui/worker.h"
 
 TEST(ui_worker_streams_a_turn_whole)
 {
-    ui_synth_opts so = { 0, 300, 700 };         /* rate 0: as fast as possible */
+    ui_synth_opts so = { 0, 300, 700, 0 };      /* rate 0: as fast as possible */
     rm_err err = { "" };
     ui_source *src = NULL;
     REQUIRE(ui_source_synth_open(&so, &src, &err) == 0);
@@ -44,8 +46,46 @@ TEST(ui_worker_streams_a_turn_whole)
     CHECK(text[RM_CHAN_ANSWER].len == strlen(m[1].content) && !strcmp(text[RM_CHAN_ANSWER].p, m[1].content));
     CHECK(m[1].reasoning_content && text[RM_CHAN_REASONING].len == strlen(m[1].reasoning_content) &&
           !strcmp(text[RM_CHAN_REASONING].p, m[1].reasoning_content));
-    CHECKF(samples == 1 + 300 + 700, "%d samples in %d drains", samples, drains);   /* prefill + tokens */
+    /* the prompt's record, the tokens, the end-of-message token's */
+    CHECKF(samples == 1 + 300 + 700 + 1, "%d samples in %d drains", samples, drains);
     for (int c = 0; c < 3; c++) rm_buf_free(&text[c]);
-    ui_worker_free(w);
+    CHECK(ui_worker_close(w, 5) == 0);
     src->vt->free(src);
+}
+
+/* A source whose turn ignores the stop flag for `hold` seconds (a prompt in
+ * an engine that cannot be interrupted). */
+typedef struct stuck_source { ui_source base; double hold; volatile int *entered; } stuck_source;
+
+static int stuck_turn(ui_source *s, const char *user, const rm_gen_opts *o, const rm_gen_events *ev,
+                      volatile int *stop, rm_err *err)
+{
+    (void)user; (void)o; (void)ev; (void)stop; (void)err;
+    stuck_source *k = (stuck_source *)s;
+    *k->entered = 1;
+    double t0 = rm_now();
+    while (rm_now() - t0 < k->hold) { struct timespec ts = { 0, 10000000 }; nanosleep(&ts, NULL); }
+    return 0;
+}
+static int stuck_zero(ui_source *s) { (void)s; return 0; }
+
+TEST(ui_worker_close_never_waits_without_bound)
+{
+    static volatile int entered;
+    static const ui_source_vt vt = { stuck_turn, NULL, NULL, NULL, NULL, NULL, stuck_zero, NULL, NULL };
+    static stuck_source src = { { &vt, "stuck", 0, 0 }, 1.0, &entered };
+    static ui_worker *w;                        /* left to its thread: reachable, not leaked */
+    int fd = -1;
+    REQUIRE(ui_worker_start(&src.base, &w, &fd) == 0);
+    rm_gen_opts gen = { .think = 1, .top_p = 1 };
+    REQUIRE(ui_worker_submit(w, UI_CMD_TURN, "hello", &gen) == 0);
+    for (int i = 0; i < 500 && !entered; i++) { struct timespec ts = { 0, 1000000 }; nanosleep(&ts, NULL); }
+    REQUIRE(entered);
+    double t0 = rm_now();
+    CHECK(ui_worker_close(w, 0.3) == -1);       /* still inside the source: left to it */
+    double took = rm_now() - t0;
+    CHECKF(took >= 0.25 && took < 1.0, "%.2f s", took);
+    /* the thread ends on its own later (the chat would have exited by then) */
+    struct timespec ts = { 1, 0 };
+    nanosleep(&ts, NULL);
 }
