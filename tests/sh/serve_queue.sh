@@ -98,7 +98,9 @@ kill $P_pid
 until_health "j['state'] == 'idle'" 10; t1=$(date +%s%N)
 ms=$(((t1 - t0) / 1000000))
 s=$(post /completions '{"prompt":"hello","max_tokens":2}' > /dev/null; cat "$T/status")
-[ $ms -lt 2000 ] && [ "$s" = 200 ] && echo "ok   a client gone mid-prompt stops the prompt ($ms ms) and the next request is served" \
+# (the prompt, some 36000 tokens, takes far longer than 5 s even on a fast
+# machine; the stop is looked at between layers and expert products)
+[ $ms -lt 5000 ] && [ "$s" = 200 ] && echo "ok   a client gone mid-prompt stops the prompt ($ms ms) and the next request is served" \
   || { echo "FAIL mid-prompt hang-up: idle after $ms ms, next request $s"; fail=1; }
 serve_stop
 
@@ -122,7 +124,13 @@ for s in socks:
     s.settimeout(10)
     print('closed' if s.recv(100) == b'' else 'answered')
 print('after %.1f s' % (time.time() - t))
-print(urllib.request.urlopen('http://127.0.0.1:%d/health' % port, timeout=3).status)
+# the server counts a closed connection out when its thread has ended
+for i in range(40):
+    try:
+        print(urllib.request.urlopen('http://127.0.0.1:%d/health' % port, timeout=3).status)
+        break
+    except OSError:
+        time.sleep(0.1)
 PY
 grep -q 'fourth connection refused' "$T/conns.txt" && [ "$(grep -c '^closed' "$T/conns.txt")" = 3 ] &&
   grep -q '^200$' "$T/conns.txt" && echo "ok   idle and half-open connections closed ($(grep after "$T/conns.txt")), the limit holds" \

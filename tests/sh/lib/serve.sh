@@ -24,7 +24,7 @@ serve_start() {
 }
 
 # serve_stop [SIGNAL]: stops the server (TERM by default), waits up to 20 s;
-# SRV_RC gets its exit status.
+# SRV_RC gets its exit status; a sanitizer report in its log sets fail=1.
 serve_stop() {
   [ -n "${SRV_PID:-}" ] || return 0
   kill -"${1:-TERM}" $SRV_PID 2>/dev/null
@@ -33,6 +33,11 @@ serve_stop() {
   kill -0 $SRV_PID 2>/dev/null && { echo "the server did not stop within 20 s"; kill -KILL $SRV_PID; }
   wait $SRV_PID 2>/dev/null; SRV_RC=$?
   SRV_PID=
+  # a sanitizer build says what it found in the log: that fails the test
+  if grep -q "Sanitizer\|runtime error:" "$SRV_LOG" 2>/dev/null; then
+    echo "FAIL the server's log has a sanitizer report:"; grep -A15 "Sanitizer\|runtime error:" "$SRV_LOG" | head -30
+    fail=1
+  fi
 }
 
 # rss_kb PID: resident set size in kB.
@@ -63,7 +68,7 @@ import json, sys
 msgs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 recs = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
 a = msgs[-1]
-ids = [r['id'] for r in recs if not r.get('prefill') and r.get('kind', 'token') == 'token']
+ids = [r['id'] for r in recs if r.get('kind') == 'token']
 print(json.dumps({'reasoning': a.get('reasoning_content') or '', 'content': a['content'], 'ids': ids}))
 PY
 }
