@@ -451,6 +451,17 @@ static int wait_event(serve_job *j, double timeout)
     return 0;
 }
 
+/* wait_event with sv->mu held around it; a hang-up lets the job go
+ * (client_gone) and returns -1, still locked. */
+static int wait_locked(serve_job *j, double timeout)
+{
+    pthread_mutex_unlock(&j->sv->mu);
+    int gone = wait_event(j, timeout);
+    pthread_mutex_lock(&j->sv->mu);
+    if (gone) client_gone(j);
+    return gone;
+}
+
 long serve_job_read(serve_job *j, char *buf, size_t cap)
 {
     static const char keepalive[] = ": keep-alive\n\n";
@@ -475,11 +486,7 @@ long serve_job_read(serve_job *j, char *buf, size_t cap)
             pthread_mutex_unlock(&sv->mu);
             return (long)(sizeof keepalive - 1);
         }
-        pthread_mutex_unlock(&sv->mu);
-        int gone = wait_event(j, left > 0 ? left : 0.05);
-        pthread_mutex_lock(&sv->mu);
-        if (gone) {
-            client_gone(j);
+        if (wait_locked(j, left > 0 ? left : 0.05)) {
             pthread_mutex_unlock(&sv->mu);
             return -1;
         }
@@ -492,16 +499,11 @@ int serve_job_wait(serve_job *j, int *status, const char **body, size_t *len)
 {
     serve *sv = j->sv;
     pthread_mutex_lock(&sv->mu);
-    while (j->state != JOB_DONE) {
-        pthread_mutex_unlock(&sv->mu);
-        int gone = wait_event(j, -1);
-        pthread_mutex_lock(&sv->mu);
-        if (gone) {
-            client_gone(j);
+    while (j->state != JOB_DONE)
+        if (wait_locked(j, -1)) {
             pthread_mutex_unlock(&sv->mu);
             return -1;
         }
-    }
     *status = j->status;
     *body = j->body.p ? j->body.p : "";
     *len = j->body.len;
@@ -536,12 +538,14 @@ void serve_job_summary(serve_job *j, char *buf, size_t cap)
 
 /* ---- /health ------------------------------------------------------------ */
 
+static double finite_or_minus1(double v) { return isfinite(v) ? v : -1; }
+
 static json_t *prompt_figures(const rm_prompt_figures *p)
 {
     return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:f}", "ctx", p->ctx, "reused", p->reused,
                      "restored", p->restored, "total", p->total, "done", p->done, "chunk", p->chunk, "chunks",
-                     p->chunks, "layer", p->layer, "layers", p->layers, "elapsed", p->elapsed, "tok_per_s",
-                     p->tok_per_s, "eta", p->eta);
+                     p->chunks, "layer", p->layer, "layers", p->layers, "elapsed", finite_or_minus1(p->elapsed), "tok_per_s",
+                     finite_or_minus1(p->tok_per_s), "eta", finite_or_minus1(p->eta));
 }
 
 static json_t *model_value(serve *sv)

@@ -13,8 +13,6 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 FX=${REMORA_FIXTURES:-$(pwd)/tests/fixtures}
 BIN=${REMORA_BIN:-build/rel/remora}
-[ -d "$FX/k3-tiny" ] || { echo "fixtures missing: $FX"; exit 1; }
-command -v curl > /dev/null || { echo "curl is not installed (make test installs it)"; exit 1; }
 T=$(mktemp -d); trap 'serve_stop; rm -rf "$T"' EXIT
 . tests/sh/lib/serve.sh
 fail=0

@@ -12,7 +12,6 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 FX=${REMORA_FIXTURES:-$(pwd)/tests/fixtures}
 BIN=${REMORA_BIN:-build/rel/remora}
-[ -d "$FX/k3-tiny" ] || { echo "fixtures missing: $FX"; exit 1; }
 OPENAI_VERSION=5.23.2
 NPM_DIR=$(pwd)/build/node-openai
 for c in node npm curl; do

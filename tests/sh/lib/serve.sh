@@ -3,7 +3,11 @@
 # its start-up line), stop it, post requests with curl, sum up an event
 # stream, and the reference a reply must equal: the same messages through
 # `remora run --chat`. Every wait is bounded; callers stop the server from
-# their EXIT trap (serve_stop). Needs $T (a scratch folder) and $BIN.
+# their EXIT trap (serve_stop). Needs $T (a scratch folder) and $BIN;
+# sourcing it checks that the fixtures and curl are there.
+
+[ -d "${FX:-}/k3-tiny" ] || { echo "fixtures missing: ${FX:-}"; exit 1; }
+command -v curl > /dev/null || { echo "curl is not installed (make test installs it)"; exit 1; }
 
 # serve_start BIN MODEL [OPTIONS...]: sets SRV_PID, SRV_PORT, SRV_URL (the
 # API's base, .../v1) and SRV_LOG; waits up to 60 s for "ready".

@@ -188,8 +188,13 @@ TEST(reply_stops_and_refuses_bad_prompts)
     CHECK(rm_session_reply(s, &p, &o, NULL, &stop, &info, &err) == 0);
     CHECK(info.finish == RM_FINISH_STOPPED && info.completion_tokens == 0);
     rm_prompt_free(&p);
-    /* thinking off: the reply starts as answer text */
-    const char *conv = "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"thinking\": false}";
+    /* thinking on: the K3 prompt opens the think channel; off: the reply
+     * starts as answer text */
+    const char *conv = "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}";
+    REQUIRE(rm_session_render(s, conv, strlen(conv), &p, &err) == 0);
+    CHECK(p.mode == RM_REPLY_REASONING);
+    rm_prompt_free(&p);
+    conv = "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"thinking\": false}";
     REQUIRE(rm_session_render(s, conv, strlen(conv), &p, &err) == 0);
     CHECK(p.mode == RM_REPLY_ANSWER);
     rm_prompt_free(&p);
