@@ -132,6 +132,27 @@ expect "stop strings end the reply before them, whole and streamed" \
   "L('c4')['choices'][0]['text'] == L('stop')['want'] and L('c4')['choices'][0]['finish_reason'] == 'stop' and
    L('c5')['text'] == L('stop')['want'] and L('c5')['finish'] == 'stop'"
 
+# ---- tools, tool calls, tool results and a developer message are rendered
+# as the model's chat format renders them (remora tokenize --chat)
+python3 - > "$T/tools.json" <<'PY'
+import json
+tools = [{'type': 'function', 'function': {'name': 'add', 'description': 'adds two numbers',
+          'parameters': {'type': 'object', 'properties': {'a': {'type': 'number'}, 'b': {'type': 'number'}}}}}]
+msgs = [{'role': 'system', 'content': 'Use the tools.'},
+        {'role': 'user', 'content': 'What is 2+3?'},
+        {'role': 'assistant', 'content': None, 'reasoning_content': 'I should add.',
+         'tool_calls': [{'id': 'call_1', 'type': 'function', 'function': {'name': 'add', 'arguments': '{"a": 2, "b": 3}'}}]},
+        {'role': 'tool', 'tool_call_id': 'call_1', 'content': '5'},
+        {'role': 'user', 'content': [{'type': 'text', 'text': 'Thanks. '}, {'type': 'text', 'text': 'And 4+4?'}]}]
+print(json.dumps({'messages': msgs, 'tools': tools}))
+PY
+"$BIN" tokenize --tokenizer "$m" --chat < "$T/tools.json" > "$T/tools.ids"
+sed 's/"role": "system"/"role": "developer"/' "$T/tools.json" | python3 -c "
+import json, sys; j = json.load(sys.stdin); j['max_tokens'] = 2; print(json.dumps(j))" > "$T/tools.req"
+post /chat/completions "$(cat "$T/tools.req")" > "$T/tools.r.json"
+expect "tools, tool calls, results and a developer message rendered as the chat format does" \
+  "L('tools.r')['usage']['prompt_tokens'] == len(json.load(open('$T/tools.ids')))"
+
 # ---- the other endpoints
 curl -s "$SRV_URL/models" > "$T/models.json"
 curl -s "$SRV_URL/models/k3-tiny" > "$T/model.json"
@@ -152,7 +173,7 @@ rm "$T/slow/config.json"
 mkfifo "$T/slow/config.json"
 "$BIN" serve --model "$T/slow" --port 0 > "$T/slow.log" 2>&1 &
 SRV_PID=$!
-i=0; while [ $i -lt 100 ] && ! grep -q listening "$T/slow.log"; do sleep 0.1; i=$((i + 1)); done
+i=0; while [ $i -lt 100 ] && ! grep -q listening "$T/slow.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
 SRV_URL=http://127.0.0.1:$(sed -n 's/.*listening on http:.*:\([0-9]*\)\/v1.*/\1/p' "$T/slow.log")/v1
 post /chat/completions "{\"messages\":[$user1]}" -D "$T/h503" > "$T/e503.json"
 s503=$(cat "$T/status")
