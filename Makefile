@@ -6,10 +6,10 @@
 CC      ?= cc
 PREFIX  ?= /usr/local
 DESTDIR ?=
-PKGS     = jansson libcurl libutf8proc ncursesw zlib
+PKGS     = jansson libcurl libutf8proc ncursesw zlib libmicrohttpd
 DEB_PKGS = build-essential pkg-config libjansson-dev libcurl4-openssl-dev zlib1g-dev \
-           libutf8proc-dev libncurses-dev libreadline-dev unicode-data
-TEST_DEB_PKGS = clang tmux nginx-light mandoc groff-base python3
+           libutf8proc-dev libncurses-dev libreadline-dev libmicrohttpd-dev unicode-data
+TEST_DEB_PKGS = clang tmux nginx-light mandoc groff-base python3 curl nodejs npm
 
 MODE ?= rel
 B     = build/$(MODE)
@@ -31,7 +31,7 @@ CFLAGS_ALL = $(BASE_CFLAGS) $(OPT) $(CFLAGS)
 
 ENGINE_SRC := $(wildcard engine/*/*.c)
 UI_SRC     := $(wildcard ui/*.c ui/curses/*.c)
-APP_SRC    := $(wildcard app/*.c)
+APP_SRC    := $(wildcard app/*.c app/serve/*.c)
 TEST_SRC   := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)

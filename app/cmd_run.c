@@ -173,14 +173,8 @@ static int check_stdout(void)
 /* A stream-mode model says how much of it is local before it starts. */
 static void stream_note(rm_session *s)
 {
-    rm_pool_status ps;
-    rm_err err;
-    char pl[32], pt[32], pf[32];
-    if (!rm_model_pool_status(rm_session_model(s), &ps, &err) && ps.stream)
-        fprintf(stderr, "[stream mode from %s: %d of %d experts local (%s of %s); the rest is fetched on first use, "
-                "%s more to finish (remora fetch)]\n", ps.source, ps.experts_local, ps.experts_total,
-                progress_bytes(pl, sizeof pl, (double)ps.bytes_local), progress_bytes(pt, sizeof pt, (double)ps.bytes_total),
-                progress_bytes(pf, sizeof pf, (double)(ps.bytes_total - ps.bytes_local)));
+    char note[1400];
+    if (progress_stream_note(rm_session_model(s), note, sizeof note)) fprintf(stderr, "[%s]\n", note);
 }
 
 static void summary(const run_ctx *r)

@@ -12,6 +12,7 @@ static const struct command {
 } commands[] = {
     { "chat",          cmd_chat,          "full-screen chat (the default command)" },
     { "run",           cmd_run,           "generate from a prompt, streaming to stdout" },
+    { "serve",         cmd_serve,         "serve the OpenAI API over HTTP (chat and completions)" },
     { "setup",         cmd_setup,         "make a model directory from a URL (full or stream mode)" },
     { "fetch",         cmd_fetch,         "download the missing experts of a stream-mode model" },
     { "synth",         cmd_synth,         "write a random-weight K3-width checkpoint" },

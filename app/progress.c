@@ -1,6 +1,7 @@
 /* progress.c — the progress bar of downloads (progress.h). The rate is the
  * average since the phase began, which is steadier than a sliding window
- * when experts arrive 17 MB at a time. */
+ * when experts arrive 17 MB at a time. Also the note on how much of a
+ * stream-mode model's pool is local. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -76,4 +77,17 @@ void progress_prompt(progress_bar *b, const rm_prompt_figures *f)
             f->total, f->tok_per_s, eta, f->chunk + 1, f->chunks, f->layer, f->layers);
     fflush(stderr);
     b->open = 1;
+}
+
+int progress_stream_note(rm_model *m, char *buf, size_t cap)
+{
+    rm_pool_status ps;
+    rm_err err;
+    char pl[32], pt[32], pf[32];
+    if (rm_model_pool_status(m, &ps, &err) || !ps.stream) return 0;
+    snprintf(buf, cap, "stream mode from %s: %d of %d experts local (%s of %s); the rest is fetched on first use, "
+             "%s more to finish (remora fetch)", ps.source, ps.experts_local, ps.experts_total,
+             progress_bytes(pl, sizeof pl, (double)ps.bytes_local), progress_bytes(pt, sizeof pt, (double)ps.bytes_total),
+             progress_bytes(pf, sizeof pf, (double)(ps.bytes_total - ps.bytes_local)));
+    return 1;
 }

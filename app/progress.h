@@ -1,8 +1,10 @@
 /* progress.h — the progress bars on stderr: downloads of `remora setup` and
  * `remora fetch` (bytes, rate and time left, redrawn in place on a terminal
- * and printed every 10% otherwise) and the prompt of `remora run`. */
+ * and printed every 10% otherwise) and the prompt of `remora run`; and the
+ * note of run and serve on a stream-mode model's pool. */
 #ifndef REMORA_PROGRESS_H
 #define REMORA_PROGRESS_H
+#include <stddef.h>
 #include <stdint.h>
 #include "engine.h"
 
@@ -24,5 +26,8 @@ void progress_end(progress_bar *b);
 void progress_prompt(progress_bar *b, const rm_prompt_figures *f);
 /* "1.23 GB" etc. into buf. */
 const char *progress_bytes(char *buf, size_t cap, double bytes);
+/* For a stream-mode model, a sentence saying where the experts come from
+ * and how much of the pool is local, into buf; 0 when the model is local. */
+int progress_stream_note(rm_model *m, char *buf, size_t cap);
 
 #endif

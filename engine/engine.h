@@ -359,6 +359,21 @@ typedef struct rm_token_stats {
     int16_t  route_ids[RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
 } rm_token_stats;
 
+/* A record as one JSON object (engine/session/stats_json.c): the `remora`
+ * object of `remora serve`'s stats extension, which a chat client of the
+ * server reads back with rm_token_stats_parse. Every field of
+ * rm_token_stats is a key of the same name, with these exceptions: "kind"
+ * is "token", "prompt" or "progress"; "prefill" is a boolean;
+ * "phase_seconds" is an object keyed by rm_phase_name; "prompt" (prompt and
+ * progress records only) is an object of the rm_prompt_figures fields, with
+ * "reprefill" a boolean; "route_ids" is an array of route_layers arrays of
+ * route_k ids. Appends the object (no newline) to out; -1 out of memory. */
+int rm_token_stats_json(const rm_token_stats *st, rm_buf *out) __attribute__((warn_unused_result));
+/* Reads such an object back into *st (zeroed first): a missing key leaves
+ * its field 0 and unknown keys are ignored (a newer server may send more);
+ * a value of the wrong type or range is refused with the key's name. */
+int rm_token_stats_parse(const char *json, size_t len, rm_token_stats *st, rm_err *err);
+
 /* ---- session: conversation, generation loop ---------------------------- */
 
 typedef struct rm_session rm_session;
@@ -428,6 +443,68 @@ int  rm_session_last_interrupted(const rm_session *s);
  * only when the whole file is valid; on any error nothing changes. */
 int  rm_session_save(const rm_session *s, const char *path, rm_err *err);
 int  rm_session_load(rm_session *s, const char *path, rm_err *err);
+
+/* ---- replies to a conversation given whole (engine/session/reply.c) ---- */
+
+/* A server's clients resend the whole conversation with every request; a
+ * reply is generated for a prompt the caller gives whole, and the state is
+ * reused when the prompt extends the tokens it has consumed (the previous
+ * prompt and its reply, when the client sends that reply back as it was
+ * given). The session's own message list is neither used nor changed. */
+
+/* How a prompt is read back (rm_prompt.mode). */
+enum {
+    RM_REPLY_ANSWER = 0,    /* a chat prompt; the reply starts as answer text */
+    RM_REPLY_REASONING,     /* a chat prompt that opens the think channel */
+    RM_REPLY_RAW,           /* no chat format: token bytes are the answer, up to
+                             * end-of-message or [EOS] */
+};
+
+typedef struct rm_prompt {
+    int32_t *ids;           /* malloc'd; rm_prompt_free */
+    int n;
+    int mode;               /* RM_REPLY_* */
+} rm_prompt;
+
+/* The prompt of a JSON conversation (len bytes), the object that
+ * rm_chat_render_json reads, in the session's chat format: OpenAI-style
+ * messages with tool calls, tool results and reasoning_content, plus
+ * "tools", "thinking", "thinking_effort", "tool_choice",
+ * "response_format". These three only read the tokenizer, so any thread
+ * may call them, also while another one generates on the session. */
+int  rm_session_render(const rm_session *s, const char *conv_json, size_t len, rm_prompt *p, rm_err *err);
+/* A raw prompt: text without a chat template (special-token strings stay
+ * text), or token ids (each checked against the vocabulary). Empty prompts
+ * are refused. */
+int  rm_session_prompt_text(const rm_session *s, const char *text, size_t len, rm_prompt *p, rm_err *err);
+int  rm_session_prompt_ids(const rm_session *s, const int32_t *ids, int n, rm_prompt *p, rm_err *err);
+void rm_prompt_free(rm_prompt *p);
+
+/* How a reply ended (rm_reply_info.finish). */
+enum {
+    RM_FINISH_STOP = 1,     /* the model ended its message (end-of-message or [EOS]) */
+    RM_FINISH_LENGTH,       /* o->max_new tokens were generated */
+    RM_FINISH_STOPPED,      /* *stop ended it, in the prompt or in the reply */
+};
+
+/* A reply's figures, as an API's usage reports them. */
+typedef struct rm_reply_info {
+    int prompt_tokens;      /* tokens of the prompt */
+    int cached_tokens;      /* of those, not computed again: reused from the state */
+    int completion_tokens;  /* tokens generated, the one that ended the message included */
+    int reasoning_tokens;   /* of those, the ones before the answer text began (the
+                             * think channel and the markers closing it); with no
+                             * answer text, up to the last reasoning text */
+    int finish;             /* RM_FINISH_* */
+} rm_reply_info;
+
+/* Generates the reply to p, streaming text and figures through ev as
+ * rm_session_turn does (o->think is not used: p says whether the reply
+ * starts as reasoning). *stop is polled as in rm_session_turn. info (may
+ * be NULL) receives the figures, also when stopped. Returns 0 (also when
+ * stopped) or -1 on error. */
+int  rm_session_reply(rm_session *s, const rm_prompt *p, const rm_gen_opts *o, const rm_gen_events *ev,
+                      volatile int *stop, rm_reply_info *info, rm_err *err);
 
 /* ---- transcripts (engine/session/transcript.c) ------------------------- */
 

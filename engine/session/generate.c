@@ -34,24 +34,22 @@ static int seq_push(rm_session *s, int32_t id)
 typedef struct turn_ctx {
     rm_session *s;
     const rm_gen_events *ev;
-    int keep;                   /* 0: raw completion, nothing kept */
-    rm_buf text[2];             /* reasoning, answer */
+    rm_buf *text;               /* [2] reasoning, answer; NULL: nothing kept */
     int failed;
 } turn_ctx;
 
 static void on_text(void *ud, int channel, const char *text, size_t len)
 {
     turn_ctx *t = ud;
-    rm_buf *b = &t->text[channel == RM_CHAN_REASONING ? 0 : 1];
     if (t->failed) return;
-    if (t->keep && rm_buf_add(b, text, len)) { t->failed = 1; return; }
+    if (t->text && rm_buf_add(&t->text[channel == RM_CHAN_REASONING ? 0 : 1], text, len)) { t->failed = 1; return; }
     if (t->ev && t->ev->on_text) t->ev->on_text(t->ev->ud, channel, text, len);
 }
 
 static int text_failed(const turn_ctx *t, rm_err *err)
 {
     return rm_errf(err, "out of memory keeping the reply (%zu bytes so far); the turn ends here",
-                   t->text[0].len + t->text[1].len);
+                   t->text ? t->text[0].len + t->text[1].len : 0);
 }
 
 static void on_route(void *ud, int layer, int pos, const int *ids, const float *w, int k, float margin)
@@ -291,10 +289,10 @@ static int verify(gen *g, int32_t id, int32_t *draft, int k, double t1, int *don
  * alone, or (greedy decoding, and the drafter's gate says it pays) a verify
  * pass feeds it with the drafts after it. */
 static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_opts *o,
-                    out_sink *cs, const rm_gen_events *ev, volatile int *stop, int *interrupted,
+                    out_sink *cs, const rm_gen_events *ev, volatile int *stop, gen_end *end,
                     rm_err *err)
 {
-    *interrupted = 0;
+    *end = (gen_end){ 0 };
     const int V = s->m->cfg.vocab_size;
     gen g = { s, cs, ev, np, o && o->max_new > 0 ? o->max_new : 1 << 30, 0, V,
               malloc((size_t)V * sizeof(float)), malloc((size_t)(SPEC_KMAX + 1) * V * sizeof(float)) };
@@ -306,7 +304,7 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
         return rm_errf(err, "out of memory");
     }
     int rc = prefill(s, prompt, np, g.logits, ev, stop, err);
-    if (rc == 1) { *interrupted = RM_STOPPED_PROMPT; rc = 0; goto out; }
+    if (rc == 1) { end->interrupted = RM_STOPPED_PROMPT; rc = 0; goto out; }
     if (rc) goto out;
     /* speculation is lossless only for greedy decoding */
     const int greedy = !o || o->temperature <= 0;
@@ -316,12 +314,13 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
     s->spec_d0 = s->spec.drafted;
     s->spec_a0 = s->spec.accepted;
     s->spec_pass = 0;
+    int done = 0;
     while (g.n < g.max_new) {
-        if (stop && *stop) { *interrupted = RM_STOPPED_REPLY; break; }
+        if (stop && *stop) { end->interrupted = RM_STOPPED_REPLY; break; }
         double t1 = rm_now();
         int32_t id = (int32_t)sampler_pick(&smp, g.logits);
         if (seq_push(s, id) || spec_push(&s->spec, &id, 1)) { rc = rm_errf(err, "out of memory"); break; }
-        int done = sink_feed(s, cs, id);
+        done = sink_feed(s, cs, id);
         if (cs->tc->failed) { rc = text_failed(cs->tc, err); break; }
         g.n++;
         int32_t draft[SPEC_KMAX + 1];
@@ -339,12 +338,31 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
         }
         if ((rc = verify(&g, id, draft, k, t1, &done, err)) || done) break;
     }
+    end->message = done;
+    end->tokens = g.n;
     sink_finish(cs);
     if (!rc && cs->tc->failed) rc = text_failed(cs->tc, err);
 out:
     sampler_free(&smp);
     free(g.logits);
     free(g.vlog);
+    return rc;
+}
+
+/* The reply of a chat turn or a raw completion (session.h). */
+int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int think, const rm_gen_opts *o,
+                     const rm_gen_events *ev, volatile int *stop, rm_buf kept[2], gen_end *end, rm_err *err)
+{
+    turn_ctx tc = { s, ev, kept, 0 };
+    out_sink sink = { NULL, &tc, { {0}, 0 }, -1, -1 };
+    *end = (gen_end){ 0 };
+    if (chat && !(sink.chat = rm_chat_stream_new(s->tok, s->fmt, think, on_text, &tc))) return rm_errf(err, "out of memory");
+    if (!chat) {
+        sink.eos = s->m->cfg.eos_id;
+        sink.eos2 = rm_tokenizer_special_id(s->tok, "[EOS]");
+    }
+    int rc = generate(s, ids, np, o, &sink, ev, stop, end, err);
+    rm_chat_stream_free(sink.chat);
     return rc;
 }
 
@@ -359,20 +377,19 @@ int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, 
     int np = rm_chat_render(s->tok, s->fmt, s->view, n, &co, &ids, err);
     if (np >= 0 && session_check_ctx(s, np, err)) { free(ids); np = -1; }
     if (np < 0) { s->nmsgs--; free(s->msgs[s->nmsgs].role); free(s->msgs[s->nmsgs].content); return -1; }
-    turn_ctx tc = { s, ev, 1, { { .max = s->text_max }, { .max = s->text_max } }, 0 };
-    out_sink sink = { rm_chat_stream_new(s->tok, s->fmt, co.thinking, on_text, &tc), &tc, { {0}, 0 }, -1, -1 };
-    int interrupted = 0, rc;
-    if (!sink.chat) rc = rm_errf(err, "out of memory");
-    else rc = generate(s, ids, np, o, &sink, ev, stop, &interrupted, err);
-    rm_chat_stream_free(sink.chat);
+    rm_buf kept[2] = { { .max = s->text_max }, { .max = s->text_max } };
+    /* only XTML's generation prompt opens the think channel; an im-format
+     * model opens <think> itself when it has one */
+    gen_end end;
+    int rc = session_generate(s, ids, np, 1, co.thinking && s->fmt == RM_CHAT_XTML, o, ev, stop, kept, &end, err);
     free(ids);
     if (!rc) {
-        if (session_push_msg(s, "assistant", tc.text[1].p ? tc.text[1].p : "", tc.text[0].p))
+        if (session_push_msg(s, "assistant", kept[1].p ? kept[1].p : "", kept[0].p))
             rc = rm_errf(err, "out of memory");
-        else s->msgs[s->nmsgs - 1].interrupted = interrupted;
+        else s->msgs[s->nmsgs - 1].interrupted = end.interrupted;
     }
-    rm_buf_free(&tc.text[0]);
-    rm_buf_free(&tc.text[1]);
+    rm_buf_free(&kept[0]);
+    rm_buf_free(&kept[1]);
     return rc ? rc : session_trace_failed(s, err);
 }
 
@@ -384,10 +401,8 @@ int rm_session_complete(rm_session *s, const char *text, const rm_gen_opts *o, c
     if (np < 0) return -1;
     if (np == 0) { free(ids); return rm_errf_input(err, "empty prompt"); }
     if (session_check_ctx(s, np, err)) { free(ids); return -1; }
-    turn_ctx tc = { s, ev, 0, { { 0 }, { 0 } }, 0 };
-    out_sink sink = { NULL, &tc, { {0}, 0 }, s->m->cfg.eos_id, rm_tokenizer_special_id(s->tok, "[EOS]") };
-    int interrupted = 0;
-    int rc = generate(s, ids, np, o, &sink, ev, stop, &interrupted, err);
+    gen_end end;
+    int rc = session_generate(s, ids, np, 0, 0, o, ev, stop, NULL, &end, err);
     free(ids);
     return rc ? rc : session_trace_failed(s, err);
 }

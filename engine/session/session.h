@@ -4,6 +4,9 @@
  *   session.c     opening, the conversation list and its rm_chat_msg view
  *   generate.c    one turn: prefill, decode, speculative verify, the sinks
  *                 that collect streamed text; rm_session_turn/complete
+ *   reply.c       replies to a conversation or prompt the caller gives whole
+ *                 (rm_session_render, rm_session_reply): the server's path
+ *   stats_json.c  rm_token_stats as JSON and back
  *   stats.c       the per-token rm_token_stats records
  *   trace.c       the JSONL trace line of each record
  *   transcript.c  saving and loading a conversation
@@ -58,6 +61,19 @@ int  session_push_msg(rm_session *s, const char *role, const char *content, cons
 int  session_check_ctx(const rm_session *s, int n, rm_err *err);
 /* Rebuilds s->view: the system prompt first, then the messages; *n gets the count. */
 int  session_build_view(rm_session *s, int *n);
+
+/* generate.c */
+/* How a reply ended: interrupted is 0 or RM_STOPPED_REPLY/PROMPT (the
+ * stop flag); message is 1 when the model ended its message; tokens were
+ * generated, the one that ended the message included. */
+typedef struct gen_end { int interrupted, message, tokens; } gen_end;
+/* Generates a reply after the prompt ids np: through the chat splitter
+ * (chat = 1; the reply starts in the think channel when think) or raw
+ * (chat = 0: token bytes as answer text, ending at end-of-message or
+ * [EOS]). The state is reused when the prompt extends what it consumed.
+ * kept (may be NULL) receives the reasoning [0] and answer [1] text. */
+int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int think, const rm_gen_opts *o,
+                     const rm_gen_events *ev, volatile int *stop, rm_buf kept[2], gen_end *end, rm_err *err);
 
 /* stats.c */
 /* Starts the figures of one emitted token. */

@@ -38,6 +38,7 @@
 #include <jansson.h>
 #include "engine.h"
 #include "text/pyjson.h"
+#include "text/template.h"
 
 /* ---- segments to ids ---------------------------------------------------- */
 
@@ -48,6 +49,7 @@ typedef struct render {
     rm_err *err;
     int failed;
     int im;                 /* im format: text between markers is one segment */
+    int opens_think;        /* the generation prompt ends inside the think channel */
     py_buf pending;
     py_buf tmp;               /* scratch for attribute values */
 } render;
@@ -561,6 +563,7 @@ static void render_xtml(render *r, const json_t *conv)
         attr a[1] = { { "role", NULL, "assistant" } };
         open_tag(r, "message", a, 1);
         open_tag(r, thinking ? "think" : "response", NULL, 0);
+        r->opens_think = thinking;
     }
 }
 
@@ -650,9 +653,10 @@ rm_chat_format rm_chat_detect(const rm_tokenizer *t)
 }
 
 static int render_conv(const rm_tokenizer *t, rm_chat_format f, const json_t *conv,
-                       int32_t **ids, rm_err *err)
+                       int *opens_think, int32_t **ids, rm_err *err)
 {
     *ids = NULL;
+    if (opens_think) *opens_think = 0;
     if (!json_is_object(conv)) return rm_errf(err, "chat: the conversation is not a JSON object");
     if (!json_is_array(json_object_get(conv, "messages")))
         return rm_errf(err, "chat: the conversation has no \"messages\" list");
@@ -666,6 +670,7 @@ static int render_conv(const rm_tokenizer *t, rm_chat_format f, const json_t *co
     if (r.failed) { free(r.ids); return -1; }
     if (!r.ids && !(r.ids = malloc(sizeof *r.ids))) return rm_errf(err, "chat: out of memory");
     *ids = r.ids;
+    if (opens_think) *opens_think = r.opens_think;
     return r.n;
 }
 
@@ -735,17 +740,23 @@ static int check_conv(const json_t *conv, rm_err *err)
     return 0;
 }
 
-int rm_chat_render_json(const rm_tokenizer *t, rm_chat_format f, const char *json, size_t len,
-                        int32_t **ids, rm_err *err)
+int chat_render_json(const rm_tokenizer *t, rm_chat_format f, const char *json, size_t len, int *opens_think,
+                     int32_t **ids, rm_err *err)
 {
     json_error_t je;
     *ids = NULL;
     json_t *conv = json_loadb(json, len, JSON_ALLOW_NUL, &je);
     if (!conv) return rm_errf_input(err, "chat: line %d column %d: %s", je.line, je.column, je.text);
     if (check_conv(conv, err)) { json_decref(conv); return -1; }
-    int n = render_conv(t, f, conv, ids, err);
+    int n = render_conv(t, f, conv, opens_think, ids, err);
     json_decref(conv);
     return n;
+}
+
+int rm_chat_render_json(const rm_tokenizer *t, rm_chat_format f, const char *json, size_t len,
+                        int32_t **ids, rm_err *err)
+{
+    return chat_render_json(t, f, json, len, NULL, ids, err);
 }
 
 int rm_chat_render(const rm_tokenizer *t, rm_chat_format f, const rm_chat_msg *msgs,
@@ -773,7 +784,7 @@ int rm_chat_render(const rm_tokenizer *t, rm_chat_format f, const rm_chat_msg *m
         if (!tools) rc = rm_errf(err, "chat: tools: line %d column %d: %s", je.line, je.column, je.text);
         else json_object_set_new(conv, "tools", tools);
     }
-    if (!rc) rc = render_conv(t, f, conv, ids, err);
+    if (!rc) rc = render_conv(t, f, conv, NULL, ids, err);
     json_decref(conv);
     return rc;
 }

@@ -1,7 +1,9 @@
 #!/bin/sh
 # The manual page: mandoc and groff lint it clean, and it documents exactly
 # the options of `remora chat --help`, the keys of `remora chat --keys` and
-# the commands of `remora --help` (each checked in both directions).
+# the commands of `remora --help` (each checked in both directions), and
+# every option of `remora serve --help` (under SERVE, or OPTIONS for the
+# shared ones; SERVE lists no option serve lacks).
 cd "$(dirname "$0")/../.." || exit 2
 BIN=${REMORA_BIN:-build/rel/remora}
 PAGE=man/remora.1
@@ -37,6 +39,18 @@ help_opts=$("$BIN" chat --help | sed -n 's/^  \(--[a-z-]*\).*/\1/p')
 man_opts=$(tags OPTIONS | awk '{ print $1 }')
 [ -n "$help_opts" ] || bad "remora chat --help lists no options"
 compare "chat options" "$help_opts" "$man_opts"
+
+# serve: its own options under SERVE, the shared ones under OPTIONS
+serve_opts=$("$BIN" serve --help | sed -n 's/^  \(--[a-z-]*\).*/\1/p')
+serve_man=$(tags SERVE | awk '$1 ~ /^--/ { print $1 }')
+[ -n "$serve_opts" ] || bad "remora serve --help lists no options"
+printf '%s\n' "$serve_opts" | sort -u > "$T/so"
+printf '%s\n%s\n' "$serve_man" "$man_opts" | sort -u > "$T/documented"
+printf '%s\n' "$serve_man" | sort -u > "$T/sm"
+missing=$(comm -23 "$T/so" "$T/documented")
+extra=$(comm -13 "$T/so" "$T/sm")
+[ -z "$missing" ] || bad "serve options not in the man page: $(echo $missing)"
+[ -z "$extra" ] || bad "serve options under SERVE but not in remora serve --help: $(echo $extra)"
 
 help_keys=$("$BIN" chat --keys | sed 's/  .*//')
 man_keys=$(tags KEYS)

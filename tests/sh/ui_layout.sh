@@ -22,7 +22,7 @@ for f in ui/*.c ui/*.h; do
   done
 done
 
-for f in ui/*.c ui/*.h ui/curses/*.c ui/curses/*.h app/*.c app/*.h; do
+for f in ui/*.c ui/*.h ui/curses/*.c ui/curses/*.h app/*.c app/*.h app/serve/*.c app/serve/*.h; do
   dir=$(dirname "$f")
   for inc in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
     n=$((n + 1))

@@ -8,6 +8,7 @@
 #include "../test.h"
 #include "engine.h"
 #include "helpers.h"
+#include "text/template.h"
 
 TEST(template_goldens_render_exactly)
 {
@@ -143,4 +144,33 @@ TEST(template_rejects_bad_conversations)
                strstr(err.msg, "JSON object"), "case %zu is not bad input", k);
     }
     rm_tokenizer_free(t);
+}
+
+/* Whether a rendered prompt ends inside the think channel (the reply then
+ * starts as reasoning): K3 XTML with thinking on and a generation prompt;
+ * never the im format, whose models open <think> themselves. */
+TEST(template_knows_when_the_prompt_opens_think)
+{
+    rm_tokenizer *x = fixture_tokenizer(), *im = im_tokenizer();
+    REQUIRE(x && im);
+    static const struct { const char *tail; int xtml; } cases[] = {
+        { "}", 1 },
+        { ", \"thinking\": true}", 1 },
+        { ", \"thinking\": false}", 0 },
+        { ", \"add_generation_prompt\": false}", 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char conv[256];
+        snprintf(conv, sizeof conv, "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]%s", cases[i].tail);
+        int32_t *ids = NULL;
+        rm_err err;
+        int think = -1;
+        CHECK(chat_render_json(x, RM_CHAT_XTML, conv, strlen(conv), &think, &ids, &err) > 0 && think == cases[i].xtml);
+        free(ids);
+        think = -1;
+        CHECK(chat_render_json(im, RM_CHAT_IM, conv, strlen(conv), &think, &ids, &err) > 0 && think == 0);
+        free(ids);
+    }
+    rm_tokenizer_free(x);
+    rm_tokenizer_free(im);
 }

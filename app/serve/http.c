@@ -1,0 +1,393 @@
+/* http.c — the HTTP side of `remora serve` (serve.h), on libmicrohttpd.
+ *
+ * One thread per connection (libmicrohttpd's thread-per-connection mode),
+ * so a connection's thread may wait for its reply: a stream's content
+ * callback blocks until the worker has bytes for it, a whole reply is
+ * waited for in the request handler. At most --max-connections
+ * connections are open at once, one with no traffic for --idle-timeout
+ * seconds is closed (while a reply is being waited for or streamed, the
+ * server is the one to send, and keep-alive comments keep the stream
+ * busy), and on a non-loopback bind one address may hold at most
+ * SERVE_PER_IP_LIMIT of them, so slow or half-open clients cannot hold the
+ * server.
+ *
+ * Every request passes the same checks before its body is read, in this
+ * order: on a loopback bind the Host header must name a loopback address
+ * and an Origin header, when there is one, a loopback origin (a web page
+ * elsewhere must not reach a local server through DNS rebinding); the
+ * route and method (404, 405); the API key when one is set (401; /health
+ * is open); the declared body size (413). Bodies are read up to
+ * cfg->max_body. Nothing of a request's headers or body is logged, so the
+ * key never reaches the log.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+#include "serve.h"
+
+struct serve_http {
+    serve *sv;
+    struct MHD_Daemon *d;
+};
+
+/* bytes of a refused body read and dropped before the connection is closed */
+#define DROP_MAX ((size_t)64 << 20)
+
+enum { ROUTE_NONE, ROUTE_HEALTH, ROUTE_MODELS, ROUTE_MODEL, ROUTE_CHAT, ROUTE_COMPLETIONS };
+
+/* One request on a connection (libmicrohttpd's per-request pointer). */
+typedef struct request {
+    int route;
+    const char *arg;            /* /v1/models/ID: the ID, inside url */
+    rm_buf body;
+    serve_error refused;        /* status 0: not refused */
+    size_t dropped;             /* bytes of a refused body read since */
+    serve_job *job;
+    int stream;
+    int status;
+    double t0;
+    char method[16], path[96];
+} request;
+
+/* ---- checks ------------------------------------------------------------- */
+
+/* host without a trailing ":port" (and IPv6 brackets), into buf */
+static const char *host_name(const char *host, char *buf, size_t cap)
+{
+    if (host[0] == '[') {
+        const char *e = strchr(host, ']');
+        if (!e || (e[1] && e[1] != ':')) return NULL;
+        snprintf(buf, cap, "%.*s", (int)(e - host - 1), host + 1);
+        return buf;
+    }
+    const char *c = strchr(host, ':');
+    if (c && strchr(c + 1, ':')) return NULL;           /* an IPv6 address needs brackets */
+    snprintf(buf, cap, "%.*s", (int)(c ? (size_t)(c - host) : strlen(host)), host);
+    return buf;
+}
+
+int serve_host_is_loopback(const char *host)
+{
+    char buf[256];
+    if (!host || strlen(host) >= sizeof buf || !host_name(host, buf, sizeof buf)) return 0;
+    size_t n = strlen(buf);
+    if (n && buf[n - 1] == '.') buf[--n] = 0;           /* "localhost." */
+    static const char sub[] = ".localhost";
+    if (!strcasecmp(buf, "localhost") || (n > sizeof sub - 1 && !strcasecmp(buf + n - (sizeof sub - 1), sub)))
+        return 1;
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, buf, &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, buf, &a6) == 1) return IN6_IS_ADDR_LOOPBACK(&a6);
+    return 0;
+}
+
+int serve_origin_is_loopback(const char *origin)
+{
+    const char *rest = !strncasecmp(origin, "http://", 7) ? origin + 7 : !strncasecmp(origin, "https://", 8) ? origin + 8
+                                                                                                           : NULL;
+    if (!rest || strchr(rest, '/')) return 0;
+    return serve_host_is_loopback(rest);
+}
+
+int serve_key_matches(const char *auth, const char *key, size_t key_len)
+{
+    if (!auth || strncasecmp(auth, "Bearer ", 7)) return 0;
+    const char *given = auth + 7;
+    while (*given == ' ') given++;
+    size_t n = strlen(given);
+    /* every byte of the key is compared whatever the answer: the time
+     * depends on the key's length only, not on what matched */
+    volatile unsigned char diff = n != key_len;
+    for (size_t i = 0; i < key_len; i++) diff |= (unsigned char)(key[i] ^ (i < n ? given[i] : 0));
+    return diff == 0;
+}
+
+static int route_of(const char *url, const char **arg)
+{
+    *arg = NULL;
+    if (!strcmp(url, "/health")) return ROUTE_HEALTH;
+    if (!strcmp(url, "/v1/models")) return ROUTE_MODELS;
+    if (!strncmp(url, "/v1/models/", 11) && url[11]) { *arg = url + 11; return ROUTE_MODEL; }
+    if (!strcmp(url, "/v1/chat/completions")) return ROUTE_CHAT;
+    if (!strcmp(url, "/v1/completions")) return ROUTE_COMPLETIONS;
+    return ROUTE_NONE;
+}
+
+/* The checks of the file's comment; 0 or -1 with e filled. */
+static int check(serve_http *h, struct MHD_Connection *c, const char *url, const char *method, request *rq,
+                 serve_error *e)
+{
+    const serve_cfg *cfg = serve_config(h->sv);
+    if (cfg->loopback) {
+        const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+        if (!serve_host_is_loopback(host))
+            return serve_fail(e, 403, "invalid_request_error", "forbidden_host", NULL,
+                              "this server listens on a loopback address and answers only requests for a loopback "
+                              "host name (localhost, 127.0.0.1, [::1]); the Host header is %s%.64s%s",
+                              host ? "'" : "", host ? host : "missing", host ? "'" : "");
+        const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+        if (origin && !serve_origin_is_loopback(origin))
+            return serve_fail(e, 403, "invalid_request_error", "forbidden_origin", NULL,
+                              "requests from the web origin '%.64s' are refused: this server listens on a loopback "
+                              "address", origin);
+    }
+    rq->route = route_of(url, &rq->arg);
+    if (rq->route == ROUTE_NONE)
+        return serve_fail(e, 404, "invalid_request_error", "not_found", NULL, "Invalid URL (%s %.64s)", method, url);
+    const int post = rq->route == ROUTE_CHAT || rq->route == ROUTE_COMPLETIONS;
+    if (strcmp(method, post ? "POST" : "GET"))
+        return serve_fail(e, 405, "invalid_request_error", "method_not_allowed", NULL, "%.64s takes %s, not %s", url,
+                          post ? "POST" : "GET", method);
+    if (cfg->api_key && rq->route != ROUTE_HEALTH &&
+        !serve_key_matches(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+                           cfg->api_key, cfg->api_key_len))
+        return serve_fail(e, 401, "invalid_request_error", "invalid_api_key", NULL,
+                          "a missing or wrong API key: send \"Authorization: Bearer KEY\"");
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl && strtoull(cl, NULL, 10) > cfg->max_body)
+        return serve_fail(e, 413, "invalid_request_error", "request_too_large", NULL,
+                          "the body of %s bytes is over the limit of %zu (--max-body)", cl, cfg->max_body);
+    return 0;
+}
+
+/* ---- responses ---------------------------------------------------------- */
+
+static enum MHD_Result respond(struct MHD_Connection *c, request *rq, int status, const char *body, size_t len,
+                               int retry_after)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!r) return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "application/json");
+    if (retry_after > 0) {
+        char v[24];
+        snprintf(v, sizeof v, "%d", retry_after);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, v);
+    }
+    if (status == 401) MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+    if (status == 405)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
+                                rq->route == ROUTE_CHAT || rq->route == ROUTE_COMPLETIONS ? "POST" : "GET");
+    enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
+    MHD_destroy_response(r);
+    rq->status = status;
+    return ret;
+}
+
+static enum MHD_Result respond_error(struct MHD_Connection *c, request *rq, const serve_error *e)
+{
+    rm_buf b = { 0 };
+    static const char oom[] = "{\"error\":{\"message\":\"out of memory\",\"type\":\"server_error\",\"param\":null,"
+                              "\"code\":null}}";
+    /* a 503 (loading, shutting down) is worth retrying within a second */
+    int retry = e->retry_after ? e->retry_after : e->status == 503;
+    enum MHD_Result ret = oa_error(e, &b) ? respond(c, rq, 500, oom, sizeof oom - 1, 0)
+                                          : respond(c, rq, e->status, b.p, b.len, retry);
+    rm_buf_free(&b);
+    return ret;
+}
+
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    long n = serve_job_read(cls, buf, max);
+    return n > 0 ? (ssize_t)n : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
+}
+
+static enum MHD_Result start_stream(struct MHD_Connection *c, request *rq)
+{
+    /* the job is released when the request completes (on_completed), not
+     * with the response, which libmicrohttpd may free later */
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024, stream_read, rq->job, NULL);
+    if (!r) return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/event-stream");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(r, "X-Accel-Buffering", "no");
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_OK, r);
+    MHD_destroy_response(r);
+    rq->status = 200;
+    return ret;
+}
+
+static int client_fd(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return ci ? ci->connect_fd : -1;
+}
+
+/* A complete generation request: parse, queue, then stream or wait. */
+static enum MHD_Result generate(serve_http *h, struct MHD_Connection *c, request *rq)
+{
+    serve_req req;
+    serve_error e;
+    int rc = rq->route == ROUTE_CHAT ? oa_parse_chat(h->sv, rq->body.p ? rq->body.p : "", rq->body.len, &req, &e)
+                                     : oa_parse_completion(h->sv, rq->body.p ? rq->body.p : "", rq->body.len, &req, &e);
+    if (rc) return respond_error(c, rq, &e);
+    rq->stream = req.stream;
+    if (serve_submit(h->sv, &req, client_fd(c), &rq->job, &e)) {
+        serve_req_free(&req);
+        return respond_error(c, rq, &e);
+    }
+    if (rq->stream) return start_stream(c, rq);
+    int status;
+    const char *body;
+    size_t len;
+    if (serve_job_wait(rq->job, &status, &body, &len)) return MHD_NO;    /* the client hung up */
+    return respond(c, rq, status, body, len, 0);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+    serve_http *h = cls;
+    request *rq = *con_cls;
+    const serve_cfg *cfg = serve_config(h->sv);
+    if (!rq) {                  /* the headers are in; the body follows */
+        if (!(rq = calloc(1, sizeof *rq))) return MHD_NO;
+        *con_cls = rq;
+        rq->t0 = rm_now();
+        snprintf(rq->method, sizeof rq->method, "%s", method);
+        snprintf(rq->path, sizeof rq->path, "%s", url);
+        rq->body.max = cfg->max_body;
+        /* a refused request is answered before its body is read */
+        if (check(h, c, url, method, rq, &rq->refused)) return respond_error(c, rq, &rq->refused);
+        return MHD_YES;
+    }
+    if (*upload_size) {
+        /* a body without a Content-Length that grows past the limit:
+         * libmicrohttpd cannot answer before the body has been read, so
+         * the rest is read and dropped, up to a bound past which the
+         * connection is closed instead */
+        if (rq->refused.status) rq->dropped += *upload_size;
+        else if (rm_buf_add(&rq->body, upload, *upload_size)) {
+            serve_fail(&rq->refused, 413, "invalid_request_error", "request_too_large", NULL,
+                       "the body is over the limit of %zu bytes (--max-body)", cfg->max_body);
+            rm_buf_free(&rq->body);
+        }
+        *upload_size = 0;
+        return rq->dropped > DROP_MAX ? MHD_NO : MHD_YES;
+    }
+    if (rq->refused.status) return respond_error(c, rq, &rq->refused);
+    rm_buf out = { 0 };
+    serve_error e;
+    enum MHD_Result ret;
+    switch (rq->route) {
+    case ROUTE_HEALTH: {
+        int ready = serve_state(h->sv, NULL) == SERVE_READY;
+        ret = serve_health_json(h->sv, &out) ? MHD_NO : respond(c, rq, ready ? 200 : 503, out.p, out.len, ready ? 0 : 1);
+        break;
+    }
+    case ROUTE_MODELS:
+    case ROUTE_MODEL:
+        ret = oa_models(h->sv, rq->arg, &out, &e) ? respond_error(c, rq, &e) : respond(c, rq, 200, out.p, out.len, 0);
+        break;
+    default:
+        ret = generate(h, c, rq);
+        break;
+    }
+    rm_buf_free(&out);
+    return ret;
+}
+
+/* The request is over (answered, failed, or the client left): its line in
+ * the log, and the job let go, which stops a reply still running. */
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode why)
+{
+    request *rq = *con_cls;
+    if (!rq) return;
+    char what[320] = "";
+    if (rq->job) serve_job_summary(rq->job, what, sizeof what);
+    static const char *const whys[] = {
+        [MHD_REQUEST_TERMINATED_COMPLETED_OK] = "", [MHD_REQUEST_TERMINATED_WITH_ERROR] = " (connection failed)",
+        [MHD_REQUEST_TERMINATED_TIMEOUT_REACHED] = " (timed out)", [MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN] = " (shutdown)",
+        [MHD_REQUEST_TERMINATED_READ_ERROR] = " (read error)", [MHD_REQUEST_TERMINATED_CLIENT_ABORT] = " (client left)",
+    };
+    const char *w = (unsigned)why < sizeof whys / sizeof whys[0] && whys[why] ? whys[why] : "";
+    fprintf(stderr, "remora serve: %s %s %d%s%s%s%s %.3f s\n", rq->method, rq->path, rq->status,
+            rq->stream ? " stream" : "", w, *what ? ": " : "", what, rm_now() - rq->t0);
+    serve_job_release(rq->job);
+    rm_buf_free(&rq->body);
+    free(rq);
+    *con_cls = NULL;
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char line[512];
+    vsnprintf(line, sizeof line, fmt, ap);
+    size_t n = strlen(line);
+    while (n && line[n - 1] == '\n') line[--n] = 0;
+    fprintf(stderr, "remora serve: libmicrohttpd: %s\n", line);
+}
+
+/* ---- the daemon --------------------------------------------------------- */
+
+static struct addrinfo *listen_addr(const char *host, int port, rm_err *err)
+{
+    struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *ai;
+    char ps[16];
+    snprintf(ps, sizeof ps, "%d", port);
+    int g = getaddrinfo(host, ps, &hints, &ai);
+    if (g) { rm_errf(err, "--host %s: %s", host, gai_strerror(g)); return NULL; }
+    return ai;
+}
+
+int serve_bind_is_loopback(const char *host, int *loopback, rm_err *err)
+{
+    struct addrinfo *ai = listen_addr(host, 0, err);
+    if (!ai) return -1;
+    if (ai->ai_family == AF_INET)
+        *loopback = (ntohl(((struct sockaddr_in *)ai->ai_addr)->sin_addr.s_addr) >> 24) == 127;
+    else
+        *loopback = ai->ai_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr);
+    freeaddrinfo(ai);
+    return 0;
+}
+
+int serve_http_start(serve *sv, serve_http **out, int *port, rm_err *err)
+{
+    const serve_cfg *cfg = serve_config(sv);
+    *out = NULL;
+    struct addrinfo *ai = listen_addr(cfg->host, cfg->port, err);
+    if (!ai) return -1;
+    serve_http *h = calloc(1, sizeof *h);
+    if (!h) { freeaddrinfo(ai); return rm_errf(err, "out of memory"); }
+    h->sv = sv;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
+                     (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
+    errno = 0;
+    h->d = MHD_start_daemon(flags, (uint16_t)cfg->port, NULL, NULL, on_request, h,
+                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, h,     /* first, so it sees every message */
+                            MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout_s,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(cfg->loopback ? 0 : SERVE_PER_IP_LIMIT),
+                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                            MHD_OPTION_END);
+    int saved = errno;
+    freeaddrinfo(ai);
+    if (!h->d) {
+        free(h);
+        return rm_errf(err, "cannot listen on %s port %d%s%s", cfg->host, cfg->port, saved ? ": " : "",
+                       saved ? strerror(saved) : "");
+    }
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    *port = di ? di->port : cfg->port;
+    *out = h;
+    return 0;
+}
+
+void serve_http_stop(serve_http *h)
+{
+    if (!h) return;
+    MHD_stop_daemon(h->d);
+    free(h);
+}
