@@ -164,27 +164,35 @@ expect "models and health" \
 serve_stop
 [ "$SRV_RC" = 0 ] && echo "ok   SIGTERM: exit 0" || { echo "FAIL SIGTERM: exit $SRV_RC"; fail=1; }
 
-# ---- 503 while the model loads: config.json is a pipe, whose open blocks
-# the loader until the test writes it (then the load fails: a model file
-# must be a regular file, and the server exits 2 saying which)
-mkdir "$T/slow"
-for f in "$m"/*; do ln -s "$f" "$T/slow/"; done
-rm "$T/slow/config.json"
-mkfifo "$T/slow/config.json"
-"$BIN" serve --model "$T/slow" --port 0 > "$T/slow.log" 2>&1 &
+# ---- 503 while the model loads: the test's LD_PRELOAD shim holds the
+# loader's open of config.json until the test lets it go (the loader
+# refuses a FIFO in its place, so the hold stands in for a slow file system)
+cc -shared -fPIC -O2 -o "$T/slow_open.so" tests/sh/lib/slow_open.c -ldl || { echo "FAIL cannot build the shim"; exit 1; }
+SLOW_OPEN_NAME=/config.json SLOW_OPEN_GO="$T/go" LD_PRELOAD="$T/slow_open.so" \
+  "$BIN" serve --model "$m" --port 0 > "$T/slow.log" 2>&1 &
 SRV_PID=$!
 i=0; while [ $i -lt 100 ] && ! grep -q listening "$T/slow.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
 SRV_URL=http://127.0.0.1:$(sed -n 's/.*listening on http:.*:\([0-9]*\)\/v1.*/\1/p' "$T/slow.log")/v1
 post /chat/completions "{\"messages\":[$user1]}" -D "$T/h503" > "$T/e503.json"
 s503=$(cat "$T/status")
 curl -s "${SRV_URL%/v1}/health" -o "$T/h.json" -w '%{http_code}' > "$T/hstatus"
-cat "$m/config.json" > "$T/slow/config.json"
-i=0; while [ $i -lt 100 ] && kill -0 $SRV_PID 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-wait $SRV_PID; rc=$?; SRV_PID=
+touch "$T/go"
+i=0; while [ $i -lt 100 ] && ! grep -q "ready\|loaded" "$T/slow.log" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
+curl -s "${SRV_URL%/v1}/health" -o "$T/h2.json" -w '%{http_code}' > "$T/hstatus2"
+serve_stop
 [ "$s503" = 503 ] && grep -qi '^retry-after' "$T/h503" && [ "$(cat "$T/hstatus")" = 503 ] &&
   [ "$(js "j['status']" < "$T/h.json")" = loading ] && [ "$(js "j['error']['code']" < "$T/e503.json")" = model_loading ] \
-  && echo "ok   503 with Retry-After while the model loads; /health says loading" \
-  || { echo "FAIL 503 while loading: $s503, health $(cat "$T/hstatus")"; cat "$T/slow.log"; fail=1; }
-[ $rc = 2 ] && grep -q "slow/config.json: not a regular file" "$T/slow.log" \
-  && echo "ok   a model that cannot be opened: exit 2 naming the file" || { echo "FAIL failed load: rc $rc"; fail=1; }
+  && [ "$(cat "$T/hstatus2")" = 200 ] \
+  && echo "ok   503 with Retry-After while the model loads; /health says loading, then 200" \
+  || { echo "FAIL 503 while loading: $s503, health $(cat "$T/hstatus") then $(cat "$T/hstatus2")"; cat "$T/slow.log"; fail=1; }
+
+# ---- a model that cannot be opened (a FIFO in place of config.json: refused,
+# not waited on): exit 2 naming the file
+mkdir "$T/slow"
+for f in "$m"/*; do ln -s "$f" "$T/slow/"; done
+rm "$T/slow/config.json"
+mkfifo "$T/slow/config.json"
+timeout 20 "$BIN" serve --model "$T/slow" --port 0 > "$T/bad.log" 2>&1; rc=$?
+[ $rc = 2 ] && grep -q "slow/config.json: not a regular file" "$T/bad.log" \
+  && echo "ok   a model that cannot be opened: exit 2 naming the file" || { echo "FAIL failed load: rc $rc"; cat "$T/bad.log"; fail=1; }
 exit $fail
