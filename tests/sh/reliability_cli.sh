@@ -67,7 +67,7 @@ timeout 20 $BIN run --model "$FX/k3-tiny" --prompt - --transcript "$T/u.jsonl" -
 [ $rc = 0 ] && python3 -c "import json,sys; m=[json.loads(l) for l in open(sys.argv[1])]; assert m[0]['content'].count('\ufffd')==3, m" "$T/u.jsonl" \
   && ok "invalid UTF-8 prompt stored with U+FFFD" || bad "invalid UTF-8 transcript: rc=$rc $(cat "$T/err")"
 printf '{"role":"user","content":"hi"}\r\n\r\n{"role":"assistant","content":"yo"}\r\n' > "$T/crlf.jsonl"
-expect "CRLF transcript" 0 "prompt tokens" $BIN run --model "$FX/k3-tiny" --prompt again --transcript "$T/crlf.jsonl" --max-new 2
+expect "CRLF transcript" 0 "74 prefilled" $BIN run --model "$FX/k3-tiny" --prompt again --transcript "$T/crlf.jsonl" --max-new 2
 printf 'ab\000cd' > "$T/nul.txt"
 expect "NUL in a stdin prompt" 2 "holds a NUL byte at offset 2" sh -c "$BIN run --model '$FX/k3-tiny' --prompt - < '$T/nul.txt'"
 expect "empty --prompt" 2 "the prompt is empty" $BIN run --model "$FX/k3-tiny" --prompt ""
