@@ -28,8 +28,8 @@ static void usage(FILE *f)
         [OPT_MAX_NEW] = "stop a reply after N tokens (default: end of message)",
     };
     fprintf(f,
-        "usage: remora chat [--model DIR | --synthetic [--synthetic-rate R] [--synthetic-prompt-rate P]]\n"
-        "                   [OPTIONS]\n"
+        "usage: remora chat [--model DIR | --endpoint URL |\n"
+        "                    --synthetic [--synthetic-rate R] [--synthetic-prompt-rate P]] [OPTIONS]\n"
         "\n"
         "Full-screen chat: answer and reasoning side by side, live engine panels.\n"
         "\n"
@@ -41,7 +41,7 @@ static void usage(FILE *f)
     opts_help_line(f, "--synthetic-prompt-rate P", "prompt tokens per second of the synthetic source, with\n"
                                                    "progress (default: prompts take no time); P in [1, 10000000]");
     opts_help_line(f, "--system TEXT", "system prompt");
-    opts_help(f, GEN_OPTS | OPEN_OPTS, text);
+    opts_help(f, GEN_OPTS | OPEN_OPTS | OPTS_ENDPOINT_MASK, text);
     opts_help_line(f, "--mouse", "scroll with the mouse wheel (Shift+drag still selects)");
     opts_help_line(f, "--keys", "print the key bindings and exit");
     opts_help_line(f, "--help", "print this help and exit");
@@ -60,7 +60,7 @@ int cmd_chat(int argc, char **argv)
         { "help", no_argument, 0, O_HELP },
         { 0, 0, 0, 0 },
     };
-    const struct option *opts = opts_longopts(own, OPT_BIT(OPT_MODEL) | GEN_OPTS | OPEN_OPTS);
+    const struct option *opts = opts_longopts(own, OPT_BIT(OPT_MODEL) | GEN_OPTS | OPEN_OPTS | OPTS_ENDPOINT_MASK);
     ui_main_opts o = {
         .synth = { .rate = 20, .reasoning_tokens = 120, .answer_tokens = 240 },
     };
@@ -96,6 +96,12 @@ int cmd_chat(int argc, char **argv)
     if (optind < argc) {
         fprintf(stderr, "remora chat: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
+        return 2;
+    }
+    int rc = opts_endpoint("chat", &so, &o.endpoint);
+    if (rc) return rc;
+    if (o.synthetic && o.endpoint.url) {
+        fprintf(stderr, "remora chat: --synthetic and --endpoint: one source at a time\n");
         return 2;
     }
     o.model_dir = so.model;

@@ -8,7 +8,10 @@
  * Everything that can be checked is checked before the first token (the
  * prompt, the transcript's place); a failed write to stdout (a full disk,
  * a closed descriptor) stops the reply and exits 1 with a message, except
- * EPIPE, a reader that went away (`| head`), which stays quiet. */
+ * EPIPE, a reader that went away (`| head`), which stays quiet.
+ * With --endpoint URL the turn goes to an OpenAI-compatible server through
+ * the chat's own endpoint source (ui/source.h), so the answer and the
+ * reasoning are split exactly as the chat shows them. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -22,6 +25,7 @@
 #include "opts.h"
 #include "progress.h"
 #include "read_all.h"
+#include "ui/source.h"
 
 static volatile int stop_flag;
 static int out_errno;           /* the first failed write to stdout */
@@ -45,7 +49,8 @@ static void usage(FILE *f)
         [OPT_EFFORT] = "add K3's thinking-effort note (implies --chat)",
         [OPT_MAX_NEW] = "stop after N new tokens (default 512)",
     };
-    fprintf(f, "usage: remora run --model DIR --prompt TEXT|- [options]\n");
+    fprintf(f, "usage: remora run --model DIR --prompt TEXT|- [options]\n"
+               "       remora run --endpoint URL --prompt TEXT|- [options]\n");
     opts_help(f, OPT_BIT(OPT_MODEL), text);
     opts_help_line(f, "--prompt TEXT", "the prompt; '-' reads it from standard input");
     opts_help_line(f, "--chat", "wrap the prompt as a user message in the model's chat format");
@@ -54,6 +59,7 @@ static void usage(FILE *f)
     opts_help_line(f, "--transcript FILE", "continue the conversation in FILE (JSONL) and save it back\n"
                                            "atomically; implies --chat");
     opts_help(f, OPEN_OPTS, text);
+    opts_help(f, OPTS_ENDPOINT_MASK, text);
     fprintf(f,
         "The answer goes to stdout; reasoning goes to stderr. A summary line\n"
         "(context, reused and prefilled tokens, prefill time, decode s/token, bytes\n"
@@ -188,15 +194,24 @@ static void summary(const run_ctx *r)
             (unsigned long long)r->drafted, stop_flag ? " (stopped)" : "");
 }
 
+/* What generates: a chat turn or a raw completion on a session, or a
+ * turn on an endpoint. */
+typedef struct gen_target {
+    rm_session *ses;
+    int chat;
+    ui_source *src;
+} gen_target;
+
 /* Streams one turn (chat) or completion; Ctrl-C stops it at a token. */
-static int generate(rm_session *s, int chat, const char *prompt, const rm_gen_opts *go, run_ctx *r, rm_err *err)
+static int generate(const gen_target *g, const char *prompt, const rm_gen_opts *go, run_ctx *r, rm_err *err)
 {
     r->dim = isatty(2);
     progress_init(&r->bar, "remora run");
     rm_gen_events ev = { r, on_text, on_stats };
     signal(SIGINT, on_sigint);
-    int fail = chat ? rm_session_turn(s, prompt, go, &ev, &stop_flag, err)
-                    : rm_session_complete(s, prompt, go, &ev, &stop_flag, err);
+    int fail = g->src ? g->src->vt->turn(g->src, prompt, go, &ev, &stop_flag, err)
+             : g->chat ? rm_session_turn(g->ses, prompt, go, &ev, &stop_flag, err)
+                       : rm_session_complete(g->ses, prompt, go, &ev, &stop_flag, err);
     signal(SIGINT, SIG_DFL);
     progress_end(&r->bar);
     if (r->reasoning_open && r->dim) fputs("\033[0m", stderr);
@@ -204,6 +219,39 @@ static int generate(rm_session *s, int chat, const char *prompt, const rm_gen_op
     if ((!fail || r->tokens) && !out_errno && (fputs("\n", stdout) == EOF || fflush(stdout)))
         out_errno = errno ? errno : EIO;
     return fail;
+}
+
+/* remora run --endpoint: the same steps on the endpoint source. */
+static int run_endpoint(const ui_endpoint_opts *eo, const char *prompt, const char *system, const char *transcript,
+                        const rm_gen_opts *go)
+{
+    rm_err err = { "" };
+    ui_source *src = NULL;
+    if (ui_source_endpoint_open(eo, &src, &err)) {
+        fprintf(stderr, "remora run: %s\n", err.msg);
+        return 1;
+    }
+    const ui_source_vt *vt = src->vt;
+    gen_target g = { .src = src };
+    run_ctx r = { 0 };
+    int rc = 0;
+    if (transcript && access(transcript, F_OK) == 0 && vt->load(src, transcript, &err)) {
+        fprintf(stderr, "remora run: %s\n", err.msg);
+        rc = 2;
+    } else if (system && vt->set_system(src, system, &err)) {
+        fprintf(stderr, "remora run: %s\n", err.msg);
+        rc = 1;
+    } else if (generate(&g, prompt, go, &r, &err)) {
+        fprintf(stderr, "remora run: %s\n", err.msg);
+        rc = 1;
+    } else {
+        fprintf(stderr, "[%s] ", src->label);
+        summary(&r);
+        if (transcript && vt->save(src, transcript, &err)) { fprintf(stderr, "remora run: %s\n", err.msg); rc = 1; }
+        if (!rc && stop_flag) rc = 130;
+    }
+    vt->free(src);
+    return rc;
 }
 
 int cmd_run(int argc, char **argv)
@@ -216,7 +264,7 @@ int cmd_run(int argc, char **argv)
         { "prompt", required_argument, 0, O_PROMPT }, { "chat", no_argument, 0, O_CHAT },
         { "system", required_argument, 0, O_SYSTEM }, { "transcript", required_argument, 0, O_TRANS },
         { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
-    const struct option *opts = opts_longopts(own, OPT_BIT(OPT_MODEL) | GEN_OPTS | OPEN_OPTS);
+    const struct option *opts = opts_longopts(own, OPT_BIT(OPT_MODEL) | GEN_OPTS | OPEN_OPTS | OPTS_ENDPOINT_MASK);
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         int taken = opts_take("run", c, optarg, &so);
@@ -232,17 +280,26 @@ int cmd_run(int argc, char **argv)
         }
     }
     if (so.given & OPT_BIT(OPT_EFFORT)) chat = 1;
-    if (!so.model || !prompt || optind != argc) { usage(stderr); return 2; }
+    ui_endpoint_opts eo;
+    int rc = opts_endpoint("run", &so, &eo);
+    if (rc) return rc;
+    if ((!so.model && !eo.url) || !prompt || optind != argc) { usage(stderr); return 2; }
     char *owned = NULL;
-    int rc = !strcmp(prompt, "-") ? prompt_from_stdin(&owned) : 0;
+    rc = !strcmp(prompt, "-") ? prompt_from_stdin(&owned) : 0;
     if (rc) return rc;
     if (owned) prompt = owned;
+    if (eo.url) chat = 1;           /* an endpoint takes chat completions */
     if (!chat && !*prompt) {
         fprintf(stderr, "remora run: the prompt is empty (a completion needs text to continue; --chat allows an empty message)\n");
         free(owned);
         return 2;
     }
     if (transcript && (rc = check_transcript_place(transcript))) { free(owned); return rc; }
+    if (eo.url) {
+        rc = run_endpoint(&eo, prompt, system, transcript, &so.gen);
+        free(owned);
+        return rc;
+    }
     rm_err err = { "" };
     rm_session *s = NULL;
     if (rm_session_open(so.model, &so.open, &s, &err)) {
@@ -258,7 +315,7 @@ int cmd_run(int argc, char **argv)
     } else if (system && rm_session_set_system(s, system)) {
         fprintf(stderr, "remora run: out of memory\n");
         rc = 1;
-    } else if (generate(s, chat, prompt, &so.gen, &r, &err)) {
+    } else if (generate(&(gen_target){ .ses = s, .chat = chat }, prompt, &so.gen, &r, &err)) {
         fprintf(stderr, "remora run: %s\n", err.msg);
         rc = rm_err_status(&err, 1);
     } else {

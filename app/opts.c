@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "opts.h"
+#include "ui/source.h"
 
 enum { K_PATH, K_FLAG, K_WORD, K_INT, K_U64, K_REAL };
 
@@ -48,6 +49,14 @@ static const struct rule {
                           .what = "prompt tokens per layer-major pass (default: the planner's,\nfrom the RAM budget)" },
     [OPT_MAX_CTX]     = { "max-ctx", "N", K_INT, 1, 1e9,
                           .what = "refuse a context of more than N tokens (default: the\nmodel's max_position_embeddings)" },
+    [OPT_ENDPOINT]    = { "endpoint", "URL", K_PATH,
+                          .what = "an OpenAI-compatible server instead of a model: its API's\nbase URL (http://HOST:PORT/v1)" },
+    [OPT_ENDPOINT_MODEL] = { "endpoint-model", "NAME", K_PATH,
+                          .what = "the endpoint's model (default: the first it lists)" },
+    [OPT_API_KEY_ENV] = { "api-key-env", "VAR", K_PATH,
+                          .what = "send the API key held in environment variable VAR, only to\nthe endpoint's host over HTTPS or to a loopback address" },
+    [OPT_ENDPOINT_TIMEOUT] = { "endpoint-timeout", "S", K_REAL, 0.1, 86400,
+                          .what = "give a request up after S seconds without data (default 300)" },
 };
 
 /* ---- the number rules -------------------------------------------------- */
@@ -193,6 +202,10 @@ int opts_parse(int id, const char *arg, opts_shared *o, char *msg, size_t msglen
     case OPT_TRACE:       o->open.trace_path = arg; break;
     case OPT_PREFILL_CHUNK: o->open.prefill_chunk = (int)i; break;
     case OPT_MAX_CTX:     o->open.max_ctx = (int)i; break;
+    case OPT_ENDPOINT:    o->endpoint = arg; break;
+    case OPT_ENDPOINT_MODEL: o->endpoint_model = arg; break;
+    case OPT_API_KEY_ENV: o->api_key_env = arg; break;
+    case OPT_ENDPOINT_TIMEOUT: o->endpoint_timeout = d; break;
     }
     o->given |= OPT_BIT(id);
     return 0;
@@ -220,6 +233,46 @@ const struct option *opts_longopts(const struct option *own, unsigned mask)
                                           OPT_CODE + id };
     table[n] = (struct option){ 0, 0, 0, 0 };
     return table;
+}
+
+/* ---- the endpoint -------------------------------------------------------- */
+
+int opts_endpoint(const char *cmd, const opts_shared *o, struct ui_endpoint_opts *e)
+{
+    static const int local[] = { OPT_MODEL, OPT_THREADS, OPT_IO_THREADS, OPT_RAM, OPT_TRACE, OPT_PREFILL_CHUNK,
+                                 OPT_SPEC };
+    memset(e, 0, sizeof *e);
+    if (!o->endpoint) {
+        for (int id = OPT_ENDPOINT_MODEL; id <= OPT_ENDPOINT_TIMEOUT; id++)
+            if (o->given & OPT_BIT(id)) {
+                fprintf(stderr, "remora %s: --%s is an option of --endpoint URL\n", cmd, rules[id].name);
+                return 2;
+            }
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof local / sizeof local[0]; i++)
+        if (o->given & OPT_BIT(local[i])) {
+            fprintf(stderr, "remora %s: --%s is for a local model, not with --endpoint (the server has its own)\n",
+                    cmd, rules[local[i]].name);
+            return 2;
+        }
+    e->url = o->endpoint;
+    e->model = o->endpoint_model;
+    e->timeout = o->endpoint_timeout;
+    if (o->api_key_env) {
+        const char *k = getenv(o->api_key_env);
+        if (!k || !*k) {
+            fprintf(stderr, "remora %s: --api-key-env %s: the environment variable is not set or empty\n", cmd,
+                    o->api_key_env);
+            return 2;
+        }
+        if (strpbrk(k, "\r\n")) {
+            fprintf(stderr, "remora %s: --api-key-env %s: the key holds a line break\n", cmd, o->api_key_env);
+            return 2;
+        }
+        e->api_key = k;
+    }
+    return 0;
 }
 
 /* ---- help -------------------------------------------------------------- */

@@ -35,6 +35,10 @@ enum {
     OPT_TRACE,          /* --trace FILE */
     OPT_PREFILL_CHUNK,  /* --prefill-chunk N */
     OPT_MAX_CTX,        /* --max-ctx N */
+    OPT_ENDPOINT,       /* --endpoint URL */
+    OPT_ENDPOINT_MODEL, /* --endpoint-model NAME */
+    OPT_API_KEY_ENV,    /* --api-key-env VAR */
+    OPT_ENDPOINT_TIMEOUT, /* --endpoint-timeout S */
     OPT_COUNT
 };
 #define OPT_BIT(id) (1u << (id))
@@ -47,6 +51,9 @@ enum {
  * before parsing; only options on the command line change them. */
 typedef struct opts_shared {
     const char  *model;
+    /* an OpenAI-compatible server instead of a model (run and chat) */
+    const char  *endpoint, *endpoint_model, *api_key_env;
+    double       endpoint_timeout;
     rm_open_opts open;          /* threads, io_threads, ram_gb, trace_path, prefill_chunk */
     rm_gen_opts  gen;           /* max_new, temperature, top_p, seed, think, thinking_effort, spec */
     unsigned     given;         /* OPT_BIT of each shared option seen */
@@ -73,6 +80,16 @@ int opts_take(const char *cmd, int c, const char *arg, opts_shared *o);
 void opts_help(FILE *f, unsigned mask, const char *const *text);
 /* One help line of a command's own option, in the same columns. */
 void opts_help_line(FILE *f, const char *opt, const char *what);
+
+/* The endpoint options as a source's: checks that they come with
+ * --endpoint and without a local model's options, and takes the API key
+ * from the environment variable --api-key-env names (never from the
+ * command line, where other users see it). 0, or the exit status after
+ * saying why on stderr. */
+#define OPTS_ENDPOINT_MASK (OPT_BIT(OPT_ENDPOINT) | OPT_BIT(OPT_ENDPOINT_MODEL) | OPT_BIT(OPT_API_KEY_ENV) | \
+                            OPT_BIT(OPT_ENDPOINT_TIMEOUT))
+struct ui_endpoint_opts;
+int opts_endpoint(const char *cmd, const opts_shared *o, struct ui_endpoint_opts *e);
 
 /* The number rules, for the commands' own options as well: the whole of s,
  * decimal, finite, lo <= v <= hi (lo < v when lo_open). Return 0, or -1

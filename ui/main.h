@@ -10,8 +10,9 @@
 #include "source.h"
 
 typedef struct ui_main_opts {
-    const char   *model_dir;     /* used unless synthetic */
+    const char   *model_dir;     /* used unless synthetic or an endpoint */
     int           synthetic;
+    ui_endpoint_opts endpoint;   /* an OpenAI-compatible server when endpoint.url is set */
     ui_synth_opts synth;
     rm_open_opts  open;          /* threads, RAM budget, trace file */
     rm_gen_opts   gen;           /* think, sampling, speculation, max_new */

@@ -1,13 +1,15 @@
 /* source.h — what the chat talks to: a conversation that generates replies.
  *
- * Two implementations: the engine (source_engine.c, a thin wrapper of
- * rm_session) and a synthetic one (source_synth.c) that streams deterministic
- * reasoning and answer text with plausible, changing statistics at a chosen
- * rate (prompt progress, speculation passes and the end-of-message record
- * included), so the UI can be demonstrated, tested and benchmarked without a
- * model. The calls mirror rm_session's and run on the worker thread; the UI
- * thread reads only the fields of struct ui_source, which do not change
- * once the source is open.
+ * Three implementations: the engine (source_engine.c, a thin wrapper of
+ * rm_session), an OpenAI-compatible server (source_endpoint.c: vLLM,
+ * SGLang, Moonshot, a remote `remora serve`) and a synthetic one
+ * (source_synth.c) that streams deterministic reasoning and answer text
+ * with plausible, changing statistics at a chosen rate (prompt progress,
+ * speculation passes and the end-of-message record included), so the UI
+ * can be demonstrated, tested and benchmarked without a model. The calls
+ * mirror rm_session's and run on the worker thread; the UI thread reads
+ * only the fields of struct ui_source, which do not change once the
+ * source is open.
  */
 #ifndef REMORA_UI_SOURCE_H
 #define REMORA_UI_SOURCE_H
@@ -32,13 +34,25 @@ typedef struct ui_source_vt {
     void (*free)(ui_source *s);
 } ui_source_vt;
 
+/* Figures a source may not report (ui_source.unreported): a panel whose
+ * figures are among them and that got none says "not reported by this
+ * endpoint" instead of drawing zeros. */
+enum {
+    UI_FIG_PHASES  = 1,     /* where a token's time went */
+    UI_FIG_CACHE   = 2,     /* spine and expert cache */
+    UI_FIG_SPEC    = 4,     /* speculation */
+    UI_FIG_ROUTER  = 8,     /* routed experts */
+    UI_FIG_STORAGE = 16,    /* storage reads (network bytes are reported) */
+};
+
 struct ui_source {
     const ui_source_vt *vt;
-    char label[256];        /* status line: model directory or "synthetic" */
+    char label[256];        /* status line: model directory, "HOST:PORT MODEL" or "synthetic" */
     /* The model layer of the router's first MoE layer, and the model's
      * layers: router rows are numbered as the model's layers, as --trace
      * numbers them (MoE layers follow each other from route_layer0). */
     int  route_layer0, model_layers;
+    unsigned unreported;    /* UI_FIG_* this source may not report; 0 for a local model */
 };
 
 typedef struct ui_synth_opts {
@@ -51,6 +65,16 @@ typedef struct ui_synth_opts {
 } ui_synth_opts;
 
 int ui_source_engine_open(const char *model_dir, const rm_open_opts *o, ui_source **out, rm_err *err);
+typedef struct ui_endpoint_opts {
+    const char *url;        /* the API's base (…/v1), a server's root, or the chat URL */
+    const char *model;      /* NULL: the first of GET /v1/models */
+    const char *api_key;    /* NULL: none; sent only to the endpoint's host over HTTPS or loopback */
+    double timeout;         /* seconds without a byte before a request fails; <= 0: 300 */
+} ui_endpoint_opts;
+
+/* Opens the endpoint: asks GET {base}/models for the model (and whether the
+ * server is remora serve, whose per-token figures are then requested). */
+int ui_source_endpoint_open(const ui_endpoint_opts *o, ui_source **out, rm_err *err);
 int ui_source_synth_open(const ui_synth_opts *o, ui_source **out, rm_err *err);
 
 #endif

@@ -78,7 +78,7 @@ static void draw_panels(ui_tui *a, const ui_summary *s)
 {
     const ui_rect *r = a->lay.panel;
     const ui_panel_in in = { a->stats, s, &a->router, a->src->route_layer0, a->src->model_layers,
-                             a->probe_seconds, a->device_gbps };
+                             a->probe_seconds, a->device_gbps, a->src->unreported };
     for (int i = 0; i < ui_npanels; i++) ui_fill(r[i], A_NORMAL);
     for (int i = 0; i < ui_npanels; i++)
         if (ui_rect_visible(r[i])) ui_panels[i].draw(r[i], &in);

@@ -15,6 +15,7 @@
 #define REMORA_UI_PANEL_H
 
 #include "ui/layout.h"
+#include "ui/source.h"
 #include "ui/stats.h"
 
 typedef struct ui_router_view {
@@ -30,6 +31,7 @@ typedef struct ui_panel_in {
     int                   route_layer0, model_layers;  /* router rows as model layers (ui_source) */
     double                probe_seconds;    /* how long the storage ceiling was measured (0: not) */
     double                device_gbps;      /* the median the probe found (0: the records' figure) */
+    unsigned              unreported;   /* UI_FIG_* the source may not report (ui_source) */
 } ui_panel_in;
 
 /* Draws a panel into a visible rectangle r. */
@@ -46,6 +48,11 @@ typedef struct ui_panel_class {
 /* The panels in stacking order (panels.c). */
 extern const ui_panel_class ui_panels[];
 extern const int ui_npanels;
+
+/* For a panel whose figures (fig, UI_FIG_*) the source may not report:
+ * when it has none (!have), draws the title and "not reported by this
+ * endpoint" and returns 1, so the panel draws no zeros. */
+int ui_panel_unreported(ui_rect r, const ui_panel_in *in, unsigned fig, int have, const char *title);
 
 /* Fills fit[0 .. ui_npanels) with the table's heights, for the layout. */
 void ui_panels_fit(ui_panel_fit *fit);

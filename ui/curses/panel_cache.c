@@ -15,6 +15,9 @@ void ui_panel_cache(ui_rect r, const ui_panel_in *in)
     char title[48];
     if (s->window) snprintf(title, sizeof title, "Cache, per tok: last %d", s->window);
     else snprintf(title, sizeof title, "Cache");
+    if (ui_panel_unreported(r, in, UI_FIG_CACHE, (st->have_cur && st->cur.expert_cache_capacity) ||
+                            (st->have_pcur && st->pcur.expert_cache_capacity), "Cache"))
+        return;
     ui_put_title(r, title, 0);
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
     if (w <= 0 || (!st->have_cur && !st->have_pcur)) return;

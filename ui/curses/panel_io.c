@@ -31,6 +31,15 @@ void ui_panel_io(ui_rect r, const ui_panel_in *in)
             ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt read %s", a);
         }
     }
+    if ((in->unreported & UI_FIG_STORAGE) && s->spine_bps + s->expert_bps <= 0) {
+        /* an endpoint's figures: the bytes are the network's */
+        if (y < end) {
+            ui_fmt_bytes(a, sizeof a, s->bytes_per_token * s->tok_per_s);
+            ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "network %s/s", a);
+        }
+        if (y < end) ui_put(y, x, w, ui_attr(UI_C_DIM), "storage not reported by this endpoint");
+        return;
+    }
     if (y < end) {
         ui_fmt_bytes(a, sizeof a, s->spine_bps);
         ui_fmt_bytes(b, sizeof b, s->expert_bps);

@@ -86,7 +86,7 @@ void ui_panel_router(ui_rect r, const ui_panel_in *in)
     int experts = c->num_experts;
     char title[96];
     if (layers <= 0 || k <= 0 || experts <= 0) {
-        ui_put_title(r, "Router", 0);
+        if (!ui_panel_unreported(r, in, UI_FIG_ROUTER, 0, "Router")) ui_put_title(r, "Router", 0);
         return;
     }
     int zl = v->layer < 0 ? 0 : v->layer >= layers ? layers - 1 : v->layer;

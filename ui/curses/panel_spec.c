@@ -8,6 +8,7 @@ void ui_panel_spec(ui_rect r, const ui_panel_in *in)
 {
     const ui_stats *st = in->stats;
     const ui_summary *s = in->sum;
+    if (ui_panel_unreported(r, in, UI_FIG_SPEC, s->drafted > 0, "Speculation")) return;
     ui_put_title(r, "Speculation", 0);
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
     if (w <= 0 || !st->have_cur) return;

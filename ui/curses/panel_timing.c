@@ -73,8 +73,16 @@ static int put_split(int y, int x, int w, int end, attr_t a, const char *text)
     return y + 2;
 }
 
+/* Whether any phase figure came (an endpoint without the stats extension
+ * reports none). */
+static int phases_known(const ui_summary *s)
+{
+    for (int p = 0; p < RM_PHASE_COUNT; p++) if (s->phase_frac[p] > 0) return 1;
+    return 0;
+}
+
 /* Before the first token: the prompt's progress, or how it ended. */
-static void prompt_rows(int y, int x, int w, int end, const ui_summary *s)
+static void prompt_rows(int y, int x, int w, int end, const ui_summary *s, int no_phases)
 {
     char buf[200];
     const rm_prompt_figures *p = &s->prompt;
@@ -101,6 +109,10 @@ static void prompt_rows(int y, int x, int w, int end, const ui_summary *s)
     }
     int role = s->prompt_state == UI_PROMPT_STOPPED ? UI_C_MARK : UI_C_TEXT;
     if (y < end) y = put_split(y, x, w, end - y >= 4 ? y + 2 : y + 1, ui_attr(role), buf);
+    if (y < end && no_phases) {
+        ui_put(y, x, w, ui_attr(UI_C_DIM), "phases not reported by this endpoint");
+        return;
+    }
     if (y < end) phase_bar(y++, x, w, s);
     if (y < end) phase_legend(y, x, w, s, "prompt");
 }
@@ -116,7 +128,10 @@ void ui_panel_timing(ui_rect r, const ui_panel_in *in)
     ui_put_title(r, title, 0);
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
     if (w <= 0) return;
-    if (!s->window) { prompt_rows(y, x, w, end, s); return; }
+    if (!s->window) {
+        prompt_rows(y, x, w, end, s, (in->unreported & UI_FIG_PHASES) && !phases_known(s));
+        return;
+    }
     /* One unit for the three figures, chosen by the largest. */
     double scale = s->p90 >= 1 ? 1 : 1e3;
     const char *unit = s->p90 >= 1 ? "s" : "ms";
@@ -131,6 +146,10 @@ void ui_panel_timing(ui_rect r, const ui_panel_in *in)
         y = put_split(y, x, w, end - y >= 5 ? y + 2 : y + 1, ui_attr(UI_C_TEXT), buf);
     }
     if (y < end) sparkline(y++, x, w, st);
+    if (y < end && (in->unreported & UI_FIG_PHASES) && !phases_known(s)) {
+        ui_put(y, x, w, ui_attr(UI_C_DIM), "phases not reported by this endpoint");
+        return;
+    }
     if (y < end) phase_bar(y++, x, w, s);
     if (y < end) phase_legend(y, x, w, s, NULL);
 }

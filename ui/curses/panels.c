@@ -2,6 +2,7 @@
  * they stack in the panel column and sit in the band; a panel that takes the
  * rest (UI_PANEL_REST) gets the rows the others leave, is the first to go
  * when rows run short, and has no place in the band. */
+#include "draw.h"
 #include "panel.h"
 
 const ui_panel_class ui_panels[] = {
@@ -19,4 +20,12 @@ _Static_assert(sizeof ui_panels / sizeof ui_panels[0] <= UI_PANELS_MAX, "raise U
 void ui_panels_fit(ui_panel_fit *fit)
 {
     for (int i = 0; i < ui_npanels; i++) fit[i] = (ui_panel_fit){ ui_panels[i].pref_h, ui_panels[i].min_h };
+}
+
+int ui_panel_unreported(ui_rect r, const ui_panel_in *in, unsigned fig, int have, const char *title)
+{
+    if (have || !(in->unreported & fig)) return 0;
+    ui_put_title(r, title, 0);
+    if (r.h > 1 && r.w > 2) ui_put(r.y + 1, r.x + 1, r.w - 2, ui_attr(UI_C_DIM), "not reported by this endpoint");
+    return 1;
 }
