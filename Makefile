@@ -86,9 +86,10 @@ unit: $(B)/remora-tests $(B)/remora
 
 # libFuzzer targets (clang) for the tokenizer, the tiktoken reader, the
 # chat-stream splitter, the safetensors header, config.json, the index, the
-# transcript reader, the chat JSON and the Content-Range parser;
-# tests/sh/fuzz.sh runs each for a bounded time. The engine files they need
-# are compiled once (instrumented, build/fuzz/obj) and linked into each.
+# transcript reader, the chat JSON, the Content-Range parser and the
+# endpoint's stream reader; tests/sh/fuzz.sh runs each for a bounded time.
+# The engine files they need are compiled once (instrumented,
+# build/fuzz/obj) and linked into each.
 FUZZ_CC    ?= clang
 FUZZ_SAN    = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_FLAGS  = -std=gnu11 -g -O1 -D_GNU_SOURCE $(FUZZ_SAN)
@@ -103,6 +104,11 @@ fuzz: $(FUZZ_BIN)
 build/fuzz/obj/%.o: %.c $(wildcard engine/*.h engine/*/*.h) $(GEN)/han_ranges.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -Iengine -I$(GEN) $(PKG_CFLAGS) -c $< -o $@
+# fuzz_sse reads the stats extension through the engine's mapping: it links
+# the library (the release build) rather than a list of its files.
+build/fuzz/fuzz_sse: tests/fuzz/fuzz_sse.c ui/sse.c ui/sse.h engine/engine.h $(B)/libremora.a
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -Iengine -I. $(PKG_CFLAGS) -o $@ $< ui/sse.c $(B)/libremora.a $(PKG_LIBS)
 build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -Iengine -I$(GEN) $(PKG_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS)
