@@ -227,14 +227,14 @@ static int run_endpoint(const ui_endpoint_opts *eo, const char *prompt, const ch
 {
     rm_err err = { "" };
     ui_source *src = NULL;
-    if (ui_source_endpoint_open(eo, &src, &err)) {
+    int rc = ui_source_endpoint_open(eo, &src, &err);
+    if (rc) {
         fprintf(stderr, "remora run: %s\n", err.msg);
-        return 1;
+        return rc == -2 ? 2 : 1;
     }
     const ui_source_vt *vt = src->vt;
     gen_target g = { .src = src };
     run_ctx r = { 0 };
-    int rc = 0;
     if (transcript && access(transcript, F_OK) == 0 && vt->load(src, transcript, &err)) {
         fprintf(stderr, "remora run: %s\n", err.msg);
         rc = 2;

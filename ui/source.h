@@ -73,7 +73,9 @@ typedef struct ui_endpoint_opts {
 } ui_endpoint_opts;
 
 /* Opens the endpoint: asks GET {base}/models for the model (and whether the
- * server is remora serve, whose per-token figures are then requested). */
+ * server is remora serve, whose per-token figures are then requested).
+ * Returns 0, -2 for a bad URL or a key that would cross the network in
+ * clear text (bad input), or -1 when the server cannot be used. */
 int ui_source_endpoint_open(const ui_endpoint_opts *o, ui_source **out, rm_err *err);
 int ui_source_synth_open(const ui_synth_opts *o, ui_source **out, rm_err *err);
 

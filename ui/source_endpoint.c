@@ -763,10 +763,14 @@ int ui_source_endpoint_open(const ui_endpoint_opts *o, ui_source **out, rm_err *
     e->base.vt = &endpoint_vt;
     e->timeout = o->timeout > 0 ? o->timeout : DEFAULT_TIMEOUT;
     int rc = make_urls(e, o->url, err);
-    if (!rc && o->api_key && !(e->key = strdup(o->api_key))) rc = rm_errf(err, "out of memory");
-    if (!rc && e->key && strncasecmp(o->url, "https:", 6) && !is_loopback(e->host))
+    if (!rc && o->api_key && strncasecmp(o->url, "https:", 6) && !is_loopback(e->host))
         rc = rm_errf(err, "--endpoint %s: an API key is sent only over HTTPS (or to a loopback address): it would "
                      "cross the network in clear text", o->url);
+    if (rc) {
+        destroy(&e->base);
+        return -2;
+    }
+    if (o->api_key && !(e->key = strdup(o->api_key))) rc = rm_errf(err, "out of memory");
     if (!rc && (!(e->easy = curl_easy_init()) || !(e->multi = curl_multi_init())))
         rc = rm_errf(err, "cannot start libcurl");
     if (!rc) rc = discover(e, o->model, err);

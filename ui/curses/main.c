@@ -105,7 +105,7 @@ int ui_main_run(const ui_main_opts *o)
     int rc = o->synthetic ? ui_source_synth_open(&o->synth, &src, &err)
              : o->endpoint.url ? ui_source_endpoint_open(&o->endpoint, &src, &err)
                            : ui_source_engine_open(o->model_dir, &o->open, &src, &err);
-    if (rc) { fprintf(stderr, "remora chat: %s\n", err.msg); return 1; }
+    if (rc) { fprintf(stderr, "remora chat: %s\n", err.msg); return rc == -2 ? 2 : 1; }
     if (o->system && src->vt->set_system(src, o->system, &err)) {
         fprintf(stderr, "remora chat: %s\n", err.msg);
         src->vt->free(src);
