@@ -14,9 +14,11 @@
  * panels as they are. Any other endpoint gets records made here from chunk
  * arrival: the time to the first text as the prompt's record, then one
  * token record per chunk of text with the interval since the one before
- * and the chunk's network bytes; the usage figures of the last chunk
- * complete the prompt's record; routed experts, when the server returns
- * them, go with the last token's record.
+ * and the chunk's network bytes, published after the chunk's text as the
+ * engine does (the chat counts reasoning and answer tokens by it); the
+ * usage figures of the last chunk complete the prompt's record; routed
+ * experts, when the server returns them, go with the next token's record,
+ * or in one of their own at the end.
  *
  * The API key (taken from the environment by the caller) is never printed
  * and goes in an Authorization header only to the endpoint's own host and
@@ -484,9 +486,8 @@ typedef struct reply {
     int texts;                  /* chunks of text so far */
     uint64_t bytes_at_rec;      /* network bytes counted into records so far */
     xfer *x;
-    rm_token_stats rec;         /* the latest token record, held for the routes */
-    int have_rec;
-    rm_token_stats routes;
+    rm_token_stats rec;         /* a token record */
+    rm_token_stats routes;      /* routed experts not yet published */
     int have_routes;
     double ttft;
     rm_token_stats scratch;     /* records made here */
@@ -505,9 +506,9 @@ static void publish(reply *r, const rm_token_stats *st)
     if (r->ev->on_stats) r->ev->on_stats(r->ev->ud, st);
 }
 
-static void flush_rec(reply *r)
+/* Publishes r->rec, with the routes that came since the last one. */
+static void publish_rec(reply *r)
 {
-    if (!r->have_rec) return;
     if (r->have_routes) {
         r->rec.route_layers = r->routes.route_layers;
         r->rec.route_k = r->routes.route_k;
@@ -516,7 +517,6 @@ static void flush_rec(reply *r)
         r->have_routes = 0;
     }
     publish(r, &r->rec);
-    r->have_rec = 0;
 }
 
 /* A chunk of text came: the prompt's record at the first, then one token
@@ -535,20 +535,17 @@ static void chunk_figures(reply *r)
         st->seconds = r->ttft;
         st->prompt.elapsed = r->ttft;
         st->prompt.eta = -1;
-        st->bytes_net = bytes;
-        publish(r, st);
-        bytes = 0;
+        publish(r, st);         /* the first chunk's bytes are its token's */
     }
-    flush_rec(r);
     memset(&r->rec, 0, sizeof r->rec);
     r->rec.kind = RM_REC_TOKEN;
     r->rec.token_index = (uint64_t)r->texts;
     r->rec.token_id = -1;
     r->rec.seconds = r->texts ? now - r->t_text : 0;
     r->rec.bytes_net = bytes;
-    r->have_rec = 1;
     r->t_text = now;
     r->texts++;
+    publish_rec(r);
 }
 
 static int on_event(void *ud, const char *event, const char *data, size_t len)
@@ -570,8 +567,8 @@ static int on_event(void *ud, const char *event, const char *data, size_t len)
     if (r->e->remora && c->has_stats) {
         publish(r, &c->stats);
     } else {
-        if (text) chunk_figures(r);
         if (c->has_routes) { r->routes = c->stats; r->have_routes = 1; }
+        if (text) chunk_figures(r);
     }
     return 0;
 }
@@ -643,7 +640,12 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
         on_event(r, "", x.body.p ? x.body.p : "", x.body.len) == 0)
         r->done = 1;                            /* a whole reply read as one chunk */
     ui_sse_think_end(&r->think, text_out, r);
-    flush_rec(r);
+    if (r->have_routes) {                       /* routes that came after the last text */
+        memset(&r->rec, 0, sizeof r->rec);
+        r->rec.token_index = (uint64_t)r->texts;
+        r->rec.token_id = -1;
+        publish_rec(r);
+    }
     if (r->usage.have && !e->remora) usage_figures(r);
     int got_text = r->text[RM_CHAN_REASONING].len || r->text[RM_CHAN_ANSWER].len;
     if (rc == 0 && (x.status < 200 || x.status >= 300)) rc = http_error(e, e->chat_url, &x, err);

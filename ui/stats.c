@@ -43,12 +43,14 @@ void ui_stats_sample(ui_sample *s, const rm_token_stats *st, ui_reuse_tracker *r
     /* engines before record kinds marked the prompt with prefill only */
     s->kind = st->kind != RM_REC_TOKEN ? st->kind : st->prefill ? RM_REC_PROMPT : RM_REC_TOKEN;
     s->prompt_tokens = st->prompt_tokens;
+    s->channel = 0;             /* the worker knows the text that came with it */
     s->prompt = st->prompt;
     s->spec_pass = st->spec_pass;
     if (s->kind != RM_REC_TOKEN) return;
     double phases = 0;
     for (int p = 0; p < RM_PHASE_COUNT; p++) phases += st->phase_seconds[p];
-    s->fed = phases > 0 || st->expert_hits + st->expert_misses > 0;
+    /* an endpoint's token came through the server's model: its chunk's bytes say so */
+    s->fed = phases > 0 || st->expert_hits + st->expert_misses > 0 || st->bytes_net > 0;
     if (s->fed && r) reuse_of(s, st, r);
 }
 
@@ -56,6 +58,7 @@ void ui_stats_reset(ui_stats *st)
 {
     st->count = st->tokens = 0;
     st->hits = st->misses = 0;
+    memset(st->chan_tokens, 0, sizeof st->chan_tokens);
     st->seconds = 0;
     st->prompt_state = UI_PROMPT_NONE;
     memset(&st->prompt, 0, sizeof st->prompt);
@@ -111,6 +114,7 @@ void ui_stats_add(ui_stats *st, const ui_sample *s)
     }
     st->tokens++;
     st->seconds += s->seconds;
+    if (s->channel > 0 && s->channel < 3) st->chan_tokens[s->channel]++;
     if (!s->fed) return;
     st->hist[st->count % UI_HIST] = *s;
     st->count++;
@@ -193,6 +197,8 @@ void ui_stats_summary(const ui_stats *st, ui_summary *o)
 {
     memset(o, 0, sizeof *o);
     o->tokens = st->tokens;
+    o->reasoning_tokens = st->chan_tokens[RM_CHAN_REASONING];
+    o->answer_tokens = st->chan_tokens[RM_CHAN_ANSWER];
     o->hit_rate = st->hits + st->misses ? (double)st->hits / (double)(st->hits + st->misses) : -1;
     o->last_hit_rate = -1;
     o->reuse = -1;

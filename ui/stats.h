@@ -41,6 +41,7 @@ typedef struct ui_sample {
     int      reuse_hit, reuse_n;    /* choices also made for the previous token, of reuse_n (0: not counted) */
     int      prompt_tokens;
     rm_prompt_figures prompt;   /* RM_REC_PROMPT and RM_REC_PROGRESS */
+    int      channel;           /* RM_CHAN_* of the text that came with the token (0: none) */
 } ui_sample;
 
 /* The router choices of the previous fed token, for the reuse figure. */
@@ -56,6 +57,7 @@ typedef struct ui_stats {
     int       count;                /* fed token samples this turn */
     int       tokens;               /* tokens emitted this turn, end-of-message included */
     uint64_t  hits, misses;         /* this turn */
+    int       chan_tokens[3];       /* tokens this turn by the channel of their text */
     double    seconds;              /* decode time this turn */
     int       prompt_state;         /* UI_PROMPT_* */
     rm_prompt_figures prompt;       /* the latest prompt figures */
@@ -87,6 +89,7 @@ typedef struct ui_summary {
     int      prompt_state;          /* UI_PROMPT_* */
     rm_prompt_figures prompt;       /* ctx, reused, restored, total (prefilled), done, rate, eta */
     uint64_t prompt_bytes;          /* storage read by the prompt so far */
+    int      reasoning_tokens, answer_tokens;   /* this turn, by the channel of their text */
 } ui_summary;
 
 /* Reduces a record to a sample; for a fed token, r (may be NULL) gives the

@@ -31,6 +31,7 @@ struct ui_worker {
 
     /* published (worker -> UI), under mu */
     rm_buf          text[3];
+    int             last_channel;   /* of the latest text, for the next token's sample */
     int             text_lost;      /* a delta could not be kept: the turn stops */
     ui_sample       ring[RING];
     int             ring_n, ring_lost;
@@ -64,6 +65,7 @@ static void on_text(void *ud, int channel, const char *text, size_t len)
     ui_worker *w = ud;
     if (channel != RM_CHAN_REASONING && channel != RM_CHAN_ANSWER) return;
     pthread_mutex_lock(&w->mu);
+    w->last_channel = channel;
     if (!w->text_lost && rm_buf_add(&w->text[channel], text, len)) {
         w->text_lost = 1;
         w->stop = 1;
@@ -82,6 +84,10 @@ static void on_stats(void *ud, const rm_token_stats *st)
     ui_stats_sample(&s, st, &w->reuse);
     if (s.kind == RM_REC_TOKEN) w->tokens++;
     pthread_mutex_lock(&w->mu);
+    if (s.kind == RM_REC_TOKEN) {
+        s.channel = w->last_channel;
+        w->last_channel = 0;
+    }
     if (w->ring_n < RING) w->ring[w->ring_n++] = s;
     else w->ring_lost++;
     if (s.kind != RM_REC_TOKEN) {

@@ -145,6 +145,10 @@ void ui_panel_timing(ui_rect r, const ui_panel_in *in)
         ui_fmt_prompt(buf, sizeof buf, s);
         y = put_split(y, x, w, end - y >= 5 ? y + 2 : y + 1, ui_attr(UI_C_TEXT), buf);
     }
+    if (y < end && (in->unreported & UI_FIG_PHASES))
+        /* an endpoint: counted from the chunks as they came, the prompt's time is to the first text */
+        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "reasoning %d  answer %d tok", s->reasoning_tokens,
+                s->answer_tokens);
     if (y < end) sparkline(y++, x, w, st);
     if (y < end && (in->unreported & UI_FIG_PHASES) && !phases_known(s)) {
         ui_put(y, x, w, ui_attr(UI_C_DIM), "phases not reported by this endpoint");
