@@ -262,6 +262,7 @@ static int exchange(endpoint_source *e, const char *url0, const char *body, xfer
         curl_easy_reset(h);
         struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
         hdr = curl_slist_append(hdr, body ? "Accept: text/event-stream" : "Accept: application/json");
+        hdr = curl_slist_append(hdr, "Expect:");    /* no 100-continue wait on long conversations */
         char auth[1100] = "";
         if (key_allowed(e, url)) {
             snprintf(auth, sizeof auth, "Authorization: Bearer %s", e->key);
@@ -269,6 +270,9 @@ static int exchange(endpoint_source *e, const char *url0, const char *body, xfer
             memset(auth, 0, sizeof auth);       /* curl copied it */
         }
         curl_easy_setopt(h, CURLOPT_URL, url);
+        char scheme[16], host[256], port[16];
+        if (!url_parts(url, scheme, sizeof scheme, host, sizeof host, port, sizeof port) && is_loopback(host))
+            curl_easy_setopt(h, CURLOPT_PROXY, "");     /* a loopback server is never reached through a proxy */
         curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
         curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
         curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
@@ -631,7 +635,8 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
     r->ev = ev;
     r->x = &x;
     r->t0 = rm_now();
-    ui_sse_think_init(&r->think, o->think);
+    /* remora serve always sends reasoning in a field of its own */
+    ui_sse_think_init(&r->think, o->think && !e->remora);
     int rc = exchange(e, e->chat_url, body, &x, err);
     free(body);
     if (rc == 0 && x.status >= 200 && x.status < 300 && r->stream >= 0 && !r->parse_failed && !r->error[0])

@@ -295,9 +295,10 @@ const char *ui_sse_error_message(const char *body, size_t len, char *buf, size_t
         if (!m) m = json_string_value(json_object_get(o, "message"));     /* vLLM's older errors */
         if (!m) m = json_string_value(json_object_get(o, "detail"));      /* FastAPI */
     }
-    if (m && *m) snprintf(buf, cap, "%s", m);
+    int found = m && *m;
+    if (found) snprintf(buf, cap, "%s", m);
     json_decref(o);
-    return m && *m ? buf : NULL;
+    return found ? buf : NULL;
 }
 
 /* ---- think markers ------------------------------------------------------ */

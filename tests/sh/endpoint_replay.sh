@@ -63,6 +63,11 @@ check "vllm: usage read (ctx 31, 16 cached)" err_has "ctx 31, 16 reused"
 check "the request: stream, include_usage, the model, the message" \
   last_body "b['stream'] is True and b['stream_options'] == {'include_usage': True} and b['model'] == 'moonshotai/Kimi-K3' and b['messages'] == [{'role': 'user', 'content': 'What is 12 plus 30?'}] and 'remora' not in b"
 
+for url in "$U" "$U/" "$U/vllm/v1/chat/completions" "$U/vllm/v1/"; do
+  timeout 20 "$BIN" run --endpoint "$url" --prompt hi > "$T/out" 2> "$T/err"
+  check "the URL $url: read as the API's base" out_is "$ANSWER"
+done
+
 ep markers
 check "think markers in content: the answer" out_is "The answer is 42."
 check "think markers in content: the reasoning" err_has "Let me add: 42."

@@ -8,7 +8,7 @@ delta.reasoning with None fields left out, finish_reason on the last text
 chunk, usage with completion_tokens_details.reasoning_tokens; SGLang's
 reasoning_content with every None field sent as null, finish_reason in a
 chunk of its own, reasoning_tokens at the top of usage. The first path
-segment picks a scenario: /vllm/v1/..., /sglang/v1/..., /markers/...,
+segment picks a scenario: /vllm/v1/... (also /v1/...), /sglang/v1/..., /markers/...,
 /markers-k3/..., /error-mid/..., /busy/..., /stall/..., /redirect/...,
 /slow/..., /whole/..., /badjson/....
 
@@ -123,6 +123,8 @@ class Handler(BaseHTTPRequestHandler):
         scen = self.path.strip("/").split("/")[0]
         if scen == "redirect" and self.server.name == "main":
             return self.redirect()
+        if scen == "v1":
+            scen = "vllm"
         if self.path.endswith("/models"):
             return self.send_json(200, {"object": "list", "data": [
                 {"id": MODEL, "object": "model", "created": 0, "owned_by": scen}]})
@@ -163,7 +165,7 @@ class Handler(BaseHTTPRequestHandler):
                                             "reasoning_content": "".join(REASONING)}}],
                                         "usage": {"prompt_tokens": 31, "completion_tokens": 20, "total_tokens": 51}})
         self.start_stream()
-        if scen in ("vllm", "redirect"):
+        if scen in ("vllm", "redirect", "v1"):
             for c in vllm_chunks():
                 self.event(c)
             self.event("[DONE]")
