@@ -14,8 +14,10 @@
  * panels as they are. Any other endpoint gets records made here from chunk
  * arrival: the time to the first text as the prompt's record, then one
  * token record per chunk of text with the interval since the one before
- * and the chunk's network bytes, published after the chunk's text as the
- * engine does (the chat counts reasoning and answer tokens by it); the
+ * and the stream's bytes since the last record up to the end of the
+ * chunk's event (counted by event, not by network read: a server that
+ * sends a burst of chunks in one read would otherwise give them all to the
+ * first), published after the chunk's text as the engine does (the chat counts reasoning and answer tokens by it); the
  * usage figures of the last chunk complete the prompt's record; routed
  * experts, when the server returns them, go with the next token's record,
  * or in one of their own at the end.
@@ -488,7 +490,7 @@ typedef struct reply {
     /* figures made here (endpoints without the stats extension) */
     double t0, t_text;          /* the request went out; the last chunk of text came */
     int texts;                  /* chunks of text so far */
-    uint64_t bytes_at_rec;      /* network bytes counted into records so far */
+    uint64_t bytes_at_rec;      /* body bytes counted into records so far */
     xfer *x;
     rm_token_stats rec;         /* a token record */
     rm_token_stats routes;      /* routed experts not yet published */
@@ -528,8 +530,9 @@ static void publish_rec(reply *r)
 static void chunk_figures(reply *r)
 {
     double now = rm_now();
-    uint64_t bytes = r->x->bytes - r->bytes_at_rec;
-    r->bytes_at_rec = r->x->bytes;
+    uint64_t at = r->stream > 0 ? r->sse.consumed : r->x->bytes;
+    uint64_t bytes = at - r->bytes_at_rec;
+    r->bytes_at_rec = at;
     rm_token_stats *st = &r->scratch;
     if (r->texts == 0) {
         memset(st, 0, sizeof *st);

@@ -53,8 +53,9 @@ int ui_sse_feed(ui_sse *s, const char *p, size_t n, ui_sse_fn fn, void *ud, rm_e
             s->after_cr = ch == '\r';
             i++;
             if (crlf) continue;                 /* the LF of a CRLF */
+            s->consumed = s->fed + i;
             int rc = take_line(s, fn, ud, err);
-            if (rc) return rc;
+            if (rc) { s->fed += n; s->consumed = s->fed; return rc; }
             continue;
         }
         s->after_cr = 0;
@@ -66,6 +67,8 @@ int ui_sse_feed(ui_sse *s, const char *p, size_t n, ui_sse_fn fn, void *ud, rm_e
                            UI_SSE_EVENT_MAX >> 20);
         i = j;
     }
+    s->fed += n;
+    s->consumed = s->fed;
     return 0;
 }
 

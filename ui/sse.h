@@ -44,6 +44,10 @@ typedef struct ui_sse {
     int    have_data;       /* a data field was seen since the last event */
     int    after_cr;        /* the last byte was CR: an LF now ends nothing */
     char   event[32];       /* its "event:" field, or "" */
+    uint64_t fed;           /* bytes fed before the current ui_sse_feed call */
+    uint64_t consumed;      /* bytes of the stream up to the end of the event being
+                             * delivered (the network bytes to count for it: a
+                             * server's burst of chunks arrives in one read) */
 } ui_sse;
 
 /* Called once per event that had data, with the data (NUL-terminated) and

@@ -6,10 +6,10 @@
 # stderr; think markers inside plain content (<think>, K3's) are split out;
 # a whole JSON reply is read too; an error in mid-stream, a 400 and a 429
 # (with Retry-After) are said and exit 1; a stalled stream is given up
-# after --endpoint-timeout; a refused connection and a TLS failure are said;
-# Ctrl-C ends a stream within 0.5 s with 130; a redirect to another host
-# (127.0.0.2) gets no key while the endpoint's own host gets it, and the key
-# is never printed nor saved; the request carries the history (reasoning as
+# after --endpoint-timeout; a refused connection, a DNS failure and a TLS
+# failure are said; Ctrl-C ends a stream within 0.5 s with 130; a redirect
+# to another host (127.0.0.2) gets no key while the endpoint's own host gets
+# it, and the key is never printed nor saved; the request carries the history (reasoning as
 # reasoning_content and reasoning), stream_options.include_usage and the
 # sampling options; bad option combinations exit 2. Every wait is bounded.
 cd "$(dirname "$0")/../.." || exit 2
@@ -94,6 +94,14 @@ check "a stall: given up after --endpoint-timeout 1 (in $(( (t1 - t0) / 1000000 
 closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()')
 timeout 20 "$BIN" run --endpoint "http://127.0.0.1:$closed/v1" --prompt hi > "$T/out" 2> "$T/err"; rc=$?
 check "connection refused: said, exit 1" sh -c "[ $rc -eq 1 ] && grep -q 'cannot connect to 127.0.0.1:$closed' '$T/err'"
+# a DNS failure, in a network namespace of its own (nothing leaves the machine)
+if unshare -rn true 2>/dev/null; then
+  timeout 20 unshare -rn "$BIN" run --endpoint "http://remora-test.invalid:9/v1" --endpoint-timeout 3 --prompt hi \
+    > "$T/out" 2> "$T/err"; rc=$?
+  check "DNS failure: said, exit 1" sh -c "[ $rc -eq 1 ] && grep -q 'cannot resolve the host name remora-test.invalid (DNS)' '$T/err'"
+else
+  echo "skip DNS failure: unshare -rn is not allowed here"
+fi
 timeout 20 "$BIN" run --endpoint "https://127.0.0.1:$PORT/vllm/v1" --prompt hi > "$T/out" 2> "$T/err"; rc=$?
 check "TLS failure: said, exit 1" sh -c "[ $rc -eq 1 ] && grep -q 'TLS with 127.0.0.1:$PORT failed' '$T/err'"
 

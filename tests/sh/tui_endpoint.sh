@@ -8,9 +8,14 @@
 # cache, speculation, a router map of the model's layers); the second turn
 # reuses the server's state (cached tokens > 0 in its log); Ctrl-C stops a
 # streaming reply within 0.5 s, marks it [interrupted], and the next turn
-# works; the Timing panel counts reasoning and answer tokens; /save writes the conversation as a transcript. Then the same chat
-# on an endpoint without the extension (a replay server) says "not
-# reported by this endpoint" in the panels it has no figures for.
+# works; /save writes the conversation as a transcript. Then the same chat
+# on an endpoint without the extension (a replay server, with an API key):
+# the panels it has no figures for say "not reported by this endpoint",
+# the Timing panel counts reasoning and answer tokens, the I/O panel shows
+# network bytes; a 429, an error in mid-stream and a stall are notes and
+# the chat goes on; routed experts draw the router panel; /think off,
+# /save, /clear and /load reach the server; the key goes with every
+# request and appears nowhere else.
 . "$(dirname "$0")/tui_common.inc"
 T=$SCRATCH
 . tests/sh/lib/serve.sh
@@ -86,24 +91,91 @@ sys.exit(0 if ok else 1)" || fail "the saved transcript is not the conversation:
 t send-keys C-d
 at_prompt 100 || fail "did not exit"
 
-# An endpoint without the stats extension: panels say what they lack.
+# An endpoint without the stats extension (a replay server, with a key):
+# panels say what they lack; a 429, an error in mid-stream and a stall are
+# notes in the chat, which goes on; routed experts draw the router panel;
+# /think off asks for no thinking; /save, /clear and /load give the
+# conversation back to the server; the key goes to the server and nowhere
+# else (screen, chat.log, history, the saved conversation).
 python3 tests/sh/lib/replay_server.py "$T/ports" "$T/rlog" &
 RP=$!
 n=0
 while [ ! -s "$T/ports" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
 read -r RPORT RPORT2 < "$T/ports" || fail "the replay server did not start"
-run chat --endpoint "http://127.0.0.1:$RPORT/sglang/v1"
+KEY=sekrit-tui-key-789
+printf '%s' "$KEY" > "$T/key"
+screens=$T/screens
+seen() { screen >> "$screens"; }
+# the answer pane's text as one line (notes wrap)
+flat() { column 1 | sed 's/ *$//' | tr '\n' ' ' | tr -s ' '; }
+t send-keys -l "export REMORA_TEST_KEY=\$(cat $T/key)"; t send-keys Enter
+run chat --endpoint "http://127.0.0.1:$RPORT/sglang/v1" --api-key-env REMORA_TEST_KEY --endpoint-timeout 1
 ready 100 || fail "chat on the replay server did not start"
 send "$Q1" 1
 ready 100 || fail "the replay turn did not end"
+seen
 column 1 | grep -qF '12 + 30 = **42**.' || fail "the replay answer is missing"
 column 2 | grep -qF 'The user asks for 12 plus 30.' || fail "the replay reasoning is missing"
 for p in Cache Speculation Router; do
   screen | grep -A1 -- "─$p" | grep -q 'not reported by this endpoint' || fail "the $p panel does not say 'not reported'"
 done
 column 3 | grep -q 'phases not reported by this endpoint' || fail "the timing panel shows phases it did not get"
-column 3 | grep -q 'network ' || fail "the I/O panel does not show network bytes"
+column 3 | grep -qE " [1-9][0-9.]* [KMG]?B/tok" && column 3 | grep -qE "network [1-9][0-9.]* [KMG]?B/s" || fail "the I/O panel does not show network bytes"
 column 3 | grep -q 'reasoning 5  answer 3 tok' || fail "the timing panel does not count reasoning and answer chunks"
+
+send "@busy" 2
+ready 100 || fail "the 429 turn did not end"
+seen
+flat | grep -q 'is busy (HTTP 429): Too many requests.* retry after 7 s' || fail "the 429 is not said with its Retry-After"
+send "@error-mid" 3
+ready 100 || fail "the error turn did not end"
+seen
+flat | grep -q 'error in mid-reply: CUDA out of memory while decoding' || fail "the mid-stream error is not said"
+send "@stall" 4
+ready 100 || fail "the stalled turn did not end"
+seen
+flat | grep -q "no data from 127.0.0.1:$RPORT for 1 s" || fail "the stall is not said"
+send "@routes" 5
+ready 100 || fail "the routes turn did not end"
+seen
+[ "$(column 1 | grep -cF '12 + 30 = **42**.')" -ge 2 ] || fail "the chat did not go on after the errors"
+column 3 | grep -q 'Router 4 layers x 16 experts' || fail "the router panel does not draw the endpoint's routed experts"
+t send-keys -l "/think off"; t send-keys Enter
+send "$Q2" 6
+ready 100 || fail "the /think off turn did not end"
+python3 - "$T/rlog" <<'PY' || fail "/think off did not send chat_template_kwargs.thinking false"
+import json, sys
+b = [json.loads(l) for l in open(sys.argv[1]) if '"POST"' in l][-1]['body']
+sys.exit(0 if b.get('chat_template_kwargs') == {'thinking': False} else 1)
+PY
+
+t send-keys -l "/save $T/rconv.jsonl"; t send-keys Enter
+wait_for 'conversation saved' 50 || fail "/save of the remote conversation did not report"
+t send-keys -l "/clear"; t send-keys Enter
+wait_for 'conversation cleared' 50 || fail "/clear did not report"
+t send-keys -l "/load $T/rconv.jsonl"; t send-keys Enter
+wait_for 'conversation loaded: [0-9]+ turns' 50 || fail "/load of the remote conversation did not report"
+seen
+loaded=$(screen | sed -n 's/.*conversation loaded: \([0-9]*\) turns.*/\1/p' | tail -1)
+send "$Q1" $((loaded + 1))
+ready 100 || fail "the turn after /load did not end"
+seen
+python3 - "$T/rlog" "$Q1" "$Q2" <<'PY' || fail "the turn after /load did not send the loaded conversation"
+import json, sys
+b = [json.loads(l) for l in open(sys.argv[1]) if '"POST"' in l][-1]['body']
+users = [m['content'] for m in b['messages'] if m['role'] == 'user']
+sys.exit(0 if users[0] == sys.argv[2] and sys.argv[3] in users and users[-1] == sys.argv[2] and len(users) >= 4 else 1)
+PY
 t send-keys C-d
 at_prompt 100 || fail "did not exit"
+seen
+python3 - "$T/rlog" "$KEY" <<'PY' || fail "the key did not go with every request to the replay server"
+import json, sys
+log = [json.loads(l) for l in open(sys.argv[1])]
+sys.exit(0 if log and all(e['auth'] == 'Bearer ' + sys.argv[2] for e in log) else 1)
+PY
+for f in "$screens" "$T/rconv.jsonl" "$XDG_STATE_HOME"; do
+  ! grep -rqF -- "$KEY" "$f" || fail "the key is in $f"
+done
+[ -f "$XDG_STATE_HOME/remora/history" ] || fail "no input history was written (the key check would be empty)"
 echo ok

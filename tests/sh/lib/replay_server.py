@@ -10,7 +10,9 @@ reasoning_content with every None field sent as null, finish_reason in a
 chunk of its own, reasoning_tokens at the top of usage. The first path
 segment picks a scenario: /vllm/v1/... (also /v1/...), /sglang/v1/..., /markers/...,
 /markers-k3/..., /error-mid/..., /busy/..., /stall/..., /redirect/...,
-/slow/..., /whole/..., /badjson/....
+/slow/..., /whole/..., /badjson/..., /routes/.... A chat's last user
+message "@SCENARIO" picks that scenario for one turn instead, so a screen
+test can meet an error and go on in the same chat.
 
 Every request is logged as one JSON line (server, method, path, whether an
 Authorization header came and its value, the body) to LOG, so the tests can
@@ -151,6 +153,12 @@ class Handler(BaseHTTPRequestHandler):
         scen = self.path.strip("/").split("/")[0]
         if scen == "redirect" and self.server.name == "main":
             return self.redirect()
+        try:
+            last = body["messages"][-1]["content"]
+        except (TypeError, KeyError, IndexError):
+            last = ""
+        if isinstance(last, str) and last.startswith("@"):
+            scen = last[1:].split()[0]
         if scen == "busy":
             return self.send_json(429, {"error": {"message": "Too many requests: 8 running, 32 waiting",
                                                   "type": "rate_limit_error", "code": 429}},
@@ -171,6 +179,17 @@ class Handler(BaseHTTPRequestHandler):
             self.event("[DONE]")
         elif scen == "sglang":
             for c in sglang_chunks():
+                self.event(c)
+            self.event("[DONE]")
+        elif scen == "routes":
+            # vLLM's chunks with each text chunk's routed experts, nested
+            # [tokens][layers][k] as ui/sse.c reads them: 4 layers, top-2 of
+            # 16 experts (the last always among them), one token per chunk
+            for n, c in enumerate(vllm_chunks()):
+                for ch in c["choices"]:
+                    d = ch["delta"]
+                    if d.get("reasoning") or d.get("content"):
+                        ch["routed_experts"] = [[[(n + l) % 15, 15] for l in range(4)]]
                 self.event(c)
             self.event("[DONE]")
         elif scen == "markers":

@@ -56,6 +56,38 @@ TEST(ui_sse_frames_events_at_every_split_and_line_ending)
     rm_buf_free(&e.all);
 }
 
+/* The offset of each event's end, whatever the reads: the endpoint counts
+ * an event's network bytes by it. (The end is the line ending that ended
+ * the event: the LF of a last CRLF counts with the next one.) */
+typedef struct ends { ui_sse *sse; uint64_t at[8]; int n; } ends;
+
+static int note_end(void *ud, const char *event, const char *data, size_t len)
+{
+    (void)event, (void)data, (void)len;
+    ends *e = ud;
+    if (e->n < 8) e->at[e->n] = e->sse->consumed;
+    e->n++;
+    return 0;
+}
+
+TEST(ui_sse_says_where_each_event_ends)
+{
+    const char *s = "data: a\n\n: ping\n\ndata: bb\r\n\r\ndata: c\n\ndata: tail";
+    size_t n = strlen(s);
+    for (size_t cut = 0; cut <= n; cut++) {
+        ui_sse sse = { 0 };
+        rm_err err = { "" };
+        ends e = { &sse, { 0 }, 0 };
+        CHECK(ui_sse_feed(&sse, s, cut, note_end, &e, &err) == 0);
+        CHECK(ui_sse_feed(&sse, s + cut, n - cut, note_end, &e, &err) == 0);
+        CHECK(ui_sse_end(&sse, note_end, &e, &err) == 0);
+        CHECKF(e.n == 4 && e.at[0] == 9 && e.at[1] == 28 && e.at[2] == 38 && e.at[3] == n,
+               "cut %zu: %d events ending at %llu %llu %llu %llu", cut, e.n, (unsigned long long)e.at[0],
+               (unsigned long long)e.at[1], (unsigned long long)e.at[2], (unsigned long long)e.at[3]);
+        ui_sse_free(&sse);
+    }
+}
+
 TEST(ui_sse_refuses_an_event_past_the_limit)
 {
     ui_sse sse = { 0 };
