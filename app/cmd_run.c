@@ -194,6 +194,21 @@ static void summary(const run_ctx *r)
             (unsigned long long)r->drafted, stop_flag ? " (stopped)" : "");
 }
 
+/* An endpoint's summary: a remora serve endpoint reports what a local model
+ * does; any other reports no storage reads nor speculation, so they are
+ * left out rather than printed as zeros, and its records are chunks of
+ * text, not tokens. */
+static void summary_endpoint(const run_ctx *r, const ui_source *src)
+{
+    fprintf(stderr, "[%s] ", src->label);
+    if (!src->unreported) { summary(r); return; }
+    char ctx[96] = "";
+    if (r->prompt.ctx) snprintf(ctx, sizeof ctx, "ctx %d, %d reused, ", r->prompt.ctx, r->prompt.reused);
+    fprintf(stderr, "[%sfirst text in %.2f s, %llu chunks of text %.3f s apart, %.1f kB received]%s\n", ctx,
+            r->prefill_s, (unsigned long long)r->tokens, r->tokens > 1 ? r->decode_s / (double)(r->tokens - 1) : 0.0,
+            (double)r->bytes / 1e3, stop_flag ? " (stopped)" : "");
+}
+
 /* What generates: a chat turn or a raw completion on a session, or a
  * turn on an endpoint. */
 typedef struct gen_target {
@@ -245,8 +260,7 @@ static int run_endpoint(const ui_endpoint_opts *eo, const char *prompt, const ch
         fprintf(stderr, "remora run: %s\n", err.msg);
         rc = 1;
     } else {
-        fprintf(stderr, "[%s] ", src->label);
-        summary(&r);
+        summary_endpoint(&r, src);
         if (transcript && vt->save(src, transcript, &err)) { fprintf(stderr, "remora run: %s\n", err.msg); rc = 1; }
         if (!rc && stop_flag) rc = 130;
     }

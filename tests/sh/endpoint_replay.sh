@@ -60,6 +60,8 @@ for s in vllm sglang whole; do
 done
 ep vllm
 check "vllm: usage read (ctx 31, 16 cached)" err_has "ctx 31, 16 reused"
+check "vllm: the summary says what the endpoint reported, no zeros for the rest" \
+  sh -c "grep -q '8 chunks of text .* kB received' '$T/err' && ! grep -q 'drafted\|MB read' '$T/err'"
 check "the request: stream, include_usage, the model, the message" \
   last_body "b['stream'] is True and b['stream_options'] == {'include_usage': True} and b['model'] == 'moonshotai/Kimi-K3' and b['messages'] == [{'role': 'user', 'content': 'What is 12 plus 30?'}] and 'remora' not in b"
 
