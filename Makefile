@@ -9,7 +9,7 @@ DESTDIR ?=
 PKGS     = jansson libcurl libutf8proc ncursesw zlib libmicrohttpd
 DEB_PKGS = build-essential pkg-config libjansson-dev libcurl4-openssl-dev zlib1g-dev \
            libutf8proc-dev libncurses-dev libreadline-dev libmicrohttpd-dev unicode-data
-TEST_DEB_PKGS = clang tmux nginx-light mandoc groff-base python3 curl nodejs npm
+TEST_DEB_PKGS = clang tmux nginx-light mandoc groff-base python3 curl openssl nodejs npm
 
 MODE ?= rel
 B     = build/$(MODE)

@@ -6,8 +6,9 @@
 # stderr; think markers inside plain content (<think>, K3's) are split out;
 # a whole JSON reply is read too; an error in mid-stream, a 400 and a 429
 # (with Retry-After) are said and exit 1; a stalled stream is given up
-# after --endpoint-timeout; a refused connection, a DNS failure and a TLS
-# failure are said; Ctrl-C ends a stream within 0.5 s with 130; a redirect
+# after --endpoint-timeout; a refused connection, a DNS failure, a TLS
+# failure and a self-signed certificate are said (no request goes to a
+# server whose certificate fails); Ctrl-C ends a stream within 0.5 s with 130; a redirect
 # to another host (127.0.0.2) gets no key while the endpoint's own host gets
 # it, and the key is never printed nor saved; the request carries the history (reasoning as
 # reasoning_content and reasoning), stream_options.include_usage and the
@@ -25,11 +26,14 @@ ok() { echo "ok   $1"; }
 bad() { echo "FAIL $1"; fail=1; }
 check() { name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
 
-python3 tests/sh/lib/replay_server.py "$T/ports" "$T/log" &
+# a self-signed certificate for the replay server's TLS port
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+  -keyout "$T/key.pem" -out "$T/cert.pem" 2> "$T/openssl.err" || { cat "$T/openssl.err"; exit 1; }
+python3 tests/sh/lib/replay_server.py "$T/ports" "$T/log" "$T/cert.pem" "$T/key.pem" &
 SP=$!
 i=0
 while [ ! -s "$T/ports" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-read -r PORT PORT2 < "$T/ports" || { echo "the replay server did not start"; exit 1; }
+read -r PORT PORT2 PORT3 < "$T/ports" || { echo "the replay server did not start"; exit 1; }
 U=http://127.0.0.1:$PORT
 REASONING='The user asks for 12 plus 30. Add the units: 2 + 0 = 2; tens: 1 + 3 = 4.'
 ANSWER='12 + 30 = **42**.'
@@ -106,9 +110,18 @@ else
 fi
 timeout 20 "$BIN" run --endpoint "https://127.0.0.1:$PORT/vllm/v1" --prompt hi > "$T/out" 2> "$T/err"; rc=$?
 check "TLS failure: said, exit 1" sh -c "[ $rc -eq 1 ] && grep -q 'TLS with 127.0.0.1:$PORT failed' '$T/err'"
+: > "$T/log"
+REMORA_TEST_KEY=sekrit-key-123 timeout 20 "$BIN" run --endpoint "https://127.0.0.1:$PORT3/vllm/v1" \
+  --api-key-env REMORA_TEST_KEY --prompt hi > "$T/out" 2> "$T/err"; rc=$?
+check "a self-signed certificate: refused, said, exit 1" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'TLS with 127.0.0.1:$PORT3 failed.*certificate' '$T/err'"
+check "a self-signed certificate: no request reached the server (nor the key)" sh -c "[ ! -s '$T/log' ]"
 
 # Ctrl-C: SIGINT ends the stream within 0.5 s, what came is kept, exit 130
-timeout 20 "$BIN" run --endpoint "$U/slow/v1" --prompt hi > "$T/out" 2> "$T/err" &
+# (--foreground: a timeout of its own process group would pass the signal
+# on twice, to the child and to the group, and a second SIGINT ends remora
+# run at once, as a second Ctrl-C should)
+timeout --foreground 20 "$BIN" run --endpoint "$U/slow/v1" --prompt hi > "$T/out" 2> "$T/err" &
 RP=$!
 i=0
 while ! grep -q 'Counting: 1 2' "$T/out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done

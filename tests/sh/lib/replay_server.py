@@ -19,17 +19,23 @@ Authorization header came and its value, the body) to LOG, so the tests can
 check what the client sent and where. A second server on 127.0.0.2 (another
 host, still loopback) is where /redirect/ points.
 
-usage: python3 replay_server.py PORTFILE LOG
-PORTFILE gets "PORT PORT2" once both listen. Python's standard library
-only; loopback only; every wait is bounded.
+usage: python3 replay_server.py PORTFILE LOG [CERT KEY]
+PORTFILE gets "PORT PORT2" once both listen; with CERT and KEY (PEM) a
+third server on 127.0.0.1 speaks TLS with that certificate and PORTFILE
+gets "PORT PORT2 PORT3" (a self-signed one: the client must refuse it
+before it sends anything). Python's standard library only; loopback only;
+every wait is bounded.
 """
 import json
+import os
+import ssl
 import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PORTFILE, LOG = sys.argv[1], sys.argv[2]
+CERT = sys.argv[3:5] if len(sys.argv) >= 5 else None
 lock = threading.Lock()
 ports = {}
 
@@ -231,9 +237,13 @@ class Server(ThreadingHTTPServer):
     daemon_threads = True
 
 
-def serve(name, host):
+def serve(name, host, tls=None):
     s = Server((host, 0), Handler)
     s.name = name
+    if tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(*tls)
+        s.socket = ctx.wrap_socket(s.socket, server_side=True)
     ports[name] = s.server_address[1]
     threading.Thread(target=s.serve_forever, daemon=True).start()
     return s
@@ -241,9 +251,12 @@ def serve(name, host):
 
 serve("main", "127.0.0.1")
 serve("other", "127.0.0.2")
+names = ["main", "other"]
+if CERT:
+    serve("tls", "127.0.0.1", CERT)
+    names.append("tls")
 with open(PORTFILE + ".tmp", "w") as f:
-    f.write("%d %d\n" % (ports["main"], ports["other"]))
-import os
+    f.write(" ".join(str(ports[n]) for n in names) + "\n")
 os.rename(PORTFILE + ".tmp", PORTFILE)
 for _ in range(6000):          # 10 minutes at most
     time.sleep(0.1)
