@@ -18,6 +18,7 @@
 # request and appears nowhere else.
 . "$(dirname "$0")/tui_common.inc"
 T=$SCRATCH
+FX=${REMORA_FIXTURES:-$(pwd)/tests/fixtures}
 . tests/sh/lib/serve.sh
 MODEL=assets/model
 RP=
@@ -43,7 +44,7 @@ ready 300 || fail "turn 1 did not end"
 column 1 | grep -qF -- "$answer" || fail "the answer pane lacks run --endpoint's answer '$answer'"
 column 2 | grep -qF -- "$reasoning" || fail "the reasoning pane lacks run --endpoint's reasoning '$reasoning'"
 column 3 | grep -q 'hit [0-9.]*%' || fail "the cache panel lacks the server's figures"
-column 3 | grep -q 'Router 9 layers x 64 experts' || fail "the router panel lacks the server's routes"
+column 3 | grep -q 'Router layers 0-8 x 64 experts' || fail "the router panel lacks the server's routes"
 column 3 | grep -q 'accepted' || fail "the speculation panel lacks the server's figures"
 screen | grep -q 'not reported by this endpoint' && fail "a panel says 'not reported' for remora serve"
 
@@ -59,7 +60,10 @@ ctrl_c() {
   t send-keys -l "Tell me about 123 plus 456 and then 789 plus 321."; t send-keys Enter
   wait_for "turn $1" 100 || fail "turn $1 did not start"
   n=0
-  while [ $n -lt 300 ] && ! column 2 | sed -n "/turn $1/,\$p" | grep -q '[0-9]'; do sleep 0.02; n=$((n + 1)); done
+  # the reply streams: reasoning text below the turn's header
+  while [ $n -lt 300 ] && ! column 2 | sed -n "/turn $1/,\$p" | sed 1d | grep -q '[[:alnum:]]'; do
+    sleep 0.02; n=$((n + 1))
+  done
   screen | head -1 | grep -q generating || echo "note: turn $1 ended before Ctrl-C could be sent"
   t0=$(date +%s%N)
   t send-keys C-c
@@ -139,7 +143,7 @@ send "@routes" 5
 ready 100 || fail "the routes turn did not end"
 seen
 [ "$(column 1 | grep -cF '12 + 30 = **42**.')" -ge 2 ] || fail "the chat did not go on after the errors"
-column 3 | grep -q 'Router 4 layers x 16 experts' || fail "the router panel does not draw the endpoint's routed experts"
+column 3 | grep -q 'Router layers 0-3 x 16 experts' || fail "the router panel does not draw the endpoint's routed experts"
 t send-keys -l "/think off"; t send-keys Enter
 send "$Q2" 6
 ready 100 || fail "the /think off turn did not end"
@@ -166,6 +170,8 @@ b = [json.loads(l) for l in open(sys.argv[1]) if '"POST"' in l][-1]['body']
 users = [m['content'] for m in b['messages'] if m['role'] == 'user']
 sys.exit(0 if users[0] == sys.argv[2] and sys.argv[3] in users and users[-1] == sys.argv[2] and len(users) >= 4 else 1)
 PY
+t send-keys C-d
+wait_for '1 turn not saved \(/save FILE\): Ctrl-D again to quit' 30 || fail "Ctrl-D with an unsaved remote turn did not ask"
 t send-keys C-d
 at_prompt 100 || fail "did not exit"
 seen
