@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "conv.h"
 #include "source.h"
 #include "sse.h"
 
@@ -45,8 +46,6 @@
 #define ERROR_BODY_MAX (256u << 10)     /* bytes of an error reply kept for its message */
 #define POLL_MS 50
 #define DEFAULT_TIMEOUT 300.0
-
-typedef struct ep_msg { char *role, *content, *reasoning; int interrupted; } ep_msg;
 
 typedef struct endpoint_source {
     ui_source base;
@@ -56,11 +55,7 @@ typedef struct endpoint_source {
     char host[256], port[16];   /* where the key may go */
     double timeout;
     int remora;                 /* the endpoint is remora serve */
-    ep_msg *msgs;
-    rm_chat_msg *view;
-    int n, cap, vcap;
-    char *system;
-    int interrupted;
+    ui_conv conv;
     CURL *easy;                 /* kept between requests: the connection is reused */
     CURLM *multi;
 } endpoint_source;
@@ -340,105 +335,29 @@ static int http_error(const endpoint_source *e, const char *url, const xfer *x, 
 
 /* ---- the conversation ------------------------------------------------------ */
 
-static int push_msg(endpoint_source *e, const char *role, const char *content, const char *reasoning, int intr)
-{
-    if (RM_GROW(e->msgs, e->cap, e->n + 1) || RM_GROW(e->view, e->vcap, e->n + 1)) return -1;
-    ep_msg m = { strdup(role), strdup(content ? content : ""), reasoning ? strdup(reasoning) : NULL, intr };
-    if (!m.role || !m.content || (reasoning && !m.reasoning)) {
-        free(m.role);
-        free(m.content);
-        free(m.reasoning);
-        return -1;
-    }
-    e->msgs[e->n++] = m;
-    return 0;
-}
-
-static void pop_msg(endpoint_source *e)
-{
-    ep_msg *m = &e->msgs[--e->n];
-    free(m->role);
-    free(m->content);
-    free(m->reasoning);
-}
-
-static void clear(ui_source *src)
-{
-    endpoint_source *e = (endpoint_source *)src;
-    while (e->n) pop_msg(e);
-    e->interrupted = 0;
-}
+static void clear(ui_source *src) { ui_conv_clear(&((endpoint_source *)src)->conv); }
 
 static int set_system(ui_source *src, const char *text, rm_err *err)
 {
-    endpoint_source *e = (endpoint_source *)src;
-    char *s = text && *text ? strdup(text) : NULL;
-    if (text && *text && !s) return rm_errf(err, "out of memory");
-    free(e->system);
-    e->system = s;
-    return 0;
+    return ui_conv_set_system(&((endpoint_source *)src)->conv, text) ? rm_errf(err, "out of memory") : 0;
 }
 
 static int messages(ui_source *src, const rm_chat_msg **out)
 {
-    endpoint_source *e = (endpoint_source *)src;
-    for (int i = 0; i < e->n; i++)
-        e->view[i] = (rm_chat_msg){ e->msgs[i].role, e->msgs[i].content, e->msgs[i].reasoning, NULL };
-    *out = e->view;
-    return e->n;
+    return ui_conv_view(&((endpoint_source *)src)->conv, out);
 }
 
-static int last_interrupted(ui_source *src) { return ((endpoint_source *)src)->interrupted; }
+static int last_interrupted(ui_source *src) { return ui_conv_last_interrupted(&((endpoint_source *)src)->conv); }
 
-/* Transcripts are the engine's (rm_transcript_*), as for a local model. */
+/* Transcripts are the engine's, as for a local model. */
 static int save(ui_source *src, const char *path, rm_err *err)
 {
-    endpoint_source *e = (endpoint_source *)src;
-    const rm_chat_msg *m;
-    int n = messages(src, &m);
-    int *intr = calloc((size_t)(n > 0 ? n : 1), sizeof *intr);
-    if (!intr) return rm_errf(err, "out of memory");
-    for (int i = 0; i < n; i++) intr[i] = e->msgs[i].interrupted;
-    int rc = rm_transcript_save(path, m, intr, n, e->system, err);
-    free(intr);
-    return rc;
+    return ui_conv_save(&((endpoint_source *)src)->conv, path, err);
 }
 
 static int load(ui_source *src, const char *path, rm_err *err)
 {
-    endpoint_source *e = (endpoint_source *)src;
-    rm_transcript t = { 0 };
-    if (rm_transcript_load(path, &t, err)) return -1;
-    endpoint_source keep = *e;          /* the old conversation, back if memory runs out */
-    e->msgs = NULL;
-    e->view = NULL;
-    e->n = e->cap = e->vcap = 0;
-    int rc = 0;
-    for (int i = 0; i < t.n && !rc; i++)
-        rc = push_msg(e, t.msgs[i].role, t.msgs[i].content, t.msgs[i].reasoning_content, t.interrupted[i]);
-    if (!rc && t.system && set_system(src, t.system, err)) rc = -1;
-    if (rc) {
-        clear(src);
-        free(e->msgs);
-        free(e->view);
-        e->msgs = keep.msgs;
-        e->view = keep.view;
-        e->n = keep.n;
-        e->cap = keep.cap;
-        e->vcap = keep.vcap;
-        rm_transcript_free(&t);
-        return rm_errf(err, "%s: out of memory", path);
-    }
-    for (int i = 0; i < keep.n; i++) {
-        free(keep.msgs[i].role);
-        free(keep.msgs[i].content);
-        free(keep.msgs[i].reasoning);
-    }
-    free(keep.msgs);
-    free(keep.view);
-    e->interrupted = 0;
-    rm_transcript_free(&t);
-    return 0;
+    return ui_conv_load(&((endpoint_source *)src)->conv, path, err);
 }
 
 /* The request: the whole conversation, prior reasoning both as
@@ -447,12 +366,14 @@ static int load(ui_source *src, const char *path, rm_err *err)
 static char *request_body(const endpoint_source *e, const rm_gen_opts *o)
 {
     json_t *msgs = json_array();
-    if (e->system) json_array_append_new(msgs, json_pack("{s:s,s:s}", "role", "system", "content", e->system));
-    for (int i = 0; i < e->n; i++) {
-        json_t *m = json_pack("{s:s,s:s}", "role", e->msgs[i].role, "content", e->msgs[i].content);
-        if (m && e->msgs[i].reasoning && *e->msgs[i].reasoning) {
-            json_object_set_new(m, "reasoning_content", json_string(e->msgs[i].reasoning));
-            json_object_set_new(m, "reasoning", json_string(e->msgs[i].reasoning));
+    const ui_conv *c = &e->conv;
+    if (c->system) json_array_append_new(msgs, json_pack("{s:s,s:s}", "role", "system", "content", c->system));
+    for (int i = 0; i < c->n; i++) {
+        const ui_conv_msg *cm = &c->msgs[i];
+        json_t *m = json_pack("{s:s,s:s}", "role", cm->role, "content", cm->content);
+        if (m && cm->reasoning && *cm->reasoning) {
+            json_object_set_new(m, "reasoning_content", json_string(cm->reasoning));
+            json_object_set_new(m, "reasoning", json_string(cm->reasoning));
         }
         json_array_append_new(msgs, m);
     }
@@ -627,12 +548,12 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
                 volatile int *stop, rm_err *err)
 {
     endpoint_source *e = (endpoint_source *)src;
-    e->interrupted = 0;
-    if (push_msg(e, "user", user, NULL, 0)) return rm_errf(err, "out of memory");
+    ui_conv *c = &e->conv;
+    if (ui_conv_push(c, "user", user, NULL, 0)) return rm_errf(err, "out of memory");
     char *body = request_body(e, o);
-    if (!body) { pop_msg(e); return rm_errf(err, "out of memory"); }
+    if (!body) { ui_conv_pop(c); return rm_errf(err, "out of memory"); }
     reply *r = calloc(1, sizeof *r);
-    if (!r) { free(body); pop_msg(e); return rm_errf(err, "out of memory"); }
+    if (!r) { free(body); ui_conv_pop(c); return rm_errf(err, "out of memory"); }
     xfer x = { .e = e, .stop = stop, .sink = stream_sink, .ud = r };
     r->e = e;
     r->ev = ev;
@@ -662,18 +583,18 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
     else if (rc == 0 && r->lost) rc = rm_errf(err, "out of memory: the reply could not be kept whole");
     else if (rc == 0 && !r->done && !r->finish[0])
         rc = rm_errf(err, "%s:%s ended the reply before its end (no finish_reason, no [DONE])", e->host, e->port);
+    int interrupted = 0;
     if (rc == 1) {                              /* stopped */
-        e->interrupted = got_text ? RM_STOPPED_REPLY : RM_STOPPED_PROMPT;
+        interrupted = got_text ? RM_STOPPED_REPLY : RM_STOPPED_PROMPT;
         rc = 0;
     }
     if (rc < 0 && !got_text) {
-        pop_msg(e);                             /* nothing came back: the conversation is as it was */
-    } else if (push_msg(e, "assistant", r->text[RM_CHAN_ANSWER].p ? r->text[RM_CHAN_ANSWER].p : "",
-                        r->text[RM_CHAN_REASONING].len ? r->text[RM_CHAN_REASONING].p : NULL,
-                        rc < 0 ? RM_STOPPED_REPLY : e->interrupted)) {
+        ui_conv_pop(c);                             /* nothing came back: the conversation is as it was */
+    } else if (ui_conv_push(c, "assistant", r->text[RM_CHAN_ANSWER].p ? r->text[RM_CHAN_ANSWER].p : "",
+                            r->text[RM_CHAN_REASONING].len ? r->text[RM_CHAN_REASONING].p : NULL,
+                            rc < 0 ? RM_STOPPED_REPLY : interrupted)) {
         rc = rm_errf(err, "out of memory");
     } else if (rc < 0) {
-        e->interrupted = RM_STOPPED_REPLY;
         size_t l = strlen(err->msg);
         snprintf(err->msg + l, sizeof err->msg - l, "; the reply so far is kept");
     }
@@ -688,10 +609,7 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
 static void destroy(ui_source *src)
 {
     endpoint_source *e = (endpoint_source *)src;
-    clear(src);
-    free(e->msgs);
-    free(e->view);
-    free(e->system);
+    ui_conv_free(&e->conv);
     free(e->chat_url);
     free(e->models_url);
     free(e->model);

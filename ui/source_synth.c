@@ -27,12 +27,13 @@
  *    the engine does; --max-new cuts the reply there.
  * Tokens are paced at the requested rate and the stop flag is honoured
  * between tokens. Conversations are saved and loaded with the engine's
- * transcript format (rm_transcript_save/load), "interrupted" included.
+ * transcript format (ui/conv.h), "interrupted" included.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "conv.h"
 #include "source.h"
 
 enum { LAYERS = 92, EXPERTS = 896, TOPK = 16 };
@@ -43,15 +44,10 @@ enum { PASS_TOKENS = 2048 };                            /* prompt tokens per pas
 #define CACHE_CAP      (64e9)
 #define DEVICE_GBPS    6.8
 
-typedef struct msg { char *role, *content, *reasoning; int interrupted; } msg;
-
 typedef struct synth_source {
     ui_source     base;
     ui_synth_opts o;
-    char         *system;
-    msg          *msgs;
-    rm_chat_msg  *view;
-    int           n, cap, vcap;
+    ui_conv       conv;
     int           fed;              /* tokens the simulated state holds */
     uint64_t      rng;
     int16_t       route[LAYERS][TOPK];
@@ -101,45 +97,17 @@ static double unit(synth_source *s) { return (double)(next_rand(s) >> 11) / 9007
  * plus the chat format's markers). */
 static int msg_tokens(const char *text) { return (int)(strlen(text ? text : "") / 4 + 8); }
 
-static int push_msg(synth_source *s, const char *role, const char *content, const char *reasoning,
-                    int interrupted)
-{
-    if (RM_GROW(s->msgs, s->cap, s->n + 1) || RM_GROW(s->view, s->vcap, s->n + 2)) return -1;
-    msg m = { strdup(role), strdup(content ? content : ""), reasoning ? strdup(reasoning) : NULL, interrupted };
-    if (!m.role || !m.content || (reasoning && !m.reasoning)) {
-        free(m.role);
-        free(m.content);
-        free(m.reasoning);
-        return -1;
-    }
-    s->msgs[s->n++] = m;
-    return 0;
-}
-
-static void free_msgs(synth_source *s)
-{
-    for (int i = 0; i < s->n; i++) {
-        free(s->msgs[i].role);
-        free(s->msgs[i].content);
-        free(s->msgs[i].reasoning);
-    }
-    s->n = 0;
-}
-
 static void clear(ui_source *src)
 {
     synth_source *s = (synth_source *)src;
-    free_msgs(s);
+    ui_conv_clear(&s->conv);
     s->fed = 0;
 }
 
 static int set_system(ui_source *src, const char *text, rm_err *err)
 {
     synth_source *s = (synth_source *)src;
-    char *c = text && *text ? strdup(text) : NULL;
-    if (text && *text && !c) return rm_errf(err, "out of memory");
-    free(s->system);
-    s->system = c;
+    if (ui_conv_set_system(&s->conv, text)) return rm_errf(err, "out of memory");
     s->fed = 0;         /* the rendering changed from its start */
     return 0;
 }
@@ -233,9 +201,10 @@ static void sleep_until(double t)
 /* Tokens of the whole conversation. */
 static int ctx_tokens(const synth_source *s)
 {
-    int ctx = s->system ? msg_tokens(s->system) : 0;
-    for (int i = 0; i < s->n; i++)
-        ctx += msg_tokens(s->msgs[i].content) + (s->msgs[i].reasoning ? msg_tokens(s->msgs[i].reasoning) : 0);
+    const ui_conv *c = &s->conv;
+    int ctx = c->system ? msg_tokens(c->system) : 0;
+    for (int i = 0; i < c->n; i++)
+        ctx += msg_tokens(c->msgs[i].content) + (c->msgs[i].reasoning ? msg_tokens(c->msgs[i].reasoning) : 0);
     return ctx;
 }
 
@@ -446,10 +415,10 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
 
     rm_prompt_figures p;
     prompt_base(s, msg_tokens(user), &p);
-    if (push_msg(s, "user", user, NULL, 0)) return rm_errf(err, "out of memory keeping the message");
+    if (ui_conv_push(&s->conv, "user", user, NULL, 0)) return rm_errf(err, "out of memory keeping the message");
     if (process_prompt(s, &p, ev, stop, nominal)) {
         s->fed = p.reused + p.done;             /* the complete passes stay in the state */
-        if (push_msg(s, "assistant", "", NULL, RM_STOPPED_PROMPT)) return rm_errf(err, "out of memory");
+        if (ui_conv_push(&s->conv, "assistant", "", NULL, RM_STOPPED_PROMPT)) return rm_errf(err, "out of memory");
         return 0;
     }
 
@@ -466,7 +435,7 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
         rc = stream(s, &d, head, answer_text, (int)(sizeof answer_text / sizeof *answer_text),
                     s->o.answer_tokens, RM_CHAN_ANSWER, &answer);
     if (rc == 0) end_of_message(s, &d);
-    int bad = rc < 0 || push_msg(s, "assistant", answer.p ? answer.p : "", reasoning.p,
+    int bad = rc < 0 || ui_conv_push(&s->conv, "assistant", answer.p ? answer.p : "", reasoning.p,
                                  rc == 1 ? RM_STOPPED_REPLY : 0);
     s->fed = bad ? 0 : ctx_tokens(s);          /* the state holds the whole conversation */
     rm_buf_free(&reasoning);
@@ -478,87 +447,31 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
 
 static int messages(ui_source *src, const rm_chat_msg **out)
 {
-    synth_source *s = (synth_source *)src;
-    int k = 0;
-    if (s->system) s->view[k++] = (rm_chat_msg){ "system", s->system, NULL, NULL };
-    for (int i = 0; i < s->n; i++)
-        s->view[k++] = (rm_chat_msg){ s->msgs[i].role, s->msgs[i].content, s->msgs[i].reasoning, NULL };
-    *out = s->view;
-    return k;
+    return ui_conv_view(&((synth_source *)src)->conv, out);
 }
 
-/* The engine's transcript format (engine.h), so both sources read each
- * other's files. */
 static int save(ui_source *src, const char *path, rm_err *err)
 {
-    synth_source *s = (synth_source *)src;
-    rm_chat_msg *m = calloc((size_t)s->n + 1, sizeof *m);
-    int *intr = calloc((size_t)s->n + 1, sizeof *intr);
-    int rc;
-    if (!m || !intr) {
-        rc = rm_errf(err, "%s: out of memory writing the transcript", path);
-    } else {
-        for (int i = 0; i < s->n; i++) {
-            m[i] = (rm_chat_msg){ s->msgs[i].role, s->msgs[i].content, s->msgs[i].reasoning, NULL };
-            intr[i] = s->msgs[i].interrupted;       /* RM_STOPPED_PROMPT is saved as "stopped_in": "prompt" */
-        }
-        rc = rm_transcript_save(path, m, intr, s->n, s->system, err);
-    }
-    free(m);
-    free(intr);
-    return rc;
+    return ui_conv_save(&((synth_source *)src)->conv, path, err);
 }
 
 /* Replaces the conversation only when the whole file is valid. */
 static int load(ui_source *src, const char *path, rm_err *err)
 {
     synth_source *s = (synth_source *)src;
-    rm_transcript t;
-    if (rm_transcript_load(path, &t, err)) return -1;
-    synth_source fresh = { 0 };
-    int rc = 0;
-    for (int i = 0; i < t.n && !rc; i++)
-        rc = push_msg(&fresh, t.msgs[i].role, t.msgs[i].content, t.msgs[i].reasoning_content, t.interrupted[i]);
-    if (rc) {
-        free_msgs(&fresh);
-        free(fresh.msgs);
-        free(fresh.view);
-        rm_transcript_free(&t);
-        return rm_errf(err, "%s: out of memory loading the transcript", path);
-    }
-    free_msgs(s);
-    free(s->msgs);
-    free(s->view);
-    free(s->system);
-    s->msgs = fresh.msgs;
-    s->view = fresh.view;
-    s->n = fresh.n;
-    s->cap = fresh.cap;
-    s->vcap = fresh.vcap;
-    s->system = t.system;                       /* taken over */
-    t.system = NULL;
+    if (ui_conv_load(&s->conv, path, err)) return -1;
     s->fed = 0;
-    rm_transcript_free(&t);
-    /* room for the view's system line even when the file had no message */
-    if (RM_GROW(s->view, s->vcap, s->n + 2)) return rm_errf(err, "out of memory");
     return 0;
 }
 
-static int last_interrupted(ui_source *src)
-{
-    synth_source *s = (synth_source *)src;
-    return s->n && !strcmp(s->msgs[s->n - 1].role, "assistant") ? s->msgs[s->n - 1].interrupted : 0;
-}
+static int last_interrupted(ui_source *src) { return ui_conv_last_interrupted(&((synth_source *)src)->conv); }
 
 static double probe(ui_source *src, double seconds) { (void)src; (void)seconds; return DEVICE_GBPS; }
 
 static void destroy(ui_source *src)
 {
     synth_source *s = (synth_source *)src;
-    free_msgs(s);
-    free(s->msgs);
-    free(s->view);
-    free(s->system);
+    ui_conv_free(&s->conv);
     free(s);
 }
 
@@ -575,7 +488,6 @@ int ui_source_synth_open(const ui_synth_opts *o, ui_source **out, rm_err *err)
     s->base.model_layers = MODEL_LAYERS;
     s->o = *o;
     memset(s->route, 0xff, sizeof s->route);     /* -1: no previous choice */
-    if (RM_GROW(s->view, s->vcap, 2)) { free(s); return rm_errf(err, "out of memory"); }
     snprintf(s->base.label, sizeof s->base.label, "synthetic %.0f tok/s", o->rate);
     *out = &s->base;
     return 0;
