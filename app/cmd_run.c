@@ -262,8 +262,9 @@ static int run_endpoint(const ui_endpoint_opts *eo, const char *prompt, const ch
     } else {
         summary_endpoint(&r, src);
         if (transcript && vt->save(src, transcript, &err)) { fprintf(stderr, "remora run: %s\n", err.msg); rc = 1; }
-        if (!rc && stop_flag) rc = 130;
+        if (!rc && stop_flag && !out_errno) rc = 130;
     }
+    if (check_stdout() && (!rc || rc == 130)) rc = 1;
     vt->free(src);
     return rc;
 }

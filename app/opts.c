@@ -240,7 +240,7 @@ const struct option *opts_longopts(const struct option *own, unsigned mask)
 int opts_endpoint(const char *cmd, const opts_shared *o, struct ui_endpoint_opts *e)
 {
     static const int local[] = { OPT_MODEL, OPT_THREADS, OPT_IO_THREADS, OPT_RAM, OPT_TRACE, OPT_PREFILL_CHUNK,
-                                 OPT_SPEC };
+                                 OPT_MAX_CTX, OPT_SPEC };
     memset(e, 0, sizeof *e);
     if (!o->endpoint) {
         for (int id = OPT_ENDPOINT_MODEL; id <= OPT_ENDPOINT_TIMEOUT; id++)
