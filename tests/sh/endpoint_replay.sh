@@ -12,7 +12,8 @@
 # to another host (127.0.0.2) gets no key while the endpoint's own host gets
 # it, and the key is never printed nor saved; the request carries the history (reasoning as
 # reasoning_content and reasoning), stream_options.include_usage and the
-# sampling options; bad option combinations exit 2. Every wait is bounded.
+# sampling options; bad option combinations exit 2, an answer that cannot
+# be written to stdout exits 1. Every wait is bounded.
 cd "$(dirname "$0")/../.." || exit 2
 BIN=${REMORA_BIN:-build/rel/remora}
 [ -x "$BIN" ] || { echo "missing $BIN (run make)"; exit 1; }
@@ -171,6 +172,11 @@ check "--no-think: chat_template_kwargs.thinking false; --system first" last_bod
 # option rules
 timeout 20 "$BIN" run --endpoint "$U/vllm/v1" --ram 2 --prompt hi > /dev/null 2> "$T/err"; rc=$?
 check "--endpoint with --ram: exit 2" sh -c "[ $rc -eq 2 ] && grep -q -- '--ram is for a local model' '$T/err'"
+timeout 20 "$BIN" run --endpoint "$U/vllm/v1" --max-ctx 100 --prompt hi > /dev/null 2> "$T/err"; rc=$?
+check "--endpoint with --max-ctx: exit 2" sh -c "[ $rc -eq 2 ] && grep -q -- '--max-ctx is for a local model' '$T/err'"
+timeout 20 "$BIN" run --endpoint "$U/vllm/v1" --prompt hi > /dev/full 2> "$T/err"; rc=$?
+check "stdout that cannot be written: said, exit 1" \
+  sh -c "[ $rc -eq 1 ] && grep -q 'cannot write the answer to standard output' '$T/err'"
 timeout 20 "$BIN" run --endpoint "$U/vllm/v1" --api-key-env REMORA_UNSET_VAR_X --prompt hi > /dev/null 2> "$T/err"; rc=$?
 check "--api-key-env of an unset variable: exit 2" sh -c "[ $rc -eq 2 ] && grep -q 'REMORA_UNSET_VAR_X: the environment variable is not set' '$T/err'"
 timeout 20 "$BIN" run --model assets/model --endpoint-model x --prompt hi > /dev/null 2> "$T/err"; rc=$?
