@@ -3,15 +3,23 @@
  * by the first byte's seed, framed into events, each event read as a chunk
  * and its text put through the think splitter (the first byte's low bit:
  * thinking asked for). Nothing may crash or leak; every piece of text must
- * be valid UTF-8 on a valid channel, and neither channel may ever show a
- * think marker (unless the stream holds one of the markers that are
- * dropped, whose removal may join the text around it into one). */
+ * be valid UTF-8 on a valid channel, and the text of the content never
+ * shows a think marker (unless the stream holds one of the markers that are
+ * dropped, whose removal may join the text around it into one). A reasoning
+ * field's text is the server's and shown as it is: a model may well write
+ * "<think>" in its reasoning, so it is kept apart from that check. */
 #include <stdlib.h>
 #include <string.h>
 #include <utf8proc.h>
 #include "ui/sse.h"
 
-typedef struct sink { rm_buf chan[3]; ui_sse_chunk chunk; ui_sse_think think; } sink;
+typedef struct sink {
+    rm_buf chan[3];             /* the content's text, through the think splitter */
+    rm_buf field;               /* the reasoning fields' text */
+    int in_field;
+    ui_sse_chunk chunk;
+    ui_sse_think think;
+} sink;
 
 static void on_text(void *ud, int chan, const char *s, size_t n)
 {
@@ -23,7 +31,7 @@ static void on_text(void *ud, int chan, const char *s, size_t n)
         if (l <= 0) abort();
         i += (size_t)l;
     }
-    if (rm_buf_add(&k->chan[chan], s, n)) abort();
+    if (rm_buf_add(k->in_field ? &k->field : &k->chan[chan], s, n)) abort();
 }
 
 static int on_event(void *ud, const char *event, const char *data, size_t len)
@@ -35,7 +43,9 @@ static int on_event(void *ud, const char *event, const char *data, size_t len)
     ui_sse_chunk *c = &k->chunk;
     if (c->has_routes && (c->stats.route_layers > RM_MAX_ROUTE_LAYERS || c->stats.route_k > RM_MAX_TOPK)) abort();
     if (c->reasoning_field) ui_sse_think_parsed(&k->think, on_text, k);
+    k->in_field = 1;
     if (c->reasoning.len) on_text(k, RM_CHAN_REASONING, c->reasoning.p, c->reasoning.len);
+    k->in_field = 0;
     if (c->content.len && ui_sse_think_feed(&k->think, c->content.p, c->content.len, on_text, k)) abort();
     return 0;
 }
@@ -67,6 +77,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         for (size_t m = 0; m < 4; m++)
             if (k.chan[c].len && memmem(k.chan[c].p, k.chan[c].len, markers[m], strlen(markers[m]))) abort();
     for (int c = 0; c < 3; c++) rm_buf_free(&k.chan[c]);
+    rm_buf_free(&k.field);
     ui_sse_chunk_free(&k.chunk);
     ui_sse_think_free(&k.think);
     ui_sse_free(&sse);
