@@ -114,6 +114,11 @@ typedef struct rm_model_info {
     int max_position;       /* max_position_embeddings of the config; 0 if it has none */
     int bos_id, eos_id, pad_id;
     uint64_t total_weight_bytes;
+    /* parameters (weights) of the whole model: every element of the spine's
+     * tensors plus expert_weights for each of total_experts, so packed
+     * formats (MXFP4 blocks and their scales) count as the weights they
+     * hold (the chat's welcome says it) */
+    uint64_t num_params;
     /* the RAM plan */
     uint64_t ram_budget;            /* bytes for spine + expert cache */
     uint64_t min_ram_budget;        /* the smallest budget this model accepts */

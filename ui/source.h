@@ -39,6 +39,12 @@ struct ui_source {
      * layers: router rows are numbered as the model's layers, as --trace
      * numbers them (MoE layers follow each other from route_layer0). */
     int  route_layer0, model_layers;
+    /* What the welcome and the status line say about the model: its name
+     * (the model card's title, README.md's first heading up to a colon, else
+     * the directory's last component) and the engine's figures (the
+     * synthetic source's are shaped like Kimi K3's). */
+    char name[96];
+    rm_model_info info;
 };
 
 typedef struct ui_synth_opts {

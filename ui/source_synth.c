@@ -577,6 +577,24 @@ int ui_source_synth_open(const ui_synth_opts *o, ui_source **out, rm_err *err)
     memset(s->route, 0xff, sizeof s->route);     /* -1: no previous choice */
     if (RM_GROW(s->view, s->vcap, 2)) { free(s); return rm_errf(err, "out of memory"); }
     snprintf(s->base.label, sizeof s->base.label, "synthetic %.0f tok/s", o->rate);
+    snprintf(s->base.name, sizeof s->base.name, "synthetic K3-shaped source");
+    /* Kimi K3's published size (2.8 T parameters, 1.56 TB) on a machine
+     * with the spine and cache above in RAM */
+    rm_model_info *mi = &s->base.info;
+    mi->family = "kimi_k3";
+    mi->num_layers = MODEL_LAYERS;
+    mi->first_moe_layer = FIRST_MOE;
+    mi->num_experts = EXPERTS;
+    mi->experts_per_token = TOPK;
+    mi->total_experts = LAYERS * EXPERTS;
+    mi->num_params = 2800000000000ull;
+    mi->total_weight_bytes = 1560000000000ull;
+    mi->spine_bytes = mi->spine_resident_bytes = (uint64_t)SPINE_TOTAL;
+    mi->expert_bytes = mi->total_weight_bytes - mi->spine_bytes;
+    mi->expert_cache_bytes = (uint64_t)CACHE_CAP;
+    mi->expert_cache_slots = (int)(CACHE_CAP / EXPERT_BYTES);
+    mi->ram_budget = mi->spine_bytes + mi->expert_cache_bytes;
+    mi->expert_mxfp4 = 1;
     *out = &s->base;
     return 0;
 }

@@ -249,7 +249,8 @@ void ui_stats_summary(const ui_stats *st, ui_summary *o)
 void ui_fmt_bytes(char *buf, size_t n, double b)
 {
     if (b < 0) b = 0;
-    if (b >= 1e9) snprintf(buf, n, "%.2f GB", b / 1e9);
+    if (b >= 1e12) snprintf(buf, n, "%.2f TB", b / 1e12);
+    else if (b >= 1e9) snprintf(buf, n, "%.2f GB", b / 1e9);
     else if (b >= 1e6) snprintf(buf, n, "%.1f MB", b / 1e6);
     else if (b >= 1e3) snprintf(buf, n, "%.0f KB", b / 1e3);
     else snprintf(buf, n, "%.0f B", b);

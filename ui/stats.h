@@ -107,7 +107,7 @@ void ui_stats_summary(const ui_stats *st, ui_summary *out);
  * NULL) gets its verify pass. */
 const int16_t (*ui_stats_route(const ui_stats *st, int age, int *pass))[RM_MAX_TOPK];
 
-/* Human-readable figures: "812 MB", "1.23 GB"; "12.3 ms", "155 ms", "1.50 s";
+/* Human-readable figures: "812 MB", "1.23 GB", "1.56 TB"; "12.3 ms", "155 ms", "1.50 s";
  * durations to come "45 s", "2m25s", "1h02m". */
 void ui_fmt_bytes(char *buf, size_t n, double bytes);
 void ui_fmt_secs(char *buf, size_t n, double secs);

@@ -30,6 +30,7 @@ static void relayout(ui_tui *a)
     ui_layout_compute(rows, cols, &a->lopt, &a->lay);
     if (a->lay.too_small) return;
     if (ui_pane_resize(&a->answer, a->lay.r[UI_R_ANSWER])) ui_slash_lost(a);
+    if (a->welcome_pinned) ui_pane_home(&a->answer);
     if (ui_rect_visible(a->lay.r[UI_R_REASONING]) && ui_pane_resize(&a->reasoning, a->lay.r[UI_R_REASONING]))
         ui_slash_lost(a);
 }
@@ -192,6 +193,7 @@ static ui_pane *pane_at(ui_tui *a, int y, int x)
 static void key_action(ui_tui *a, int act)
 {
     ui_pane *p = focused(a);
+    if (act >= UI_ACT_PAGE_UP && act <= UI_ACT_WHEEL_DOWN) a->welcome_pinned = 0;
     switch (act) {
     case UI_ACT_INTERRUPT:
         if (a->generating) {

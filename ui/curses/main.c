@@ -126,6 +126,7 @@ int ui_main_run(const ui_main_opts *o)
     }
     a->gen = o->gen;
     if (o->system) a->system_text = strdup(o->system);
+    ui_slash_welcome(a);
     /* the storage ceiling of the I/O panel, measured long enough to be
      * stable while the user types the first message */
     char secs[32];

@@ -26,6 +26,7 @@
 #include "draw.h"
 #include "input.h"
 #include "ui/paths.h"
+#include "ui/welcome.h"
 
 #define USER_MAX_LINES 12       /* longer messages (pastes) are shown folded */
 #define HINT_SECONDS 5.0
@@ -83,7 +84,8 @@ static void note(ui_tui *a, int style, const char *text)
         return;
     }
     doc_rc(a, ui_doc_add(&a->answer.doc, style, text, strlen(text), 1, 0));
-    ui_pane_end(&a->answer);
+    if (a->welcome_pinned) ui_pane_changed(&a->answer);    /* the welcome stays in view */
+    else ui_pane_end(&a->answer);
     a->dirty |= UI_D_ANSWER;
 }
 
@@ -105,6 +107,7 @@ static void keep(ui_tui *a, int role, const char *line, const char *fmt, ...)
 static void open_turn(ui_tui *a, const char *text)
 {
     a->turns++;
+    a->welcome_pinned = 0;
     rm_buf u = { 0 };
     const char *sym = ui_sym(UI_SYM_PROMPT);
     if (rm_buf_addf(&u, "%s %s", sym, text)) {
@@ -271,6 +274,12 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
         if (d->gbps > 0) {
             a->device_gbps = d->gbps;
             a->probe_seconds = d->probed;
+            /* the welcome's last figure, in the transcript before a message
+             * that waited for it */
+            snprintf(buf, sizeof buf, "storage ceiling: %.2f GB/s (median of a %.1f s probe)", d->gbps, d->probed);
+            note(a, UI_S_NOTE, buf);
+        } else {
+            note(a, UI_S_NOTE, "storage ceiling: could not be measured (the I/O panel uses the engine's figure)");
         }
         if (a->queued) {
             char *q = a->queued;
@@ -316,6 +325,15 @@ void ui_slash_eof(ui_tui *a)
     else
         ui_slash_hint(a, UI_C_MARK, "%d turn%s not saved (/save FILE): Ctrl-D again to quit", a->unsaved,
                       a->unsaved == 1 ? "" : "s");
+}
+
+void ui_slash_welcome(ui_tui *a)
+{
+    rm_buf w = { 0 };
+    if (ui_welcome(a->src, &w)) ui_slash_lost(a);
+    else note(a, UI_S_NOTE, w.p);
+    rm_buf_free(&w);
+    a->welcome_pinned = 1;
 }
 
 void ui_slash_help(ui_tui *a)

@@ -55,6 +55,7 @@ typedef struct ui_tui {
     size_t         turn_bytes[3];   /* text of this turn per channel (RM_CHAN_*) */
     int            reprefill_said;  /* this turn's full re-prefill has been announced */
     int            unsaved;         /* turns since the last /save, /load or /clear */
+    int            welcome_pinned;  /* the answer pane shows the welcome from its top (until a turn or a scroll) */
     int            eof_armed;       /* Ctrl-D asked once; the next one quits */
     rm_gen_opts    gen;
     char          *system_text;     /* what the source has */
@@ -91,6 +92,8 @@ void ui_slash_submit(ui_tui *a, const char *text);    /* sends a message */
 void ui_slash_done(ui_tui *a, const ui_done *d);      /* a worker command ended */
 void ui_slash_hint(ui_tui *a, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void ui_slash_help(ui_tui *a);
+/* The answer pane's opening note (ui/welcome.h). */
+void ui_slash_welcome(ui_tui *a);
 /* Records that have arrived: announces a full re-prefill once per turn. */
 void ui_slash_records(ui_tui *a);
 /* Ctrl-D at an empty prompt: quits, or first asks once when a reply is
