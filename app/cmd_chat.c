@@ -8,11 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
+#include "model_path.h"
 #include "opts.h"
 #include "ui/main.h"
 #include "ui/keys.h"
-
-#define DEFAULT_MODEL "assets/model"
 
 /* The shared options chat accepts (opts.h). */
 #define GEN_OPTS (OPT_BIT(OPT_THINK) | OPT_BIT(OPT_NO_THINK) | OPT_BIT(OPT_EFFORT) | OPT_BIT(OPT_MAX_NEW) | \
@@ -23,7 +22,7 @@
 static void usage(FILE *f)
 {
     static const char *const text[OPT_COUNT] = {
-        [OPT_MODEL] = "model directory (default " DEFAULT_MODEL ")",
+        [OPT_MODEL] = "model directory (default: ./assets/model, else the installed\nmodel, PREFIX/share/remora/model)",
         [OPT_NO_THINK] = "start with thinking off (/think on turns it back on)",
         [OPT_MAX_NEW] = "stop a reply after N tokens (default: end of message)",
     };
@@ -65,7 +64,6 @@ int cmd_chat(int argc, char **argv)
         .synth = { .rate = 20, .reasoning_tokens = 120, .answer_tokens = 240 },
     };
     opts_shared so = {
-        .model = DEFAULT_MODEL,
         .gen = { .think = 1, .temperature = 0, .top_p = 1, .spec = RM_SPEC_AUTO },
     };
     int c;
@@ -97,6 +95,11 @@ int cmd_chat(int argc, char **argv)
         fprintf(stderr, "remora chat: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
         return 2;
+    }
+    char dir[4400];
+    if (!so.model && !o.synthetic) {
+        if (model_path_default("chat", dir, sizeof dir)) { fprintf(stderr, "remora chat: %s\n", dir); return 2; }
+        so.model = dir;
     }
     o.model_dir = so.model;
     o.open = so.open;
