@@ -140,14 +140,22 @@ static void frame(ui_tui *a)
     if (a->dirty & UI_D_LAYOUT) {
         relayout(a);
         erase();
-        a->dirty = UI_D_ALL;
+        a->dirty = UI_D_ALL | UI_D_LAYOUT;
     }
     if (a->lay.too_small) {
         draw_too_small();
+    } else if (a->overlay) {
+        ui_summary s;
+        ui_stats_summary(a->stats, &s);
+        if (a->dirty & UI_D_STATUS) draw_status(a, &s);
+        /* the stats page is live; the help changes only when scrolled */
+        if (a->dirty & (UI_D_LAYOUT | UI_D_OVERLAY) || (a->overlay == UI_OVL_STATS && a->dirty & UI_D_PANELS))
+            ui_overlay_draw(a);
+        move(LINES - 1, 0);
     } else {
         ui_summary s;
         ui_stats_summary(a->stats, &s);
-        if (a->dirty == UI_D_ALL) {
+        if (a->dirty & UI_D_LAYOUT) {
             draw_rule(a->lay.r[UI_R_SEP]);
             draw_rule(a->lay.r[UI_R_PSEP]);
         }
@@ -234,7 +242,7 @@ static void key_action(ui_tui *a, int act)
         ui_pane_scroll(p, act == UI_ACT_WHEEL_UP ? -3 : 3);
         a->dirty |= pane_dirty(a, p);
         break;
-    case UI_ACT_HELP: ui_slash_help(a); break;
+    case UI_ACT_HELP: ui_overlay_open(a, UI_OVL_HELP); break;
     case UI_ACT_TOGGLE_REASONING:
         a->lopt.reasoning_hidden = !a->lopt.reasoning_hidden;
         if (a->lopt.reasoning_hidden) a->focus = 0;
@@ -282,6 +290,7 @@ static int paste(const char *s, size_t n)
 static void on_input(void *ud, int type, const char *data, size_t len)
 {
     ui_tui *a = ud;
+    if (ui_overlay_key(a, type, data, len)) return;
     if (type == UI_IN_KEY) {
         int act = ui_keys_action(data);
         if (act != UI_ACT_EOF) a->eof_armed = 0;

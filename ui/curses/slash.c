@@ -336,21 +336,21 @@ void ui_slash_welcome(ui_tui *a)
     a->welcome_pinned = 1;
 }
 
-void ui_slash_help(ui_tui *a)
-{
-    rm_buf s = { 0 };
-    int bad = rm_buf_adds(&s,
-        "Commands: /help, /system TEXT, /think on|off, /clear, /save FILE, /load FILE, /stats, /quit "
-        "(//text sends a message that starts with /).\nKeys:");
-    for (int i = 0; i < ui_nkeybindings && !bad; i++)
-        bad = rm_buf_addf(&s, "\n  %-14s %s", ui_keybindings[i].key, ui_keybindings[i].what);
-    if (bad) ui_slash_lost(a);
-    else note(a, UI_S_NOTE, s.p);
-    rm_buf_free(&s);
-}
+const ui_command ui_commands[] = {
+    { "/help",          "this page (F1); Esc closes it" },
+    { "/system [TEXT]", "set the system prompt; without TEXT, show it" },
+    { "/think on|off",  "open the reasoning channel in the next turns, or not" },
+    { "/clear",         "forget the conversation" },
+    { "/save FILE",     "write the conversation to FILE (JSON lines), atomically" },
+    { "/load FILE",     "replace the conversation with FILE's, only when all of it is valid" },
+    { "/stats",         "the last turn's figures (while a reply streams: a live page)" },
+    { "/quit",          "leave (also /exit, and Ctrl-D at an empty prompt)" },
+};
+const int ui_ncommands = (int)(sizeof ui_commands / sizeof ui_commands[0]);
 
 static void show_stats(ui_tui *a)
 {
+    if (a->generating) { ui_overlay_open(a, UI_OVL_STATS); return; }
     ui_summary s;
     ui_stats_summary(a->stats, &s);
     char prompt[200], buf[700];
@@ -398,7 +398,7 @@ static void slash(ui_tui *a, char *line, const char *orig)
     if (!strcasecmp(cmd, "quit") || !strcasecmp(cmd, "exit")) {
         a->quit = 1;
     } else if (!strcasecmp(cmd, "help")) {
-        ui_slash_help(a);
+        ui_overlay_open(a, UI_OVL_HELP);
     } else if (!strcasecmp(cmd, "system")) {
         if (!*arg) {
             char buf[600];
