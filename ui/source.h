@@ -34,7 +34,7 @@ typedef struct ui_source_vt {
 
 struct ui_source {
     const ui_source_vt *vt;
-    char label[256];        /* status line: model directory or "synthetic" */
+    char label[256];        /* status line: the model's name, or "synthetic N tok/s" */
     /* The model layer of the router's first MoE layer, and the model's
      * layers: router rows are numbered as the model's layers, as --trace
      * numbers them (MoE layers follow each other from route_layer0). */

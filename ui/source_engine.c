@@ -73,8 +73,8 @@ int ui_source_engine_open(const char *model_dir, const rm_open_opts *o, ui_sourc
     e->base.route_layer0 = mi->first_moe_layer;
     e->base.model_layers = mi->num_layers;
     e->base.vt = &engine_vt;
-    snprintf(e->base.label, sizeof e->base.label, "%s", model_dir);
     model_name(model_dir, e->base.name, sizeof e->base.name);
+    snprintf(e->base.label, sizeof e->base.label, "%s", e->base.name);
     e->base.info = *mi;
     *out = &e->base;
     return 0;

@@ -63,6 +63,45 @@ void ui_stats_reset(ui_stats *st)
     st->nprogress = 0;
     st->have_cur = st->have_prev = st->have_pcur = 0;
     st->nroutes = 0;
+    st->turn_bytes = 0;
+    st->tb_used = 0;
+    st->tb_size = 1;
+}
+
+/* One token into the whole turn's rate history. */
+static void turn_bucket_add(ui_stats *st, double seconds)
+{
+    if (st->tb_size < 1) st->tb_size = 1;
+    int i = st->tb_used ? st->tb_used - 1 : 0;
+    if (!st->tb_used || st->tb_tokens[i] >= st->tb_size) {
+        if (st->tb_used == UI_TURN_BUCKETS) {
+            for (int k = 0; k < UI_TURN_BUCKETS / 2; k++) {
+                st->tb_secs[k] = st->tb_secs[2 * k] + st->tb_secs[2 * k + 1];
+                st->tb_tokens[k] = st->tb_tokens[2 * k] + st->tb_tokens[2 * k + 1];
+            }
+            st->tb_used = UI_TURN_BUCKETS / 2;
+            st->tb_size *= 2;
+        }
+        i = st->tb_used - 1;
+        if (!st->tb_used || st->tb_tokens[i] >= st->tb_size) {
+            i = st->tb_used++;
+            st->tb_secs[i] = 0;
+            st->tb_tokens[i] = 0;
+        }
+    }
+    st->tb_secs[i] += seconds;
+    st->tb_tokens[i]++;
+}
+
+int ui_stats_turn_rates(const ui_stats *st, double *out, int n)
+{
+    int k = st->tb_used < n ? st->tb_used : n;
+    int first = st->tb_used - k;
+    for (int i = 0; i < k; i++) {
+        double secs = st->tb_secs[first + i];
+        out[i] = secs > 0 ? st->tb_tokens[first + i] / secs : 0;
+    }
+    return k;
 }
 
 static void sum_into(ui_sample *a, const ui_sample *s)
@@ -116,6 +155,8 @@ void ui_stats_add(ui_stats *st, const ui_sample *s)
     st->count++;
     st->hits += s->hits;
     st->misses += s->misses;
+    st->turn_bytes += s->spine + s->expert + s->net;
+    turn_bucket_add(st, s->seconds);
 }
 
 void ui_stats_prompt_stopped(ui_stats *st)
@@ -295,6 +336,67 @@ void ui_fmt_prompt(char *buf, size_t n, const ui_summary *s)
                  restored, p->done, p->total, t);
     else
         snprintf(buf, n, "ctx %d, %d reused%s, %d prefilled in %s", p->ctx, p->reused, restored, p->total, t);
+}
+
+void ui_stats_turn(const ui_stats *st, int turn, int interrupted, ui_turn_rec *r)
+{
+    ui_summary s;
+    ui_stats_summary(st, &s);
+    memset(r, 0, sizeof *r);
+    r->turn = turn;
+    r->prompt_state = s.prompt_state;
+    r->prompt = s.prompt;
+    r->tokens = s.tokens;
+    r->seconds = st->seconds;
+    r->tok_per_s = s.tok_per_s;
+    r->bytes_per_token = st->count ? (double)st->turn_bytes / st->count : 0;
+    r->hit_rate = s.hit_rate;
+    r->drafted = s.drafted;
+    r->accepted = s.accepted;
+    r->interrupted = interrupted;
+}
+
+void ui_fmt_turn(char *buf, size_t n, const ui_turn_rec *r, const char *sep)
+{
+    const rm_prompt_figures *p = &r->prompt;
+    char t[32], b[32];
+    size_t len = 0;
+#define ADD(...) do { if (len < n) len += (size_t)snprintf(buf + len, n - len, __VA_ARGS__); } while (0)
+    buf[0] = 0;
+    ui_fmt_secs(t, sizeof t, p->elapsed);
+    if (r->prompt_state == UI_PROMPT_STOPPED)
+        ADD("prompt stopped at %d of %d tok after %s", p->done, p->total, t);
+    else if (r->prompt_state != UI_PROMPT_NONE)
+        ADD("prompt %d tok (%d reused) %s", p->total, p->reused + p->restored, t);
+    if (r->tokens) {
+        ADD("%s%d tok %.1f tok/s", len ? sep : "", r->tokens, r->tok_per_s);
+        ui_fmt_bytes(b, sizeof b, r->bytes_per_token);
+        ADD("%s%s/tok", sep, b);
+        if (r->hit_rate >= 0) ADD("%shit %.1f%%", sep, r->hit_rate * 100);
+        if (r->drafted) ADD("%sspec %llu/%llu", sep, (unsigned long long)r->accepted, (unsigned long long)r->drafted);
+    } else if (!len) {
+        ADD("no tokens");
+    }
+#undef ADD
+}
+
+void ui_fmt_turn_header(char *buf, size_t n)
+{
+    snprintf(buf, n, "%4s %7s %7s %7s %8s %6s %7s %9s %6s %9s", "turn", "ctx", "reused", "prefill", "time",
+             "tokens", "tok/s", "B/tok", "hit%", "spec");
+}
+
+void ui_fmt_turn_row(char *buf, size_t n, const ui_turn_rec *r)
+{
+    char t[32], b[32], hit[16], spec[32];
+    ui_fmt_secs(t, sizeof t, r->prompt.elapsed);
+    ui_fmt_bytes(b, sizeof b, r->bytes_per_token);
+    if (r->hit_rate >= 0) snprintf(hit, sizeof hit, "%.1f", r->hit_rate * 100);
+    else snprintf(hit, sizeof hit, "-");
+    snprintf(spec, sizeof spec, "%llu/%llu", (unsigned long long)r->accepted, (unsigned long long)r->drafted);
+    snprintf(buf, n, "%4d %7d %7d %7d %8s %6d %7.1f %9s %6s %9s%s", r->turn, r->prompt.ctx,
+             r->prompt.reused + r->prompt.restored, r->prompt.total, t, r->tokens, r->tok_per_s, b, hit, spec,
+             r->interrupted ? " stopped" : "");
 }
 
 void ui_fmt_progress(char *buf, size_t n, const ui_summary *s)

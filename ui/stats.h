@@ -28,6 +28,7 @@
 #define UI_HIST 512         /* token samples kept */
 #define UI_ROUTE_HIST 32    /* router records kept for the zoom view */
 #define UI_WINDOW 32        /* tokens in the "recent" window */
+#define UI_TURN_BUCKETS 64  /* the whole turn's rate history: buckets of equal token counts */
 
 typedef struct ui_sample {
     uint64_t token_index;
@@ -65,6 +66,13 @@ typedef struct ui_stats {
     int       have_cur, have_prev;
     rm_token_stats pcur;            /* latest full prompt record */
     int       have_pcur;
+    uint64_t  turn_bytes;           /* storage + network bytes of the turn's fed tokens */
+    /* the whole turn's speed: bucket i holds tokens [i*bucket, (i+1)*bucket)
+     * of the turn; when all are used, pairs merge and the bucket doubles, so
+     * a reply of any length keeps UI_TURN_BUCKETS points */
+    double    tb_secs[UI_TURN_BUCKETS];
+    int       tb_tokens[UI_TURN_BUCKETS];
+    int       tb_used, tb_size;
     int16_t   routes[UI_ROUTE_HIST][RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
     int       route_pass[UI_ROUTE_HIST];
     int       nroutes;              /* records pushed (ring index = n % size) */
@@ -89,6 +97,19 @@ typedef struct ui_summary {
     uint64_t prompt_bytes;          /* storage read by the prompt so far */
 } ui_summary;
 
+/* One finished turn, as the per-turn summary line and /stats all give it. */
+typedef struct ui_turn_rec {
+    int      turn;
+    int      prompt_state;      /* UI_PROMPT_* */
+    rm_prompt_figures prompt;
+    int      tokens;
+    double   seconds, tok_per_s;
+    double   bytes_per_token;   /* over the whole turn's fed tokens */
+    double   hit_rate;          /* -1: no lookups */
+    uint64_t drafted, accepted;
+    int      interrupted;       /* 0, RM_STOPPED_REPLY or RM_STOPPED_PROMPT */
+} ui_turn_rec;
+
 /* Reduces a record to a sample; for a fed token, r (may be NULL) gives the
  * previous fed token's routes and takes this one's. */
 void ui_stats_sample(ui_sample *s, const rm_token_stats *st, ui_reuse_tracker *r);
@@ -103,6 +124,11 @@ void ui_stats_prompt_stopped(ui_stats *st);
  * verify passes into pass (may be NULL); returns how many. */
 int  ui_stats_times(const ui_stats *st, double *out, int *pass, int n);
 void ui_stats_summary(const ui_stats *st, ui_summary *out);
+/* The turn so far as a record. */
+void ui_stats_turn(const ui_stats *st, int turn, int interrupted, ui_turn_rec *r);
+/* The whole turn's tokens per second, oldest first, into out (at most n);
+ * returns how many points. */
+int  ui_stats_turn_rates(const ui_stats *st, double *out, int n);
 /* Router record `age` steps back (0 = latest), or NULL; *pass (may be
  * NULL) gets its verify pass. */
 const int16_t (*ui_stats_route(const ui_stats *st, int age, int *pass))[RM_MAX_TOPK];
@@ -117,6 +143,13 @@ void ui_fmt_eta(char *buf, size_t n, double secs);
 void ui_fmt_prompt(char *buf, size_t n, const ui_summary *s);
 /* The prompt's progress: "3120/14588 tok  93 tok/s  ETA 2m25s". */
 void ui_fmt_progress(char *buf, size_t n, const ui_summary *s);
+/* A turn in one line, as llama-cli ends a run: "prompt 28 tok (349 reused)
+ * 155 ms · 220 tok 42.8 tok/s · 5 KB/tok · hit 98.4% · spec 69/200" (sep is
+ * the separator, " · " or " | "). */
+void ui_fmt_turn(char *buf, size_t n, const ui_turn_rec *r, const char *sep);
+/* /stats all: the header and one row per turn, aligned. */
+void ui_fmt_turn_header(char *buf, size_t n);
+void ui_fmt_turn_row(char *buf, size_t n, const ui_turn_rec *r);
 /* The fraction of the prompt done, counting the pass in progress (0..1). */
 double ui_prompt_fraction(const rm_prompt_figures *p);
 

@@ -52,8 +52,8 @@ attr_t ui_attr(int role) { return role >= 0 && role < UI_C_COUNT ? g_attr[role] 
 
 const char *ui_sym(int sym)
 {
-    static const char *utf8[UI_SYM_COUNT] = { "│", "─", "…", "▼", "›" };
-    static const char *ascii[UI_SYM_COUNT] = { "|", "-", "~", "v", ">" };
+    static const char *utf8[UI_SYM_COUNT] = { "│", "─", "…", "▼", "›", " · " };
+    static const char *ascii[UI_SYM_COUNT] = { "|", "-", "~", "v", ">", " | " };
     return (ui_text_utf8() ? utf8 : ascii)[sym];
 }
 

@@ -25,6 +25,7 @@ enum {
 
 enum {
     UI_SYM_VLINE, UI_SYM_HLINE, UI_SYM_ELLIPSIS, UI_SYM_DOWN, UI_SYM_PROMPT,
+    UI_SYM_SEP,     /* between the figures of a summary line: " · " */
     UI_SYM_COUNT
 };
 

@@ -49,6 +49,12 @@ static int prompting(const ui_tui *a)
     return a->generating && !a->stats->tokens && a->stats->prompt_state == UI_PROMPT_RUNNING;
 }
 
+/* The status line: the state first, then the model, the context meter
+ * (tokens in the context; of this turn's prompt, reused and prefilled), the
+ * RAM budget, the think switch, markers for hidden panes, and F1. What does
+ * not fit is dropped, least useful first (the RAM budget, the context
+ * meter, F1 (the hint row says it too), think, the model), so the state is
+ * never cut for the rest. */
 static void draw_status(ui_tui *a, const ui_summary *s)
 {
     ui_rect r = a->lay.r[UI_R_STATUS];
@@ -70,9 +76,46 @@ static void draw_status(ui_tui *a, const ui_summary *s)
     } else {
         snprintf(state, sizeof state, "ready");
     }
-    ui_putf(r.y, r.x, r.w, ui_attr(UI_C_STATUS), " remora %s %s %s %s %s think %s %s F1 help",
-            ui_sym(UI_SYM_VLINE), a->src->label, ui_sym(UI_SYM_VLINE), state, ui_sym(UI_SYM_VLINE),
-            a->gen.think ? "on" : "off", ui_sym(UI_SYM_VLINE));
+    enum { F_STATE, F_MODEL, F_CTX, F_RAM, F_THINK, F_HIDDEN, F_HELP, F_COUNT };
+    /* the order they go in when the line is too narrow */
+    static const int drop[] = { F_RAM, F_CTX, F_HELP, F_THINK, F_MODEL, F_HIDDEN };
+    char f[F_COUNT][272];
+    const ui_source *src = a->src;
+    snprintf(f[F_STATE], sizeof f[0], "%s", state);
+    snprintf(f[F_MODEL], sizeof f[0], "%s", src->label);
+    int ctx = s->prompt_state != UI_PROMPT_NONE ? s->prompt.ctx + s->tokens : 0;
+    if (s->prompt_state == UI_PROMPT_NONE)
+        snprintf(f[F_CTX], sizeof f[0], "ctx 0");
+    else
+        snprintf(f[F_CTX], sizeof f[0], "ctx %d: %d reused, %d prefilled", ctx,
+                 s->prompt.reused + s->prompt.restored, s->prompt.total);
+    char ram[32];
+    ui_fmt_bytes(ram, sizeof ram, (double)src->info.ram_budget);
+    if (src->info.ram_budget) snprintf(f[F_RAM], sizeof f[0], "RAM %s", ram);
+    else f[F_RAM][0] = 0;
+    snprintf(f[F_THINK], sizeof f[0], "think %s", a->gen.think ? "on" : "off");
+    snprintf(f[F_HIDDEN], sizeof f[0], "%s%s%s", a->lopt.reasoning_hidden ? "F2 reasoning hidden" : "",
+             a->lopt.reasoning_hidden && a->lopt.panels_hidden ? ", " : "",
+             a->lopt.panels_hidden ? "F3 panels hidden" : "");
+    snprintf(f[F_HELP], sizeof f[0], "F1 help");
+    int on[F_COUNT];
+    const char *bar = ui_sym(UI_SYM_VLINE);
+    int total = 1;
+    for (int i = 0; i < F_COUNT; i++) {
+        on[i] = f[i][0] != 0;
+        if (on[i]) total += ui_text_width(f[i], strlen(f[i])) + (i ? 3 : 0);
+    }
+    for (size_t k = 0; k < sizeof drop / sizeof drop[0] && total > r.w; k++) {
+        int i = drop[k];
+        if (!on[i]) continue;
+        on[i] = 0;
+        total -= ui_text_width(f[i], strlen(f[i])) + 3;
+    }
+    char line[1400];
+    size_t len = (size_t)snprintf(line, sizeof line, " %s", f[F_STATE]);
+    for (int i = 1; i < F_COUNT && len < sizeof line; i++)
+        if (on[i]) len += (size_t)snprintf(line + len, sizeof line - len, " %s %s", bar, f[i]);
+    ui_put(r.y, r.x, r.w, ui_attr(UI_C_STATUS), line);
 }
 
 static void draw_panels(ui_tui *a, const ui_summary *s)
@@ -149,7 +192,7 @@ static void frame(ui_tui *a)
         ui_stats_summary(a->stats, &s);
         if (a->dirty & UI_D_STATUS) draw_status(a, &s);
         /* the stats page is live; the help changes only when scrolled */
-        if (a->dirty & (UI_D_LAYOUT | UI_D_OVERLAY) || (a->overlay == UI_OVL_STATS && a->dirty & UI_D_PANELS))
+        if (a->dirty & (UI_D_LAYOUT | UI_D_OVERLAY) || (a->overlay != UI_OVL_HELP && a->dirty & UI_D_PANELS))
             ui_overlay_draw(a);
         move(LINES - 1, 0);
     } else {

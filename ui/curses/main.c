@@ -89,6 +89,8 @@ int ui_main_close(ui_tui *a, rm_err *err)
     free(a->system_text);
     free(a->pending_system);
     free(a->queued);
+    free(a->turn_recs);
+    free(a->find_text);
     return rc;
 }
 

@@ -1,18 +1,21 @@
 /* overlay.c — full-screen pages over the chat (htop's F1, weechat's help
  * buffer): the help (F1 or /help: keys, commands and a legend of every
- * panel's figures and colours) and, while a reply streams, /stats. A page
+ * panel's figures and colours), /stats all (a table of the turns) and,
+ * while a reply streams, /stats. A page
  * covers everything below the status line, which keeps showing the state;
  * the reply goes on streaming underneath. Entries are two columns, a term
  * and what it means, wrapped with a hanging indent; on a wide screen the
  * help's keys and the rest sit side by side. F1, Esc, q or Enter closes a
  * page; PgUp, PgDn, Up and Down scroll it; other typed text closes it and
  * goes to the input line. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "tui.h"
 #include "draw.h"
 #include "ui/wrap.h"
 
-enum { E_HEAD, E_ITEM, E_TEXT };
+enum { E_HEAD, E_ITEM, E_TEXT, E_PRE };   /* E_PRE: a row drawn as it is (a table's) */
 
 typedef struct entry {
     int         kind;
@@ -97,6 +100,11 @@ static int render(const entry *e, int n, ui_rect r, int skip, int draw)
             row++;
             continue;
         }
+        if (e[i].kind == E_PRE) {
+            if (vis) ui_put(y, r.x + 1, r.w - 1, ui_attr(e[i].role), e[i].what);
+            row++;
+            continue;
+        }
         int ind = e[i].kind == E_TEXT ? 1 : indent;
         if (e[i].kind == E_ITEM) {
             int w = ui_text_width(e[i].term, strlen(e[i].term));
@@ -172,9 +180,39 @@ void ui_overlay_open(ui_tui *a, int kind)
     a->dirty |= UI_D_LAYOUT;
 }
 
+/* /stats all: the conversation's turns, one row each, and the turn in
+ * progress as the last. */
+static int turns_page(ui_tui *a, ui_rect body, int draw)
+{
+    int n = a->nturn_recs + 3;
+    entry *e = calloc((size_t)n, sizeof *e);
+    char (*buf)[200] = calloc((size_t)n, sizeof *buf);
+    if (!e || !buf) { free(e); free(buf); return 0; }
+    int k = 0;
+    e[k++] = (entry){ E_HEAD, "Turns of this conversation", NULL, 0 };
+    ui_fmt_turn_header(buf[k], sizeof buf[k]);
+    e[k] = (entry){ E_PRE, NULL, buf[k], UI_C_TITLE }; k++;
+    for (int i = 0; i < a->nturn_recs; i++, k++) {
+        ui_fmt_turn_row(buf[k], sizeof buf[k], &a->turn_recs[i]);
+        e[k] = (entry){ E_PRE, NULL, buf[k], UI_C_VALUE };
+    }
+    if (a->generating) {
+        ui_turn_rec r;
+        ui_stats_turn(a->stats, a->turns, 0, &r);
+        ui_fmt_turn_row(buf[k], sizeof buf[k], &r);
+        snprintf(buf[k] + strlen(buf[k]), sizeof buf[k] - strlen(buf[k]), " (in progress)");
+        e[k] = (entry){ E_PRE, NULL, buf[k], UI_C_TEXT }; k++;
+    }
+    int rows = render(e, k, body, a->overlay_top, draw);
+    free(e);
+    free(buf);
+    return rows;
+}
+
 /* Rows the page's body takes (for scrolling) and draws it from overlay_top. */
 static int page(ui_tui *a, ui_rect body, int draw)
 {
+    if (a->overlay == UI_OVL_TURNS) return turns_page(a, body, draw);
     if (a->overlay == UI_OVL_STATS) {
         entry e[16];
         char buf[16][200];
@@ -210,7 +248,8 @@ void ui_overlay_draw(ui_tui *a)
     int max_top = total > body.h ? total - body.h : 0;
     if (a->overlay_top > max_top) a->overlay_top = max_top;
     char t[160];
-    snprintf(t, sizeof t, "%s %s F1/Esc closes%s", a->overlay == UI_OVL_STATS ? "Statistics" : "Help",
+    snprintf(t, sizeof t, "%s %s F1/Esc closes%s",
+             a->overlay == UI_OVL_STATS ? "Statistics" : a->overlay == UI_OVL_TURNS ? "Statistics, all turns" : "Help",
              ui_sym(UI_SYM_VLINE), max_top ? "  PgUp/PgDn/Up/Down scroll" : "");
     ui_put_title(title, t, 1);
     page(a, body, 1);

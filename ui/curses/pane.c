@@ -12,6 +12,7 @@ void ui_pane_init(ui_pane *p, const char *title)
     p->follow = 1;
     p->view_h = 1;
     p->unseen = 0;
+    p->mark_block = -1;
 }
 
 void ui_pane_free(ui_pane *p) { ui_doc_free(&p->doc); }
@@ -66,6 +67,15 @@ void ui_pane_home(ui_pane *p)
     p->follow = max_top(p) == 0;
 }
 
+void ui_pane_show_line(ui_pane *p, int line)
+{
+    int top = line - p->view_h / 3;
+    if (top > max_top(p)) top = max_top(p);
+    if (top < 0) top = 0;
+    p->top = top;
+    p->follow = 0;
+}
+
 void ui_pane_end(ui_pane *p)
 {
     p->follow = 1;
@@ -77,8 +87,9 @@ void ui_pane_changed(ui_pane *p)
     if (!p->follow && p->doc.nlines > p->top + p->view_h) p->unseen = 1;
 }
 
-static void draw_line(const ui_doc *d, const ui_line *l, int y, int x, int w, ui_role_fn role)
+static void draw_line(const ui_pane *p, const ui_line *l, int y, int x, int w, ui_role_fn role)
 {
+    const ui_doc *d = &p->doc;
     if (l->kind == UI_LINE_GAP) return;
     const ui_block *b = &d->blocks[l->block];
     attr_t a = ui_attr(role(b->style));
@@ -95,11 +106,14 @@ static void draw_line(const ui_doc *d, const ui_line *l, int y, int x, int w, ui
     size_t pos = l->start;
     int col = 0;
     ui_glyph g;
+    int marked = p->mark_block == (int)l->block;
     while (pos < l->end && ui_glyph_next(b->text.p + pos, l->end - pos, b->final, &g)) {
+        size_t at = pos;
         pos += g.len;
         if (g.kind == UI_GLYPH_NEWLINE || g.kind == UI_GLYPH_EMPTY) continue;
         if (col + g.width > w) break;
-        ui_put_glyph(y, x + col, x + w, &g, a);
+        int in_mark = marked && at >= p->mark_start && at < p->mark_end;
+        ui_put_glyph(y, x + col, x + w, &g, in_mark ? a | A_REVERSE : a);
         col += g.width;
     }
 }
@@ -140,7 +154,7 @@ void ui_pane_draw(const ui_pane *p, ui_rect r, int focused, ui_role_fn role, con
     for (; i < r.h - 1; i++) {
         int li = top + i;
         if (li >= p->doc.nlines) break;
-        draw_line(&p->doc, &p->doc.lines[li], r.y + 1 + i, r.x, r.w, role);
+        draw_line(p, &p->doc.lines[li], r.y + 1 + i, r.x, r.w, role);
     }
     if (tail && i < r.h - 1 && top + i == p->doc.nlines) draw_tail(tail, r.y + 1 + i, r.x, r.w - 1);
     if (p->unseen && !p->follow)

@@ -190,6 +190,13 @@ void ui_term_suspend(ui_term *t)
     ui_term_resize(t);          /* the size may have changed meanwhile */
 }
 
+int ui_term_write(ui_term *t, const char *s, size_t n)
+{
+    if (!t->active) return -1;
+    fflush(t->out);
+    return fwrite(s, 1, n, t->out) == n && fflush(t->out) == 0 ? 0 : -1;
+}
+
 void ui_term_resize(ui_term *t)
 {
     struct winsize ws;

@@ -43,6 +43,9 @@ void ui_term_suspend(ui_term *t);
  * last call (UI_SIG_* bits). */
 int  ui_term_signal_fd(void);
 int  ui_term_take_signals(void);
+/* Writes bytes straight to the terminal (an escape curses does not know,
+ * such as OSC 52), after what curses has drawn. Returns 0 or -1. */
+int  ui_term_write(ui_term *t, const char *s, size_t n);
 /* Applies the terminal's current size to curses. */
 void ui_term_resize(ui_term *t);
 

@@ -15,7 +15,7 @@
 #include "term.h"
 
 /* Styles of transcript blocks. */
-enum { UI_S_USER, UI_S_ANSWER, UI_S_REASONING, UI_S_NOTE, UI_S_ERROR, UI_S_MARK, UI_S_HEADER };
+enum { UI_S_USER, UI_S_ANSWER, UI_S_REASONING, UI_S_NOTE, UI_S_ERROR, UI_S_MARK, UI_S_HEADER, UI_S_SUMMARY };
 
 /* How long the storage ceiling is measured when the chat starts, in
  * pieces whose median is taken (ui_worker_submit): on the development
@@ -31,7 +31,7 @@ enum {
 };
 
 /* Full-screen pages (overlay.c). */
-enum { UI_OVL_NONE, UI_OVL_HELP, UI_OVL_STATS };
+enum { UI_OVL_NONE, UI_OVL_HELP, UI_OVL_STATS, UI_OVL_TURNS };
 
 /* The slash commands, as /help and the man page list them (slash.c). */
 typedef struct ui_command {
@@ -67,6 +67,11 @@ typedef struct ui_tui {
     int            reprefill_said;  /* this turn's full re-prefill has been announced */
     int            unsaved;         /* turns since the last /save, /load or /clear */
     int            welcome_pinned;  /* the answer pane shows the welcome from its top (until a turn or a scroll) */
+    ui_turn_rec   *turn_recs;       /* the finished turns of this conversation, for /stats all */
+    int            nturn_recs, cap_turn_recs;
+    char          *find_text;       /* the last /find, and where its match was (block, byte) */
+    int            find_block;
+    size_t         find_off;
     int            overlay;         /* UI_OVL_*: a full-screen page is open */
     int            overlay_top;     /* its first row shown */
     int            eof_armed;       /* Ctrl-D asked once; the next one quits */

@@ -163,3 +163,44 @@ TEST(ui_stats_formats)
     ui_fmt_bytes(b, sizeof b, 1.23e9);
     CHECK(!strcmp(b, "1.23 GB"));
 }
+
+/* The whole turn's rate history keeps UI_TURN_BUCKETS points however long
+ * the reply, oldest first; the turn's summary line and /stats all row say
+ * the prompt, tokens, rate, bytes per token, hit rate and speculation. */
+TEST(ui_stats_turn_history_and_summary_line)
+{
+    static ui_stats st;
+    ui_stats_reset(&st);
+    ui_reuse_tracker tr = { 0 };
+    rm_token_stats p;
+    memset(&p, 0, sizeof p);
+    p.kind = RM_REC_PROMPT;
+    p.prefill = 1;
+    p.prompt = (rm_prompt_figures){ .ctx = 377, .reused = 349, .total = 28, .done = 28, .elapsed = 0.155 };
+    add(&st, &tr, &p);
+    /* 1000 tokens: the first 500 at 10 ms, the rest at 20 ms */
+    for (int i = 0; i < 1000; i++) {
+        rm_token_stats t = token(i, i % 7, 0, i < 500 ? 0.010 : 0.020);
+        t.bytes_expert_read = 5000;
+        t.spec_drafted = 200;
+        t.spec_accepted = 69;
+        add(&st, &tr, &t);
+    }
+    double r[UI_TURN_BUCKETS];
+    int n = ui_stats_turn_rates(&st, r, UI_TURN_BUCKETS);
+    CHECKF(n > UI_TURN_BUCKETS / 2 && n <= UI_TURN_BUCKETS, "%d", n);
+    CHECKF(r[0] > 99 && r[0] < 101, "%f", r[0]);
+    CHECKF(r[n - 1] > 49 && r[n - 1] < 51, "%f", r[n - 1]);
+    ui_turn_rec rec;
+    ui_stats_turn(&st, 3, 0, &rec);
+    char line[300];
+    ui_fmt_turn(line, sizeof line, &rec, " · ");
+    CHECKF(!strcmp(line, "prompt 28 tok (349 reused) 155 ms · 1000 tok 66.7 tok/s · 5 KB/tok · hit 75.0% · spec 69/200"),
+           "%s", line);
+    ui_fmt_turn_row(line, sizeof line, &rec);
+    CHECKF(strstr(line, "   3     377     349      28   155 ms   1000    66.7      5 KB   75.0    69/200"), "%s", line);
+    ui_stats_reset(&st);
+    ui_stats_turn(&st, 1, 0, &rec);
+    ui_fmt_turn(line, sizeof line, &rec, " · ");
+    CHECKF(!strcmp(line, "no tokens"), "%s", line);
+}
