@@ -41,6 +41,8 @@ static void usage(FILE *f)
                                                    "progress (default: prompts take no time); P in [1, 10000000]");
     opts_help_line(f, "--system TEXT", "system prompt");
     opts_help(f, GEN_OPTS | OPEN_OPTS, text);
+    opts_help_line(f, "--panel-hz N", "redraw the panels and the status line at most N times a\n"
+                                      "second (default 10); N in [1, 60]");
     opts_help_line(f, "--mouse", "scroll with the mouse wheel (Shift+drag still selects)");
     opts_help_line(f, "--keys", "print the key bindings and exit");
     opts_help_line(f, "--help", "print this help and exit");
@@ -48,12 +50,13 @@ static void usage(FILE *f)
 
 int cmd_chat(int argc, char **argv)
 {
-    enum { O_SYNTH = 256, O_RATE, O_PROMPT_RATE, O_SYSTEM, O_MOUSE, O_KEYS, O_HELP };
+    enum { O_SYNTH = 256, O_RATE, O_PROMPT_RATE, O_SYSTEM, O_PANEL_HZ, O_MOUSE, O_KEYS, O_HELP };
     static const struct option own[] = {
         { "synthetic", no_argument, 0, O_SYNTH },
         { "synthetic-rate", required_argument, 0, O_RATE },
         { "synthetic-prompt-rate", required_argument, 0, O_PROMPT_RATE },
         { "system", required_argument, 0, O_SYSTEM },
+        { "panel-hz", required_argument, 0, O_PANEL_HZ },
         { "mouse", no_argument, 0, O_MOUSE },
         { "keys", no_argument, 0, O_KEYS },
         { "help", no_argument, 0, O_HELP },
@@ -82,6 +85,9 @@ int cmd_chat(int argc, char **argv)
             if (opts_real_arg("chat", "synthetic-prompt-rate", optarg, 1, 1e7, 0, &o.synth.prompt_rate)) return 2;
             break;
         case O_SYSTEM: o.system = optarg; break;
+        case O_PANEL_HZ:
+            if (opts_real_arg("chat", "panel-hz", optarg, 1, 60, 0, &o.panel_hz)) return 2;
+            break;
         case O_MOUSE: o.mouse = 1; break;
         case O_KEYS: ui_keys_print(stdout); return 0;
         case O_HELP: usage(stdout); return 0;

@@ -85,6 +85,10 @@ typedef struct ui_tui {
     int            exit_status;     /* 128 + the signal that ended the chat, else 0 */
     int            worker_stuck;    /* ui_main_close: the worker did not stop in time */
     double         last_frame;
+    double         panel_hz;        /* panel and status redraws per second at most */
+    double         last_panels;     /* when they were last drawn */
+    uint64_t       panel_draws;     /* panel redraws, for the panels drawn every n-th (panels.c) */
+    int            panels_all;      /* the next redraw draws every panel */
     uint64_t       frames;
     int            bench;           /* quit when the first turn ends */
 } ui_tui;
