@@ -297,6 +297,15 @@ void ui_fmt_bytes(char *buf, size_t n, double b)
     else snprintf(buf, n, "%.0f B", b);
 }
 
+void ui_fmt_bytes_short(char *buf, size_t n, double b)
+{
+    static const char unit[] = "BKMGT";
+    int u = 0;
+    if (b < 0) b = 0;
+    while (b >= 999.5 && u < 4) { b /= 1000; u++; }
+    snprintf(buf, n, u == 0 || b >= 99.5 ? "%.0f%c" : b >= 9.95 ? "%.1f%c" : "%.2f%c", b, unit[u]);
+}
+
 void ui_fmt_secs(char *buf, size_t n, double s)
 {
     if (s < 0) s = 0;

@@ -136,6 +136,8 @@ const int16_t (*ui_stats_route(const ui_stats *st, int age, int *pass))[RM_MAX_T
 /* Human-readable figures: "812 MB", "1.23 GB", "1.56 TB"; "12.3 ms", "155 ms", "1.50 s";
  * durations to come "45 s", "2m25s", "1h02m". */
 void ui_fmt_bytes(char *buf, size_t n, double bytes);
+/* Three digits and a unit letter, for narrow panels: "693M", "1.48G", "12K". */
+void ui_fmt_bytes_short(char *buf, size_t n, double bytes);
 void ui_fmt_secs(char *buf, size_t n, double secs);
 void ui_fmt_eta(char *buf, size_t n, double secs);
 /* The prompt's accounting: "ctx 377, 349 reused, 28 prefilled in 155 ms"

@@ -146,6 +146,41 @@ int ui_putf(int y, int x, int maxw, attr_t a, const char *fmt, ...)
     return ui_put(y, x, maxw, a, buf);
 }
 
+int ui_put_alt(int y, int x, int maxw, attr_t a, ...)
+{
+    va_list ap;
+    va_start(ap, a);
+    const char *t, *last = "";
+    while ((t = va_arg(ap, const char *))) {
+        last = t;
+        if (ui_text_width(t, strlen(t)) <= maxw) break;
+    }
+    va_end(ap);
+    return ui_put(y, x, maxw, a, last);
+}
+
+/* The first of the '\v'-separated texts in s that fits, else the last. */
+static int put_choice(int y, int x, int maxw, attr_t a, char *s)
+{
+    char *t = s;
+    for (;;) {
+        char *v = strchr(t, '\v');
+        if (v) *v = 0;
+        if (!v || ui_text_width(t, strlen(t)) <= maxw) return ui_put(y, x, maxw, a, t);
+        t = v + 1;
+    }
+}
+
+int ui_putf_alt(int y, int x, int maxw, attr_t a, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return put_choice(y, x, maxw, a, buf);
+}
+
 void ui_put_bar(int y, int x, int w, double f, attr_t on, attr_t off)
 {
     if (w <= 0) return;
@@ -165,6 +200,8 @@ void ui_put_title(ui_rect r, const char *title, int focused)
     if (!ui_rect_visible(r)) return;
     attrset(ui_attr(UI_C_RULE));
     for (int x = r.x; x < r.x + r.w; x++) mvaddstr(r.y, x, ui_sym(UI_SYM_HLINE));
-    ui_put(r.y, r.x + 1, r.w - 2, ui_attr(focused ? UI_C_TITLE_FOCUS : UI_C_TITLE), title);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", title);
+    put_choice(r.y, r.x + 1, r.w - 2, ui_attr(focused ? UI_C_TITLE_FOCUS : UI_C_TITLE), buf);
     attrset(A_NORMAL);
 }

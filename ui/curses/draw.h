@@ -47,9 +47,18 @@ int ui_put_glyph(int y, int x, int right, const ui_glyph *g, attr_t a);
 int ui_put(int y, int x, int maxw, attr_t a, const char *s);
 int ui_putf(int y, int x, int maxw, attr_t a, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
+/* Draws the first of the texts (a NULL-ended list, longest wording first:
+ * short labels next, the least useful field dropped after) that fits in
+ * `maxw` columns; only when none does is the last one cut. This is how the
+ * panels avoid cutting a value at small sizes. Returns columns used. */
+int ui_put_alt(int y, int x, int maxw, attr_t a, ...) __attribute__((sentinel));
+/* The same choice over a formatted list: texts separated by '\v'. */
+int ui_putf_alt(int y, int x, int maxw, attr_t a, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* A horizontal bar of `w` cells filled to fraction f (0..1). */
 void ui_put_bar(int y, int x, int w, double f, attr_t on, attr_t off);
-/* A panel's title row: " Title " in the title colour, the rest a rule. */
+/* A panel's title row: " Title " in the title colour, the rest a rule.
+ * The title may hold shorter wordings after '\v' (ui_putf_alt). */
 void ui_put_title(ui_rect r, const char *title, int focused);
 
 #endif

@@ -95,12 +95,14 @@ static void draw_line(const ui_pane *p, const ui_line *l, int y, int x, int w, u
     attr_t a = ui_attr(role(b->style));
     if (l->kind == UI_LINE_MORE) {
         size_t bytes = b->text.len - (size_t)b->head;
+        const char *e = ui_sym(UI_SYM_ELLIPSIS);
         if (l->end)
-            ui_putf(y, x, w, ui_attr(UI_C_DIM), "%s %u more line%s (%zu bytes in all; Alt-O opens)",
-                    ui_sym(UI_SYM_ELLIPSIS), l->end, l->end == 1 ? "" : "s", bytes);
+            ui_putf_alt(y, x, w, ui_attr(UI_C_DIM), "%s %u more line%s (%zu bytes in all; Alt-O opens)\v"
+                        "%s %u more line%s (Alt-O opens)\v%s %u more line%s", e, l->end, l->end == 1 ? "" : "s",
+                        bytes, e, l->end, l->end == 1 ? "" : "s", e, l->end, l->end == 1 ? "" : "s");
         else
-            ui_putf(y, x, w, ui_attr(UI_C_DIM), "%s the rest of the line (%zu bytes in all; Alt-O opens)",
-                    ui_sym(UI_SYM_ELLIPSIS), bytes);
+            ui_putf_alt(y, x, w, ui_attr(UI_C_DIM), "%s the rest of the line (%zu bytes in all; Alt-O opens)\v"
+                        "%s the rest of the line (Alt-O opens)\v%s the rest of the line", e, bytes, e, e);
         return;
     }
     size_t pos = l->start;
@@ -140,15 +142,16 @@ void ui_pane_draw(const ui_pane *p, ui_rect r, int focused, ui_role_fn role, con
 {
     if (!ui_rect_visible(r)) return;
     ui_fill(r, A_NORMAL);
-    char title[128];
+    char title[256];
     int top = top_line(p);
     /* following, the view ends one row earlier so that the tail shows */
     if (tail && p->follow && top > 0 && p->doc.nlines - top >= p->view_h) top++;
     if (p->follow || p->doc.nlines <= p->view_h)
         snprintf(title, sizeof title, "%s", p->title);
     else
-        snprintf(title, sizeof title, "%s  [%d/%d]%s", p->title, top + p->view_h, p->doc.nlines,
-                 p->unseen ? "  new output below (Alt-End)" : "");
+        snprintf(title, sizeof title, "%s  [%d/%d]%s\v%s  [%d/%d]%s\v%s [%d/%d]", p->title, top + p->view_h,
+                 p->doc.nlines, p->unseen ? "  new output below (Alt-End)" : "", p->title, top + p->view_h,
+                 p->doc.nlines, p->unseen ? "  new below" : "", p->title, top + p->view_h, p->doc.nlines);
     ui_put_title(r, title, focused);
     int i = 0;
     for (; i < r.h - 1; i++) {

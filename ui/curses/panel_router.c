@@ -7,7 +7,7 @@
  * figure is over the last UI_WINDOW tokens, leaving out pairs of tokens from
  * one speculative verify pass (stats.h). The zoom view shows one layer over
  * the recent tokens, newest on top, the tokens of a verify pass dimmed and
- * marked in the first column.
+ * marked in the first column, with the expert ids on an axis under it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -54,14 +54,36 @@ static void draw_zoom(ui_rect r, const ui_stats *st, int layer, int k, int exper
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
     const int16_t (*cur)[RM_MAX_TOPK] = ui_stats_route(st, 0, NULL);
     if (!cur) return;
+    /* the ids that fit, and how many did not */
     char ids[256];
     int len = snprintf(ids, sizeof ids, "ids");
-    for (int i = 0; i < k && len < (int)sizeof ids - 8; i++)
-        len += snprintf(ids + len, sizeof ids - (size_t)len, " %d", cur[layer][i]);
+    for (int i = 0; i < k; i++) {
+        char one[16];
+        int n = snprintf(one, sizeof one, " %d", cur[layer][i]);
+        int rest = k - i - 1;
+        if (len + n + (rest ? 5 : 0) > w || len + n >= (int)sizeof ids - 8) {
+            snprintf(ids + len, sizeof ids - (size_t)len, " +%d", k - i);
+            break;
+        }
+        memcpy(ids + len, one, (size_t)n + 1);
+        len += n;
+    }
     if (y < end) ui_put(y++, x, w, ui_attr(UI_C_VALUE), ids);
     int count[512], reused[512];
     int cols = w - 1 < 512 ? w - 1 : 512;
     if (cols <= 0) return;
+    /* the expert-id axis under the map, when there are rows for it */
+    if (end - y >= 4) {
+        end--;
+        char lo[16], mid[16], hi[16];
+        snprintf(lo, sizeof lo, "0");
+        snprintf(mid, sizeof mid, "%d", experts / 2);
+        snprintf(hi, sizeof hi, "%d", experts - 1);
+        int mx = x + 1 + cols / 2 - (int)strlen(mid) / 2, hx = x + 1 + cols - (int)strlen(hi);
+        ui_put(end, x + 1, cols, ui_attr(UI_C_DIM), lo);
+        if (mx > x + 3 && mx + (int)strlen(mid) < hx - 1) ui_put(end, mx, (int)strlen(mid), ui_attr(UI_C_DIM), mid);
+        if (hx > x + 2) ui_put(end, hx, (int)strlen(hi), ui_attr(UI_C_DIM), hi);
+    }
     for (int age = 0; y < end; age++, y++) {
         int pass = 0;
         const int16_t (*rt)[RM_MAX_TOPK] = ui_stats_route(st, age, &pass);
@@ -84,7 +106,7 @@ void ui_panel_router(ui_rect r, const ui_panel_in *in)
     if (layers > RM_MAX_ROUTE_LAYERS) layers = RM_MAX_ROUTE_LAYERS;
     int k = c->route_k < RM_MAX_TOPK ? c->route_k : RM_MAX_TOPK;
     int experts = c->num_experts;
-    char title[96];
+    char title[256];
     if (layers <= 0 || k <= 0 || experts <= 0) {
         ui_put_title(r, "Router", 0);
         return;
@@ -103,9 +125,12 @@ void ui_panel_router(ui_rect r, const ui_panel_in *in)
     if (legend) rows--;
     if (rows <= 0 || w <= 4) { ui_put_title(r, "Router", 0); return; }
     int lpr = (layers + rows - 1) / rows;
-    if (lpr > 1) snprintf(title, sizeof title, "Router layers %d-%d x %d, %d layers/row", l0, l0 + layers - 1,
-                          experts, lpr);
-    else snprintf(title, sizeof title, "Router layers %d-%d x %d experts", l0, l0 + layers - 1, experts);
+    if (lpr > 1)
+        snprintf(title, sizeof title, "Router layers %d-%d x %d, %d layers/row\vRouter layers %d-%d, %d/row\v"
+                 "Router %d-%d", l0, l0 + layers - 1, experts, lpr, l0, l0 + layers - 1, lpr, l0, l0 + layers - 1);
+    else
+        snprintf(title, sizeof title, "Router layers %d-%d x %d experts\vRouter layers %d-%d\vRouter %d-%d", l0,
+                 l0 + layers - 1, experts, l0, l0 + layers - 1, l0, l0 + layers - 1);
     ui_put_title(r, title, 0);
     int lw = w >= 24 ? 3 : 0;
     int cols = w - lw;
@@ -128,6 +153,7 @@ void ui_panel_router(ui_rect r, const ui_panel_in *in)
         const ui_summary *s = in->sum;
         char reuse[48] = "-";
         if (s->reuse >= 0) snprintf(reuse, sizeof reuse, "%.0f%%", 100 * s->reuse);
-        ui_putf(ly, x + col, w - col, ui_attr(UI_C_DIM), " new  reuse %s last %d  F4 zoom", reuse, s->window);
+        ui_putf_alt(ly, x + col, w - col, ui_attr(UI_C_DIM), " new  reuse %s last %d  F4 zoom\v new  reuse %s last %d\v"
+                    " new  reuse %s\v new", reuse, s->window, reuse, s->window, reuse);
     }
 }

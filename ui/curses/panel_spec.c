@@ -12,19 +12,23 @@ void ui_panel_spec(ui_rect r, const ui_panel_in *in)
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
     if (w <= 0 || !st->have_cur) return;
     if (!s->drafted) {
-        if (y < end) ui_put(y, x, w, ui_attr(UI_C_DIM), "no drafts this turn");
+        if (y < end) ui_put_alt(y, x, w, ui_attr(UI_C_DIM), "no drafts this turn", "no drafts", (char *)NULL);
         return;
     }
     double rate = (double)s->accepted / (double)s->drafted;
     if (y < end) {
-        char lbl[96];
-        int n = snprintf(lbl, sizeof lbl, "turn: %llu/%llu accepted %.0f%% ",
-                         (unsigned long long)s->accepted, (unsigned long long)s->drafted, rate * 100);
-        ui_put(y, x, w, ui_attr(UI_C_VALUE), lbl);
+        char lbl[240];
+        snprintf(lbl, sizeof lbl, "turn: %llu/%llu accepted %.0f%% \v%llu/%llu accepted %.0f%%\v%llu/%llu acc %.0f%%",
+                 (unsigned long long)s->accepted, (unsigned long long)s->drafted, rate * 100,
+                 (unsigned long long)s->accepted, (unsigned long long)s->drafted, rate * 100,
+                 (unsigned long long)s->accepted, (unsigned long long)s->drafted, rate * 100);
+        int n = ui_putf_alt(y, x, w, ui_attr(UI_C_VALUE), "%s", lbl);
         if (w - n >= 4) ui_put_bar(y, x + n, w - n, rate, ui_attr(UI_C_BAR), ui_attr(UI_C_BAR_BG));
         y++;
     }
     if (y < end)
-        ui_putf(y, x, w, ui_attr(UI_C_DIM), "drafts gave %llu of the turn's %d tokens",
-                (unsigned long long)s->accepted, s->tokens);
+        ui_putf_alt(y, x, w, ui_attr(UI_C_DIM), "drafts gave %llu of the turn's %d tokens\v"
+                    "drafts gave %llu of %d tokens\v+%llu of %d tok",
+                    (unsigned long long)s->accepted, s->tokens, (unsigned long long)s->accepted, s->tokens,
+                    (unsigned long long)s->accepted, s->tokens);
 }
