@@ -351,6 +351,10 @@ typedef struct rm_token_stats {
     uint64_t flops;                        /* matrix-product flops of this record's work */
     /* speculation */
     uint64_t spec_drafted, spec_accepted;  /* cumulative in this turn */
+    uint64_t spec_passes;                  /* verify passes, cumulative in this turn */
+    /* drafts found but not verified, cumulative in this turn: the cost gate
+     * predicted that a plain step yields more tokens per second */
+    uint64_t spec_declined;
     /* tokens emitted from one verify pass share its bytes and time: spec_pass
      * numbers the pass in this turn (0 for a plain step), spec_pass_pos is
      * the token's place in it (0, 1, ...); seconds and byte figures of a
@@ -362,6 +366,9 @@ typedef struct rm_token_stats {
     int      route_k;
     int      num_experts;
     int16_t  route_ids[RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
+    /* routed-expert bytes this record's work asked storage for (cache
+     * misses), per MoE layer, rows as route_ids */
+    uint64_t layer_bytes_read[RM_MAX_ROUTE_LAYERS];
 } rm_token_stats;
 
 /* A record as one JSON object (engine/session/stats_json.c): the `remora`

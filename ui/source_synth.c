@@ -57,6 +57,7 @@ typedef struct synth_source {
     int16_t       route[LAYERS][TOPK];
     double        spine_resident, cache_bytes;
     uint64_t      drafted, accepted;    /* speculation, this turn */
+    uint64_t      declined;             /* steps the simulated cost gate did not draft */
     int           pass_no, pass_left, pass_pos, pass_n;
     rm_token_stats st;
 } synth_source;
@@ -217,6 +218,12 @@ static void fill_token(synth_source *s, uint64_t index, double secs)
     st->read_gbps = gbps;
     st->queue_depth = (int)(unit(s) * 32);
     fill_storage(s, st);
+    /* the misses fall on the layers at random, more on the later ones */
+    for (int m = 0; m < misses; m++) {
+        double u = unit(s);
+        int l = (int)(LAYERS * (1 - u * u));
+        st->layer_bytes_read[l < LAYERS ? l : LAYERS - 1] += (uint64_t)EXPERT_BYTES;
+    }
 }
 
 /* Sleeps until rm_now() reaches t. */
@@ -336,7 +343,11 @@ static int process_prompt(synth_source *s, rm_prompt_figures *p, const rm_gen_ev
 static int next_step(synth_source *s, int spec)
 {
     s->pass_pos = 0;
-    if (!spec || unit(s) >= 0.35) { s->pass_n = 1; return 1; }
+    if (!spec || unit(s) >= 0.35) {
+        if (spec && unit(s) < 0.3) s->declined++;
+        s->pass_n = 1;
+        return 1;
+    }
     int k = 2 + (int)(next_rand(s) % 3);
     int acc = (int)(next_rand(s) % (uint64_t)(k + 1));
     s->drafted += (uint64_t)k;
@@ -371,6 +382,8 @@ static void emit_token(synth_source *s, decode *d)
     fill_token(s, d->index++, secs);
     s->st.spec_drafted = s->drafted;
     s->st.spec_accepted = s->accepted;
+    s->st.spec_passes = (uint64_t)s->pass_no;
+    s->st.spec_declined = s->declined;
     if (s->pass_n > 1) {
         s->st.spec_pass = s->pass_no;
         s->st.spec_pass_pos = s->pass_pos;
@@ -441,7 +454,7 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
     }
     s->rng = h | 1;
     double nominal = s->o.rate > 0 ? 1.0 / s->o.rate : 0.02;
-    s->drafted = s->accepted = 0;
+    s->drafted = s->accepted = s->declined = 0;
     s->pass_no = s->pass_left = 0;
 
     rm_prompt_figures p;

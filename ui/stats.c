@@ -66,6 +66,50 @@ void ui_stats_reset(ui_stats *st)
     st->turn_bytes = 0;
     st->tb_used = 0;
     st->tb_size = 1;
+    st->plain_secs = st->spec_secs = 0;
+    st->plain_n = st->spec_n = 0;
+    st->have_layers = 0;
+}
+
+void ui_layer_acc_reset(ui_layer_acc *a) { memset(a, 0, sizeof *a); }
+
+void ui_layer_acc_add(ui_layer_acc *a, const rm_token_stats *st, const ui_reuse_tracker *r)
+{
+    int layers = st->route_layers < RM_MAX_ROUTE_LAYERS ? st->route_layers : RM_MAX_ROUTE_LAYERS;
+    int k = st->route_k < RM_MAX_TOPK ? st->route_k : RM_MAX_TOPK;
+    if (layers <= 0 || k <= 0) return;
+    ui_layer_figs *f = &a->f;
+    f->layers = layers;
+    f->tokens++;
+    int same_pass = st->spec_pass > 0 && r->have && r->pass == st->spec_pass;
+    int reuse = r->have && !same_pass && r->layers == layers && r->k == k;
+    for (int l = 0; l < layers; l++) {
+        f->bytes[l] += st->layer_bytes_read[l];
+        for (int i = 0; i < k; i++) {
+            int id = st->route_ids[l][i];
+            if (reuse) {
+                for (int j = 0; j < k; j++) if (r->ids[l][j] == id) { f->reuse_hit[l]++; break; }
+                f->reuse_n[l]++;
+            }
+            if (id < 0 || id >= UI_HOT_IDS) continue;
+            if (a->hist[l][id] < UINT16_MAX) a->hist[l][id]++;
+            uint32_t c = a->hist[l][id];
+            /* keep the UI_HOT most chosen in order: O(UI_HOT) a choice */
+            int at = -1;
+            for (int h = 0; h < UI_HOT; h++) if (f->hot_n[l][h] && f->hot[l][h] == id) at = h;
+            if (at < 0) {
+                if (c <= f->hot_n[l][UI_HOT - 1]) continue;
+                at = UI_HOT - 1;
+                f->hot[l][at] = (int16_t)id;
+            }
+            f->hot_n[l][at] = c;
+            while (at > 0 && f->hot_n[l][at] > f->hot_n[l][at - 1]) {
+                int16_t ti = f->hot[l][at]; f->hot[l][at] = f->hot[l][at - 1]; f->hot[l][at - 1] = ti;
+                uint32_t tn = f->hot_n[l][at]; f->hot_n[l][at] = f->hot_n[l][at - 1]; f->hot_n[l][at - 1] = tn;
+                at--;
+            }
+        }
+    }
 }
 
 /* One token into the whole turn's rate history. */
@@ -157,6 +201,8 @@ void ui_stats_add(ui_stats *st, const ui_sample *s)
     st->misses += s->misses;
     st->turn_bytes += s->spine + s->expert + s->net;
     turn_bucket_add(st, s->seconds);
+    if (s->spec_pass) { st->spec_secs += s->seconds; st->spec_n++; }
+    else { st->plain_secs += s->seconds; st->plain_n++; }
 }
 
 void ui_stats_prompt_stopped(ui_stats *st)
@@ -237,17 +283,26 @@ void ui_stats_summary(const ui_stats *st, ui_summary *o)
     o->hit_rate = st->hits + st->misses ? (double)st->hits / (double)(st->hits + st->misses) : -1;
     o->last_hit_rate = -1;
     o->reuse = -1;
+    o->spec_mean_accepted = -1;
+    o->spec_gained = -1;
     prompt_summary(st, o);
     if (st->have_cur) {
         const rm_token_stats *c = &st->cur;
         o->drafted = c->spec_drafted;
         o->accepted = c->spec_accepted;
+        o->spec_passes = c->spec_passes;
+        o->spec_declined = c->spec_declined;
         o->device_gbps = c->device_gbps;
         o->read_gbps = c->read_gbps;
         if (c->expert_hits + c->expert_misses)
             o->last_hit_rate = (double)c->expert_hits / (double)(c->expert_hits + c->expert_misses);
     }
     if (st->tokens) o->tok_per_s = st->seconds > 0 ? st->tokens / st->seconds : 0;
+    if (o->spec_passes) o->spec_mean_accepted = (double)o->accepted / (double)o->spec_passes;
+    /* what plain steps, at their mean time this turn, would have made in
+     * the time the verify passes took */
+    if (st->spec_n && st->plain_n && st->plain_secs > 0)
+        o->spec_gained = st->spec_n - st->spec_secs / (st->plain_secs / st->plain_n);
     if (st->count == 0) return;
 
     double w[UI_WINDOW] = { 0 };

@@ -52,6 +52,27 @@ typedef struct ui_reuse_tracker {
 
 enum { UI_PROMPT_NONE, UI_PROMPT_RUNNING, UI_PROMPT_DONE, UI_PROMPT_STOPPED };
 
+#define UI_HOT 3            /* hot experts kept per layer */
+#define UI_HOT_IDS 1024     /* expert ids counted for them (K3 has 896) */
+
+/* The turn's figures per MoE layer (rows as route_ids), over every fed
+ * token: reuse (choices the previous token made too, verify-pass pairs left
+ * out), storage bytes of its expert misses, and its most chosen experts. */
+typedef struct ui_layer_figs {
+    int      layers;
+    uint64_t tokens;
+    uint32_t reuse_hit[RM_MAX_ROUTE_LAYERS], reuse_n[RM_MAX_ROUTE_LAYERS];
+    uint64_t bytes[RM_MAX_ROUTE_LAYERS];
+    int16_t  hot[RM_MAX_ROUTE_LAYERS][UI_HOT];
+    uint32_t hot_n[RM_MAX_ROUTE_LAYERS][UI_HOT];
+} ui_layer_figs;
+
+/* Worker-side: the figures and the counts behind the hot experts. */
+typedef struct ui_layer_acc {
+    ui_layer_figs f;
+    uint16_t      hist[RM_MAX_ROUTE_LAYERS][UI_HOT_IDS];
+} ui_layer_acc;
+
 typedef struct ui_stats {
     ui_sample hist[UI_HIST];        /* fed tokens, a ring */
     int       count;                /* fed token samples this turn */
@@ -67,6 +88,10 @@ typedef struct ui_stats {
     rm_token_stats pcur;            /* latest full prompt record */
     int       have_pcur;
     uint64_t  turn_bytes;           /* storage + network bytes of the turn's fed tokens */
+    double    plain_secs, spec_secs;    /* fed tokens' time: plain steps, and of verify passes */
+    int       plain_n, spec_n;
+    ui_layer_figs layers;           /* the turn's per-layer figures (from the worker) */
+    int       have_layers;
     /* the whole turn's speed: bucket i holds tokens [i*bucket, (i+1)*bucket)
      * of the turn; when all are used, pairs merge and the bucket doubles, so
      * a reply of any length keeps UI_TURN_BUCKETS points */
@@ -92,6 +117,9 @@ typedef struct ui_summary {
     double   reuse;                 /* router reuse over the window, same-pass pairs out; -1 none */
     double   device_gbps, read_gbps;
     uint64_t drafted, accepted;
+    uint64_t spec_passes, spec_declined;    /* verify passes; drafts the cost gate declined */
+    double   spec_mean_accepted;    /* accepted drafts per verify pass; -1: none */
+    double   spec_gained;           /* tokens over what plain steps would have made in the time; -1: unknown */
     int      prompt_state;          /* UI_PROMPT_* */
     rm_prompt_figures prompt;       /* ctx, reused, restored, total (prefilled), done, rate, eta */
     uint64_t prompt_bytes;          /* storage read by the prompt so far */
@@ -109,6 +137,11 @@ typedef struct ui_turn_rec {
     uint64_t drafted, accepted;
     int      interrupted;       /* 0, RM_STOPPED_REPLY or RM_STOPPED_PROMPT */
 } ui_turn_rec;
+
+void ui_layer_acc_reset(ui_layer_acc *a);
+/* Adds a fed token's record; r is the tracker as it was before the record
+ * (the previous fed token's routes), so call it before ui_stats_sample. */
+void ui_layer_acc_add(ui_layer_acc *a, const rm_token_stats *st, const ui_reuse_tracker *r);
 
 /* Reduces a record to a sample; for a fed token, r (may be NULL) gives the
  * previous fed token's routes and takes this one's. */

@@ -44,6 +44,12 @@ void model_take_stats(rm_model *m, rm_token_stats *st, int tick)
     st->prefetch_issued = c->prefetch_issued;
     st->prefetch_used = c->prefetch_used;
     c->hits = c->misses = c->bytes_hit = c->prefetch_issued = c->prefetch_used = 0;
+    /* per MoE layer, as route_ids numbers them */
+    for (int l = 0, row = 0; l < c->L && c->layer_miss_bytes; l++) {
+        if (!c->table[l]) continue;
+        if (row < RM_MAX_ROUTE_LAYERS) st->layer_bytes_read[row++] = c->layer_miss_bytes[l];
+        c->layer_miss_bytes[l] = 0;
+    }
     memset(m->ctr.phase, 0, sizeof m->ctr.phase);
     m->ctr.tokens = 0;
     if (tick) experts_tick(c);

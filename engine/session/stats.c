@@ -39,6 +39,8 @@ void session_spec_totals(rm_session *s)
 {
     s->stats.spec_drafted = s->spec.drafted - s->spec_d0;
     s->stats.spec_accepted = s->spec.accepted - s->spec_a0;
+    s->stats.spec_passes = s->spec.verify_passes - s->spec_p0;
+    s->stats.spec_declined = s->spec.declined - s->spec_x0;
 }
 
 /* Starts the figures of one emitted token. */
@@ -77,5 +79,6 @@ void session_stats_add(rm_token_stats *t, const rm_token_stats *p)
     t->prefetch_issued += p->prefetch_issued;
     t->prefetch_used += p->prefetch_used;
     t->flops += p->flops;
+    for (int l = 0; l < RM_MAX_ROUTE_LAYERS; l++) t->layer_bytes_read[l] += p->layer_bytes_read[l];
     if (p->queue_depth > t->queue_depth) t->queue_depth = p->queue_depth;
 }

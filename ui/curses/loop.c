@@ -178,23 +178,34 @@ static const ui_pane_tail *answer_tail(ui_tui *a, const ui_summary *s, ui_pane_t
 #define PANEL_BITS (UI_D_PANELS | UI_D_STATUS)
 
 /* When the next frame is due for what is dirty (0: nothing is). */
+static int state_key(const ui_tui *a);
+
 static double frame_due(const ui_tui *a)
 {
     if (!a->dirty) return 0;
     double at = a->last_frame + FRAME_S;
-    if (!(a->dirty & ~PANEL_BITS) && a->panel_hz > 0) {
+    if (!(a->dirty & ~PANEL_BITS) && a->panel_hz > 0 && state_key(a) == a->drawn_state) {
         double p = a->last_panels + 1.0 / a->panel_hz;
         if (p > at) at = p;
     }
     return at;
 }
 
+/* What the status line's state depends on: a change is drawn at once. */
+static int state_key(const ui_tui *a)
+{
+    return a->generating | a->stopping << 1 | a->busy_cmd << 2 | a->probing << 3 | prompting(a) << 4 |
+           (a->stats->tokens > 0) << 5;
+}
+
 static void frame(ui_tui *a)
 {
     double now = rm_now();
     unsigned held = 0;
-    /* panel figures wait for their rate, unless the layout changed */
-    if (!(a->dirty & UI_D_LAYOUT) && a->panel_hz > 0 && now - a->last_panels < 1.0 / a->panel_hz) {
+    /* panel figures wait for their rate, unless the layout or the state changed */
+    int key = state_key(a);
+    if (!(a->dirty & UI_D_LAYOUT) && key == a->drawn_state && a->panel_hz > 0 &&
+        now - a->last_panels < 1.0 / a->panel_hz) {
         held = a->dirty & PANEL_BITS;
         a->dirty &= ~PANEL_BITS;
     }
@@ -217,6 +228,7 @@ static void frame(ui_tui *a)
         held = 0;
     }
     if (a->dirty & PANEL_BITS) a->last_panels = now;
+    a->drawn_state = key;
     if (a->lay.too_small) {
         draw_too_small();
     } else if (a->overlay) {
@@ -410,6 +422,7 @@ static void take_worker(ui_tui *a)
     for (int i = 0; i < d->nsamples; i++) ui_stats_add(a->stats, &d->samples[i]);
     if (d->have_pfull) ui_stats_set_full(a->stats, &d->pfull, NULL);
     if (d->have_full) ui_stats_set_full(a->stats, &d->full, d->have_prev ? &d->full_prev : NULL);
+    if (d->have_layers) { a->stats->layers = d->layers; a->stats->have_layers = 1; }
     if (d->nsamples || d->have_full || d->have_pfull) {
         a->dirty |= UI_D_PANELS | UI_D_STATUS;
         if (a->generating && !tokens) a->dirty |= UI_D_ANSWER;     /* the prompt's progress, or its end */

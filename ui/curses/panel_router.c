@@ -7,7 +7,10 @@
  * figure is over the last UI_WINDOW tokens, leaving out pairs of tokens from
  * one speculative verify pass (stats.h). The zoom view shows one layer over
  * the recent tokens, newest on top, the tokens of a verify pass dimmed and
- * marked in the first column, with the expert ids on an axis under it.
+ * marked in the first column, with the expert ids on an axis under it and
+ * the layer's figures over the turn (reuse, storage bytes per token, its
+ * most chosen experts); a wide map ends each row with its layers' turn
+ * reuse and bytes per token.
  */
 #include <stdio.h>
 #include <string.h>
@@ -49,6 +52,16 @@ static void draw_row(int y, int x, int cols, const int *count, const int *reused
     attrset(A_NORMAL);
 }
 
+/* The turn's reuse and bytes read per token over MoE layers [l0, l1). */
+static void layer_turn(const ui_stats *st, int l0, int l1, double *reuse, double *bytes)
+{
+    const ui_layer_figs *f = &st->layers;
+    uint64_t hit = 0, n = 0, b = 0;
+    for (int l = l0; l < l1 && l < f->layers; l++) { hit += f->reuse_hit[l]; n += f->reuse_n[l]; b += f->bytes[l]; }
+    *reuse = n ? (double)hit / (double)n : -1;
+    *bytes = f->tokens ? (double)b / (double)f->tokens : 0;
+}
+
 static void draw_zoom(ui_rect r, const ui_stats *st, int layer, int k, int experts)
 {
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
@@ -69,6 +82,19 @@ static void draw_zoom(ui_rect r, const ui_stats *st, int layer, int k, int exper
         len += n;
     }
     if (y < end) ui_put(y++, x, w, ui_attr(UI_C_VALUE), ids);
+    /* the layer over the whole turn: reuse, bytes read per token, hot experts */
+    if (y < end && st->have_layers && layer < st->layers.layers) {
+        double reuse, bytes;
+        layer_turn(st, layer, layer + 1, &reuse, &bytes);
+        char b[16], hot[64] = "";
+        ui_fmt_bytes_short(b, sizeof b, bytes);
+        int hl = 0;
+        for (int h = 0; h < UI_HOT && st->layers.hot_n[layer][h]; h++)
+            hl += snprintf(hot + hl, sizeof hot - (size_t)hl, " %d", st->layers.hot[layer][h]);
+        ui_putf_alt(y++, x, w, ui_attr(UI_C_TEXT), "turn: reuse %.0f%%, read %s/tok, hot%s\v"
+                    "reuse %.0f%% read %s/tok hot%s\vreuse %.0f%% read %s/tok\vreuse %.0f%%",
+                    reuse * 100, b, hot, reuse * 100, b, hot, reuse * 100, b, reuse * 100);
+    }
     int count[512], reused[512];
     int cols = w - 1 < 512 ? w - 1 : 512;
     if (cols <= 0) return;
@@ -133,7 +159,10 @@ void ui_panel_router(ui_rect r, const ui_panel_in *in)
                  l0 + layers - 1, experts, l0, l0 + layers - 1, l0, l0 + layers - 1);
     ui_put_title(r, title, 0);
     int lw = w >= 24 ? 3 : 0;
-    int cols = w - lw;
+    /* on a wide map, each row ends with the turn's reuse and bytes read per
+     * token of its layers */
+    int sw = st->have_layers && w - lw >= 60 ? 11 : 0;
+    int cols = w - lw - sw;
     if (cols > 512) cols = 512;
     int count[512], reused[512];
     for (int row0 = 0; row0 < layers && y < r.y + 1 + rows; row0 += lpr, y++) {
@@ -144,6 +173,14 @@ void ui_panel_router(ui_rect r, const ui_panel_in *in)
                    count, reused);
         if (lw) ui_putf(y, x, lw, ui_attr(UI_C_DIM), "%2d", (l0 + row0) % 100);
         draw_row(y, x + lw, cols, count, reused, lpr > 1, 0);
+        if (sw) {
+            double reuse, bytes;
+            layer_turn(st, row0, row0 + lpr, &reuse, &bytes);
+            char b[16];
+            ui_fmt_bytes_short(b, sizeof b, bytes);
+            if (reuse >= 0) ui_putf(y, x + lw + cols, sw, ui_attr(UI_C_DIM), " %3.0f%% %5s", reuse * 100, b);
+            else ui_putf(y, x + lw + cols, sw, ui_attr(UI_C_DIM), "    - %5s", b);
+        }
     }
     if (legend) {
         int ly = r.y + r.h - 1;
@@ -153,7 +190,8 @@ void ui_panel_router(ui_rect r, const ui_panel_in *in)
         const ui_summary *s = in->sum;
         char reuse[48] = "-";
         if (s->reuse >= 0) snprintf(reuse, sizeof reuse, "%.0f%%", 100 * s->reuse);
-        ui_putf_alt(ly, x + col, w - col, ui_attr(UI_C_DIM), " new  reuse %s last %d  F4 zoom\v new  reuse %s last %d\v"
-                    " new  reuse %s\v new", reuse, s->window, reuse, s->window, reuse);
+        ui_putf_alt(ly, x + col, w - col, ui_attr(UI_C_DIM), " new  reuse %s last %d  F4 zoom%s\v"
+                    " new  reuse %s last %d  F4 zoom\v new  reuse %s last %d\v new  reuse %s\v new", reuse, s->window,
+                    sw ? "  right: turn reuse, read/tok" : "", reuse, s->window, reuse, s->window, reuse);
     }
 }

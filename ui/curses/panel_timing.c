@@ -1,7 +1,8 @@
 /* panel_timing.c — per-token timing: the last token's time and the median
  * and p90 over the last UI_WINDOW tokens, throughput over the turn, the
  * prompt's accounting (context, reused, prefilled), a sparkline of recent
- * token times with the tokens of one speculative verify pass marked, and
+ * token times with the tokens of one speculative verify pass marked, the
+ * whole turn's tokens per second (ui_stats_turn_rates) when rows allow, and
  * the split of time by phase as a stacked bar with a legend. While the
  * prompt is processed the panel shows its progress and the prompt's phase
  * split instead; after a stopped prompt, what was done. */
@@ -30,6 +31,23 @@ static void sparkline(int y, int x, int w, const ui_stats *st)
         attrset(ui_attr(!pass[i] ? UI_C_BAR : parity ? UI_C_SPEC_A : UI_C_SPEC_B));
         mvaddstr(y, x + w - n + i, ui_spark(level));
     }
+    attrset(A_NORMAL);
+}
+
+/* The whole turn's speed, oldest on the left, taller is faster (the
+ * opposite of the recent-token sparkline, so it says "tok/s" first). */
+static void turn_rates(int y, int x, int w, const ui_stats *st)
+{
+    const char *lbl = "tok/s ";
+    int lw = (int)strlen(lbl);
+    if (w - lw < 8) return;
+    double r[UI_TURN_BUCKETS];
+    int n = ui_stats_turn_rates(st, r, w - lw < UI_TURN_BUCKETS ? w - lw : UI_TURN_BUCKETS);
+    double max = 0;
+    for (int i = 0; i < n; i++) if (r[i] > max) max = r[i];
+    ui_put(y, x, lw, ui_attr(UI_C_DIM), lbl);
+    attrset(ui_attr(UI_C_VALUE));
+    for (int i = 0; i < n; i++) mvaddstr(y, x + lw + i, ui_spark(max > 0 ? (int)(r[i] / max * 7.0 + 0.5) : 0));
     attrset(A_NORMAL);
 }
 
@@ -71,17 +89,22 @@ static void phase_legend(int y, int x, int w, const ui_summary *s, const char *w
     ui_put_alt(y, x, w, ui_attr(UI_C_DIM), full, brief, top, (char *)NULL);
 }
 
-/* Draws text on one row, or on two split at the ", " nearest its middle
- * when it does not fit and a second row is there, or else the first of the
- * shorter wordings `alt` ('\v'-separated, may be NULL) that fits; returns
- * the next row. */
+/* Draws text on one row; else the first of the shorter wordings `alt`
+ * ('\v'-separated, may be NULL) whose first one fits (it drops only the
+ * least useful field), so the panel keeps its rows for other figures; else
+ * on two rows split at the ", " nearest its middle when a second row is
+ * there; returns the next row. */
 static int put_split(int y, int x, int w, int end, attr_t a, const char *text, const char *alt)
 {
     size_t n = strlen(text);
     if (ui_text_width(text, n) <= w) { ui_put(y, x, w, a, text); return y + 1; }
+    size_t one = alt ? strcspn(alt, "\v") : 0;
+    if (alt && (ui_text_width(alt, one) <= w || y + 1 >= end)) {
+        ui_putf_alt(y, x, w, a, "%s\v%s", text, alt);
+        return y + 1;
+    }
     if (y + 1 >= end) {
-        if (alt) ui_putf_alt(y, x, w, a, "%s\v%s", text, alt);
-        else ui_put(y, x, w, a, text);
+        ui_put(y, x, w, a, text);
         return y + 1;
     }
     const char *best = NULL;
@@ -170,6 +193,8 @@ void ui_panel_timing(ui_rect r, const ui_panel_in *in)
                       s->prompt_state == UI_PROMPT_STOPPED ? NULL : alt);
     }
     if (y < end) sparkline(y++, x, w, st);
+    /* the whole turn's speed, when the phase bar and its legend still fit */
+    if (y + 2 < end) turn_rates(y++, x, w, st);
     if (y < end) phase_bar(y++, x, w, s);
     if (y < end) phase_legend(y, x, w, s, NULL);
 }

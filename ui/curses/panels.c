@@ -12,10 +12,10 @@
  * the panels' rate. */
 const ui_panel_class ui_panels[] = {
     /* name       pref_h          min_h  draw              every */
-    { "timing",   7,              4,     ui_panel_timing,  1 },
+    { "timing",   8,              4,     ui_panel_timing,  1 },
     { "cache",    5,              3,     ui_panel_cache,   1 },
     { "io",       5,              3,     ui_panel_io,      1 },
-    { "spec",     3,              2,     ui_panel_spec,    1 },
+    { "spec",     4,              2,     ui_panel_spec,    1 },
     { "router",   UI_PANEL_REST,  4,     ui_panel_router,  2 },
 };
 const int ui_npanels = (int)(sizeof ui_panels / sizeof ui_panels[0]);

@@ -204,3 +204,34 @@ TEST(ui_stats_turn_history_and_summary_line)
     ui_fmt_turn(line, sizeof line, &rec, " · ");
     CHECKF(!strcmp(line, "no tokens"), "%s", line);
 }
+
+/* The turn's per-layer figures (ui_layer_acc): reuse against the previous
+ * fed token (verify-pass pairs out), bytes per layer, and the most chosen
+ * experts in order. */
+TEST(ui_stats_layer_figures)
+{
+    static ui_layer_acc acc;
+    ui_layer_acc_reset(&acc);
+    ui_reuse_tracker tr = { 0 };
+    for (int i = 0; i < 10; i++) {
+        /* layer 0 always chooses 3, 4, 5, 6; layer 1 shifts by one each token */
+        rm_token_stats t = token(i, 0, 0, 0.01);
+        for (int k = 0; k < 4; k++) { t.route_ids[0][k] = (int16_t)(3 + k); t.route_ids[1][k] = (int16_t)(20 + i + k); }
+        t.route_ids[0][0] = (int16_t)(i < 7 ? 3 : 9);
+        t.layer_bytes_read[1] = 1000;
+        ui_layer_acc_add(&acc, &t, &tr);
+        ui_sample s;
+        ui_stats_sample(&s, &t, &tr);
+    }
+    const ui_layer_figs *f = &acc.f;
+    CHECK(f->layers == 2 && f->tokens == 10);
+    /* layer 0: 9 pairs x 4 choices, one change (3 -> 9) */
+    CHECKF(f->reuse_n[0] == 36 && f->reuse_hit[0] == 35, "%u/%u", f->reuse_hit[0], f->reuse_n[0]);
+    CHECKF(f->reuse_hit[1] == 27, "%u", f->reuse_hit[1]);
+    CHECK(f->bytes[1] == 10000 && f->bytes[0] == 0);
+    CHECKF(f->hot_n[0][0] == 10 && f->hot_n[0][2] == 10, "%u %u", f->hot_n[0][0], f->hot_n[0][2]);
+    int has3 = 0;
+    for (int h = 0; h < UI_HOT; h++) has3 |= f->hot[0][h] == 3;
+    CHECK(!has3);                   /* 3 was chosen 7 times, 4, 5 and 6 ten */
+    CHECK(f->hot_n[1][0] == 4);     /* layer 1: ids 23..29 were chosen 4 times each */
+}
