@@ -80,13 +80,15 @@ $(GEN)/han_ranges.h: engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt
 	awk -f engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt > $@.tmp && mv $@.tmp $@
 $(B)/engine/text/pretok.o: $(GEN)/han_ranges.h
 
-# The installed model's folder under PREFIX (app/model_path.c), rewritten
-# only when PREFIX changes, so `make install PREFIX=...` rebuilds what uses it.
-$(GEN)/prefix.h: FORCE
+# The installed model's folder under PREFIX (app/model_path.c); the stamp
+# is rewritten only when PREFIX changes, so `make install PREFIX=...`
+# rebuilds what uses it.
+$(GEN)/prefix.txt: FORCE
 	@mkdir -p $(GEN)
-	@printf '#define REMORA_DATADIR "%s"\n' '$(PREFIX)/share/remora' > $@.tmp
+	@echo '$(PREFIX)' > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
-$(B)/app/model_path.o: $(GEN)/prefix.h
+$(B)/app/model_path.o: $(GEN)/prefix.txt
+$(B)/app/model_path.o: CFLAGS_ALL += -DREMORA_DATADIR='"$(PREFIX)/share/remora"'
 FORCE:
 
 -include $(ENGINE_OBJ:.o=.d) $(UI_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d)

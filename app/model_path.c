@@ -1,13 +1,15 @@
 /* model_path.c — the default model's folder (see model_path.h). The
- * binary's location is read from /proc/self/exe; PREFIX comes from the
- * build (build/gen/prefix.h, rewritten when `make` is given another
- * PREFIX). */
+ * binary's location is read from /proc/self/exe; REMORA_DATADIR comes from
+ * the build's PREFIX (the Makefile rebuilds this file when it changes). */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include "model_path.h"
-#include "prefix.h"
+
+#ifndef REMORA_DATADIR
+#define REMORA_DATADIR "/usr/local/share/remora"
+#endif
 
 static int has_model(const char *dir)
 {

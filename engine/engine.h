@@ -369,7 +369,14 @@ typedef struct rm_token_stats {
     /* routed-expert bytes this record's work asked storage for (cache
      * misses), per MoE layer, rows as route_ids */
     uint64_t layer_bytes_read[RM_MAX_ROUTE_LAYERS];
+    /* how each expert of route_ids was found when its layer last ran
+     * (RM_ROUTE_*): the cache residency the chat's router map marks */
+    uint8_t  route_state[RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
 } rm_token_stats;
+
+/* rm_token_stats.route_state: resident (a cache hit), in flight (its read
+ * had started before it was needed: a prefetch), or read for this token. */
+enum { RM_ROUTE_UNKNOWN, RM_ROUTE_RESIDENT, RM_ROUTE_INFLIGHT, RM_ROUTE_READ };
 
 /* A record as one JSON object (engine/session/stats_json.c): the `remora`
  * object of `remora serve`'s stats extension, which a chat client of the

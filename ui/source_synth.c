@@ -218,6 +218,16 @@ static void fill_token(synth_source *s, uint64_t index, double secs)
     st->read_gbps = gbps;
     st->queue_depth = (int)(unit(s) * 32);
     fill_storage(s, st);
+    /* the chosen experts' residency: the misses among the choices the
+     * previous token did not make, a few of them in flight */
+    int left = misses;
+    for (int l = 0; l < LAYERS; l++)
+        for (int k = 0; k < TOPK; k++) {
+            int fresh = unit(s) < 0.38;
+            st->route_state[l][k] = fresh && left > 0 ? (unit(s) < 0.2 ? RM_ROUTE_INFLIGHT : RM_ROUTE_READ)
+                                                      : RM_ROUTE_RESIDENT;
+            if (st->route_state[l][k] != RM_ROUTE_RESIDENT) left--;
+        }
     /* the misses fall on the layers at random, more on the later ones */
     for (int m = 0; m < misses; m++) {
         double u = unit(s);

@@ -10,6 +10,21 @@
 #include "remote/source.h"
 #include "base/file.h"
 
+void model_route_states(const rm_model *m, rm_token_stats *st)
+{
+    const expert_cache *c = &m->experts;
+    if (!c->found) return;
+    const int k = st->route_k < RM_MAX_TOPK ? st->route_k : RM_MAX_TOPK;
+    for (int l = 0, row = 0; l < c->L && row < st->route_layers && row < RM_MAX_ROUTE_LAYERS; l++) {
+        if (!c->table[l]) continue;     /* not a MoE layer: no row */
+        for (int i = 0; i < k; i++) {
+            const int id = st->route_ids[row][i];
+            st->route_state[row][i] = id >= 0 && id < c->E ? c->found[(size_t)l * c->E + id] : RM_ROUTE_UNKNOWN;
+        }
+        row++;
+    }
+}
+
 void model_take_stats(rm_model *m, rm_token_stats *st, int tick)
 {
     const uint64_t flops = wmat_flops();

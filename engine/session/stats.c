@@ -20,6 +20,7 @@ void session_collect_stats(rm_session *s)
     memcpy(s->stats.route_ids, s->route_ids, sizeof s->route_ids);
     s->stats.route_layers = s->route_layers;
     s->stats.route_k = s->route_k;
+    model_route_states(s->m, &s->stats);
 }
 
 void session_publish_stats(rm_session *s, const rm_gen_events *ev)
@@ -64,6 +65,7 @@ void session_stats_routes(rm_session *s, int pos)
     if (r[0] < 0) return;       /* not recorded: keep the last position's */
     for (int li = 0; li < nl; li++)
         for (int i = 0; i < k; i++) s->stats.route_ids[li][i] = r[(size_t)li * h->topk + i];
+    model_route_states(s->m, &s->stats);
 }
 
 void session_stats_add(rm_token_stats *t, const rm_token_stats *p)

@@ -16,6 +16,20 @@ column 3 | grep -qE '[0-9]+ passes, [0-9.]+ kept each, [+-][0-9]+ tok vs plain, 
   fail "no speculation depth"
 [ "$(column 3 | grep -cE '^ +[0-9]+ .* [0-9]+% +[0-9.]+[BKMGT]$')" -ge 10 ] || fail "router rows lack reuse and bytes"
 column 3 | grep -q 'right: turn reuse, read/tok' || fail "the router legend does not explain the right column"
+column 3 | grep -q 'reused █ new █ read █ in flight' || fail "the router legend has no residency marks"
+# while the cache fills, the map marks reads (red heat cells)
+quit
+run chat --synthetic --synthetic-rate 40
+ready || fail "chat did not start again"
+send "numbers please" 1
+n=50; red=0
+while [ $n -gt 0 ]; do
+  t capture-pane -p -e | grep -qE "$(printf '\033')\\[[0-9;]*31m[░▒▓█]" && { red=1; break; }
+  sleep 0.1; n=$((n - 1))
+done
+[ $red = 1 ] || fail "no cell of the map is marked read"
+t send-keys C-c
+ready 100 || fail "Ctrl-C did not stop"
 t send-keys F4
 wait_for 'Router layer 1, zoom' 30 || fail "no zoom"
 column 3 | grep -qE 'turn: reuse [0-9]+%, read [0-9.]+[BKMGT]/tok, hot [0-9]+ [0-9]+ [0-9]+' ||

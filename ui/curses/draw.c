@@ -22,6 +22,8 @@ static const struct { short fg; attr_t attr; attr_t mono; } roles[UI_C_COUNT] = 
     [UI_C_VALUE]       = { -1, A_BOLD, A_BOLD },
     [UI_C_HEAT_NEW]    = { COLOR_YELLOW, 0, 0 },
     [UI_C_HEAT_REUSE]  = { COLOR_GREEN, A_BOLD, A_BOLD },
+    [UI_C_HEAT_READ]   = { COLOR_RED, A_BOLD, A_REVERSE },
+    [UI_C_HEAT_FLIGHT] = { COLOR_CYAN, 0, A_UNDERLINE },
     [UI_C_BAR]         = { COLOR_GREEN, 0, A_REVERSE },
     [UI_C_BAR_BG]      = { -1, A_DIM, A_DIM },
     [UI_C_PH0]         = { COLOR_RED, 0, 0 },
@@ -136,16 +138,6 @@ int ui_put(int y, int x, int maxw, attr_t a, const char *s)
     return col;
 }
 
-int ui_putf(int y, int x, int maxw, attr_t a, const char *fmt, ...)
-{
-    char buf[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return ui_put(y, x, maxw, a, buf);
-}
-
 int ui_put_alt(int y, int x, int maxw, attr_t a, ...)
 {
     va_list ap;
@@ -171,7 +163,7 @@ static int put_choice(int y, int x, int maxw, attr_t a, char *s)
     }
 }
 
-int ui_putf_alt(int y, int x, int maxw, attr_t a, const char *fmt, ...)
+int ui_putf(int y, int x, int maxw, attr_t a, const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;

@@ -60,6 +60,8 @@ static const entry legend[] = {
                       "layer, numbered as the model's layers)", UI_C_TEXT },
     { E_ITEM, "green", "experts the previous token chose too (reuse: what the cache lives on)", UI_C_HEAT_REUSE },
     { E_ITEM, "yellow", "experts newly chosen", UI_C_HEAT_NEW },
+    { E_ITEM, "red", "a chosen expert was read from storage for this token (a cache miss)", UI_C_HEAT_READ },
+    { E_ITEM, "cyan", "a chosen expert was in flight: its read had started before (a prefetch)", UI_C_HEAT_FLIGHT },
     { E_ITEM, "reuse", "share of a token's choices the token before made too (verify-pass pairs left out)", UI_C_VALUE },
     { E_ITEM, "F4", "zoom on one layer: its choices over recent tokens (Alt-Up, Alt-Down: the layer)", UI_C_VALUE },
 };

@@ -97,11 +97,12 @@ static void draw_line(const ui_pane *p, const ui_line *l, int y, int x, int w, u
         size_t bytes = b->text.len - (size_t)b->head;
         const char *e = ui_sym(UI_SYM_ELLIPSIS);
         if (l->end)
-            ui_putf_alt(y, x, w, ui_attr(UI_C_DIM), "%s %u more line%s (%zu bytes in all; Alt-O opens)\v"
-                        "%s %u more line%s (Alt-O opens)\v%s %u more line%s", e, l->end, l->end == 1 ? "" : "s",
-                        bytes, e, l->end, l->end == 1 ? "" : "s", e, l->end, l->end == 1 ? "" : "s");
+            ui_putf(y, x, w, ui_attr(UI_C_DIM), "%s %u more line%s (%zu bytes in all; Alt-O opens)\v"
+                        "%s %u more line%s (%zu bytes in all)\v%s %u more line%s (Alt-O opens)\v%s %u more line%s", e, l->end,
+                        l->end == 1 ? "" : "s", bytes, e, l->end, l->end == 1 ? "" : "s", bytes, e, l->end,
+                        l->end == 1 ? "" : "s", e, l->end, l->end == 1 ? "" : "s");
         else
-            ui_putf_alt(y, x, w, ui_attr(UI_C_DIM), "%s the rest of the line (%zu bytes in all; Alt-O opens)\v"
+            ui_putf(y, x, w, ui_attr(UI_C_DIM), "%s the rest of the line (%zu bytes in all; Alt-O opens)\v"
                         "%s the rest of the line (Alt-O opens)\v%s the rest of the line", e, bytes, e, e);
         return;
     }

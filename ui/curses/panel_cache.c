@@ -18,7 +18,7 @@ static void fill_row(int y, int x, int w, const char *what, uint64_t have, uint6
     ui_fmt_bytes_short(sa, sizeof sa, (double)have);
     ui_fmt_bytes_short(sb, sizeof sb, (double)of);
     int n = (int)strcspn(what, " ");
-    ui_putf_alt(y, x, w, ui_attr(UI_C_TEXT), "%s %s / %s (%.0f%%)\v%.*s %s/%s (%.0f%%)\v%.*s %.0f%% of %s\v%.*s %.0f%%",
+    ui_putf(y, x, w, ui_attr(UI_C_TEXT), "%s %s / %s (%.0f%%)\v%.*s %s/%s (%.0f%%)\v%.*s %.0f%% of %s\v%.*s %.0f%%",
                 what, a, b, pct(have, of), n, what, sa, sb, pct(have, of), n, what, pct(have, of), sb, n, what,
                 pct(have, of));
 }
@@ -41,11 +41,11 @@ void ui_panel_cache(ui_rect r, const ui_panel_in *in)
         if (s->hit_rate >= 0) snprintf(hit, sizeof hit, "%.1f%%", s->hit_rate * 100);
         if (s->last_hit_rate >= 0) snprintf(last, sizeof last, "%.0f%%", s->last_hit_rate * 100);
         double kept = c->retained_fraction * 100;
-        ui_putf_alt(y++, x, w, ui_attr(UI_C_VALUE),
+        ui_putf(y++, x, w, ui_attr(UI_C_VALUE),
                     "hit %s turn, %s last  kept %.1f%%\vhit %s turn  kept %.1f%%\vhit %s kept %.1f%%\vhit %s",
                     hit, last, kept, hit, kept, hit, kept, hit);
     } else if (y < end) {
-        ui_putf_alt(y++, x, w, ui_attr(UI_C_VALUE), "prompt: kept %.1f%%\vkept %.1f%%", c->retained_fraction * 100,
+        ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt: kept %.1f%%\vkept %.1f%%", c->retained_fraction * 100,
                     c->retained_fraction * 100);
     }
     if (y < end && s->window) {
@@ -54,11 +54,11 @@ void ui_panel_cache(ui_rect r, const ui_panel_in *in)
         char sa[16], sb[16];
         ui_fmt_bytes_short(sa, sizeof sa, s->cache_bytes_per_token);
         ui_fmt_bytes_short(sb, sizeof sb, s->bytes_per_token);
-        ui_putf_alt(y++, x, w, ui_attr(UI_C_TEXT), "cache %s  storage %s\vcache %s  read %s\vcache %s read %s\vread %s",
+        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "cache %s  storage %s\vcache %s  read %s\vcache %s read %s\vread %s",
                     a, b, a, b, sa, sb, sb);
     } else if (y < end) {
         ui_fmt_bytes(a, sizeof a, (double)s->prompt_bytes);
-        ui_putf_alt(y++, x, w, ui_attr(UI_C_TEXT), "prompt read %s from storage\vprompt read %s\vread %s", a, a, a);
+        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "prompt read %s from storage\vprompt read %s\vread %s", a, a, a);
     }
     if (y < end)
         fill_row(y++, x, w, "spine  ", c->spine_resident_bytes, c->spine_total_bytes);

@@ -3,7 +3,9 @@
  * layers (as --trace numbers them), expert ids bucketed across the panel's
  * width; a cell's shade is how many chosen experts fall in its bucket, and
  * its colour says whether they were also chosen for the previous token
- * (reuse, which is what makes the expert cache work). The legend's reuse
+ * (reuse, which is what makes the expert cache work), or, above that, that
+ * one of them was read from storage for this token (red) or was already
+ * being read (in flight: cyan), from the engine's route_state. The legend's reuse
  * figure is over the last UI_WINDOW tokens, leaving out pairs of tokens from
  * one speculative verify pass (stats.h). The zoom view shows one layer over
  * the recent tokens, newest on top, the tokens of a verify pass dimmed and
@@ -23,9 +25,11 @@ static int chosen_before(const int16_t *prev, int k, int id)
     return 0;
 }
 
-/* Accumulates layer `l` of route `cur` into bucket counts over `cols`. */
-static void bucket(const int16_t *cur, const int16_t *prev, int k, int experts, int cols,
-                   int *count, int *reused)
+/* Accumulates layer `l` of route `cur` into bucket counts over `cols`;
+ * state (may be NULL) is how the cache found each choice: a cell with a
+ * read is marked by the read (a bucket's value: bit 1 read, bit 2 in flight). */
+static void bucket(const int16_t *cur, const int16_t *prev, const uint8_t *state, int k, int experts, int cols,
+                   int *count, int *reused, int *io)
 {
     for (int i = 0; i < k; i++) {
         int id = cur[i];
@@ -33,18 +37,23 @@ static void bucket(const int16_t *cur, const int16_t *prev, int k, int experts, 
         int c = (int)((long)id * cols / experts);
         count[c]++;
         if (prev && chosen_before(prev, k, id)) reused[c]++;
+        if (state && state[i] == RM_ROUTE_READ) io[c] |= 1;
+        if (state && state[i] == RM_ROUTE_INFLIGHT) io[c] |= 2;
     }
 }
 
 /* Shades a row. A cell of one layer shows its count of chosen experts (1 to
  * 4+); when a row holds several layers (binned), shades are relative to the
  * row's fullest cell, or every cell would be saturated. */
-static void draw_row(int y, int x, int cols, const int *count, const int *reused, int binned, int dim)
+static void draw_row(int y, int x, int cols, const int *count, const int *reused, const int *io, int binned,
+                     int dim)
 {
     int max = 1;
     for (int c = 0; c < cols; c++) if (count[c] > max) max = count[c];
     for (int c = 0; c < cols; c++) {
         int role = count[c] && reused[c] == count[c] ? UI_C_HEAT_REUSE : UI_C_HEAT_NEW;
+        if (io && io[c] & 1) role = UI_C_HEAT_READ;
+        else if (io && io[c] & 2) role = UI_C_HEAT_FLIGHT;
         int level = !binned || !count[c] ? count[c] : 1 + 3 * count[c] / max;
         attrset(ui_attr(role) | (dim ? A_DIM : 0));
         mvaddstr(y, x + c, ui_heat(level));
@@ -91,7 +100,7 @@ static void draw_zoom(ui_rect r, const ui_stats *st, int layer, int k, int exper
         int hl = 0;
         for (int h = 0; h < UI_HOT && st->layers.hot_n[layer][h]; h++)
             hl += snprintf(hot + hl, sizeof hot - (size_t)hl, " %d", st->layers.hot[layer][h]);
-        ui_putf_alt(y++, x, w, ui_attr(UI_C_TEXT), "turn: reuse %.0f%%, read %s/tok, hot%s\v"
+        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "turn: reuse %.0f%%, read %s/tok, hot%s\v"
                     "reuse %.0f%% read %s/tok hot%s\vreuse %.0f%% read %s/tok\vreuse %.0f%%",
                     reuse * 100, b, hot, reuse * 100, b, hot, reuse * 100, b, reuse * 100);
     }
@@ -117,9 +126,9 @@ static void draw_zoom(ui_rect r, const ui_stats *st, int layer, int k, int exper
         const int16_t (*pv)[RM_MAX_TOPK] = ui_stats_route(st, age + 1, NULL);
         memset(count, 0, sizeof count);
         memset(reused, 0, sizeof reused);
-        bucket(rt[layer], pv ? pv[layer] : NULL, k, experts, cols, count, reused);
+        bucket(rt[layer], pv ? pv[layer] : NULL, NULL, k, experts, cols, count, reused, NULL);
         if (pass) ui_put(y, x, 1, ui_attr(age & 1 ? UI_C_SPEC_A : UI_C_SPEC_B), ui_text_utf8() ? "┆" : ":");
-        draw_row(y, x + 1, cols, count, reused, 0, pass);
+        draw_row(y, x + 1, cols, count, reused, NULL, 0, pass);
     }
 }
 
@@ -164,15 +173,16 @@ void ui_panel_router(ui_rect r, const ui_panel_in *in)
     int sw = st->have_layers && w - lw >= 60 ? 11 : 0;
     int cols = w - lw - sw;
     if (cols > 512) cols = 512;
-    int count[512], reused[512];
+    int count[512], reused[512], io[512];
     for (int row0 = 0; row0 < layers && y < r.y + 1 + rows; row0 += lpr, y++) {
         memset(count, 0, sizeof count);
         memset(reused, 0, sizeof reused);
+        memset(io, 0, sizeof io);
         for (int l = row0; l < row0 + lpr && l < layers; l++)
-            bucket(c->route_ids[l], st->have_prev ? st->prev.route_ids[l] : NULL, k, experts, cols,
-                   count, reused);
+            bucket(c->route_ids[l], st->have_prev ? st->prev.route_ids[l] : NULL, c->route_state[l], k, experts,
+                   cols, count, reused, io);
         if (lw) ui_putf(y, x, lw, ui_attr(UI_C_DIM), "%2d", (l0 + row0) % 100);
-        draw_row(y, x + lw, cols, count, reused, lpr > 1, 0);
+        draw_row(y, x + lw, cols, count, reused, io, lpr > 1, 0);
         if (sw) {
             double reuse, bytes;
             layer_turn(st, row0, row0 + lpr, &reuse, &bytes);
@@ -187,11 +197,20 @@ void ui_panel_router(ui_rect r, const ui_panel_in *in)
         int col = ui_put(ly, x, w, ui_attr(UI_C_HEAT_REUSE), ui_heat(4));
         col += ui_put(ly, x + col, w - col, ui_attr(UI_C_DIM), " reused ");
         col += ui_put(ly, x + col, w - col, ui_attr(UI_C_HEAT_NEW), ui_heat(4));
+        /* the residency marks, where the legend has room for them */
+        if (w >= 60) {
+            col += ui_put(ly, x + col, w - col, ui_attr(UI_C_DIM), " new ");
+            col += ui_put(ly, x + col, w - col, ui_attr(UI_C_HEAT_READ), ui_heat(4));
+            col += ui_put(ly, x + col, w - col, ui_attr(UI_C_DIM), " read ");
+            col += ui_put(ly, x + col, w - col, ui_attr(UI_C_HEAT_FLIGHT), ui_heat(4));
+            col += ui_put(ly, x + col, w - col, ui_attr(UI_C_DIM), " in flight");
+        }
         const ui_summary *s = in->sum;
         char reuse[48] = "-";
         if (s->reuse >= 0) snprintf(reuse, sizeof reuse, "%.0f%%", 100 * s->reuse);
-        ui_putf_alt(ly, x + col, w - col, ui_attr(UI_C_DIM), " new  reuse %s last %d  F4 zoom%s\v"
-                    " new  reuse %s last %d  F4 zoom\v new  reuse %s last %d\v new  reuse %s\v new", reuse, s->window,
-                    sw ? "  right: turn reuse, read/tok" : "", reuse, s->window, reuse, s->window, reuse);
+        const char *n = w >= 60 ? "" : " new";
+        ui_putf(ly, x + col, w - col, ui_attr(UI_C_DIM), "%s  reuse %s last %d  F4 zoom%s\v"
+                    "%s  reuse %s last %d  F4 zoom\v%s  reuse %s last %d\v%s  reuse %s\v%s", n, reuse, s->window,
+                    sw ? "  right: turn reuse, read/tok" : "", n, reuse, s->window, n, reuse, s->window, n, reuse, n);
     }
 }

@@ -25,7 +25,7 @@ void ui_panel_spec(ui_rect r, const ui_panel_in *in)
                  (unsigned long long)s->accepted, (unsigned long long)s->drafted, rate * 100,
                  (unsigned long long)s->accepted, (unsigned long long)s->drafted, rate * 100,
                  (unsigned long long)s->accepted, (unsigned long long)s->drafted, rate * 100);
-        int n = ui_putf_alt(y, x, w, ui_attr(UI_C_VALUE), "%s", lbl);
+        int n = ui_putf(y, x, w, ui_attr(UI_C_VALUE), "%s", lbl);
         if (w - n >= 4) ui_put_bar(y, x + n, w - n, rate, ui_attr(UI_C_BAR), ui_attr(UI_C_BAR_BG));
         y++;
     }
@@ -35,14 +35,14 @@ void ui_panel_spec(ui_rect r, const ui_panel_in *in)
         char gained[48] = "";
         if (s->spec_gained > -1e300 && s->spec_gained != -1)
             snprintf(gained, sizeof gained, "%+.0f tok vs plain", s->spec_gained);
-        ui_putf_alt(y++, x, w, ui_attr(UI_C_TEXT), "%llu passes, %.1f kept each%s%s, %llu declined\v"
+        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "%llu passes, %.1f kept each%s%s, %llu declined\v"
                     "%.1f kept/pass%s%s, %llu declined\v%.1f kept/pass%s%s\v%s", (unsigned long long)s->spec_passes,
                     s->spec_mean_accepted, gained[0] ? ", " : "", gained, (unsigned long long)s->spec_declined,
                     s->spec_mean_accepted, gained[0] ? ", " : "", gained, (unsigned long long)s->spec_declined,
                     s->spec_mean_accepted, gained[0] ? ", " : "", gained, gained[0] ? gained : "");
     }
     if (y < end)
-        ui_putf_alt(y, x, w, ui_attr(UI_C_DIM), "drafts gave %llu of the turn's %d tokens\v"
+        ui_putf(y, x, w, ui_attr(UI_C_DIM), "drafts gave %llu of the turn's %d tokens\v"
                     "drafts gave %llu of %d tokens\v+%llu of %d tok",
                     (unsigned long long)s->accepted, s->tokens, (unsigned long long)s->accepted, s->tokens,
                     (unsigned long long)s->accepted, s->tokens);

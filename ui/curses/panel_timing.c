@@ -100,7 +100,7 @@ static int put_split(int y, int x, int w, int end, attr_t a, const char *text, c
     if (ui_text_width(text, n) <= w) { ui_put(y, x, w, a, text); return y + 1; }
     size_t one = alt ? strcspn(alt, "\v") : 0;
     if (alt && (ui_text_width(alt, one) <= w || y + 1 >= end)) {
-        ui_putf_alt(y, x, w, a, "%s\v%s", text, alt);
+        ui_putf(y, x, w, a, "%s\v%s", text, alt);
         return y + 1;
     }
     if (y + 1 >= end) {
@@ -132,11 +132,11 @@ static void prompt_rows(int y, int x, int w, int end, const ui_summary *s)
         char eta[32];
         ui_fmt_eta(eta, sizeof eta, p->eta);
         if (y < end)
-            ui_putf_alt(y++, x, w, ui_attr(UI_C_VALUE), "prompt %d/%d tok  %.0f%%\v%d/%d tok %.0f%%\v%.0f%%",
+            ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt %d/%d tok  %.0f%%\v%d/%d tok %.0f%%\v%.0f%%",
                         done, p->total, 100 * ui_prompt_fraction(p), done, p->total, 100 * ui_prompt_fraction(p),
                         100 * ui_prompt_fraction(p));
         if (y < end)
-            ui_putf_alt(y++, x, w, ui_attr(UI_C_TEXT), "%.0f tok/s  ETA %s\vETA %s", p->tok_per_s, eta, eta);
+            ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "%.0f tok/s  ETA %s\vETA %s", p->tok_per_s, eta, eta);
         snprintf(buf, sizeof buf, "pass %d/%d, layer %d/%d, ctx %d, %d reused", p->chunk + 1,
                  p->chunks > 0 ? p->chunks : 1, p->layer, p->layers, p->ctx, p->reused);
         snprintf(alt, sizeof alt, "pass %d/%d, layer %d/%d\vpass %d/%d", p->chunk + 1, p->chunks > 0 ? p->chunks : 1,
@@ -170,7 +170,7 @@ void ui_panel_timing(ui_rect r, const ui_panel_in *in)
     double scale = s->p90 >= 1 ? 1 : 1e3;
     const char *unit = s->p90 >= 1 ? "s" : "ms";
     if (y < end)
-        ui_putf_alt(y++, x, w, ui_attr(UI_C_VALUE),
+        ui_putf(y++, x, w, ui_attr(UI_C_VALUE),
                     "last %.1f  med %.1f  p90 %.1f %s\vlast %.1f med %.1f p90 %.1f%s\vmed %.1f p90 %.1f %s\v"
                     "med %.0f p90 %.0f %s\vp90 %.0f %s",
                     s->last * scale, s->median * scale, s->p90 * scale, unit,
@@ -178,7 +178,7 @@ void ui_panel_timing(ui_rect r, const ui_panel_in *in)
                     s->median * scale, s->p90 * scale, unit, s->median * scale, s->p90 * scale, unit,
                     s->p90 * scale, unit);
     if (y < end)
-        ui_putf_alt(y++, x, w, ui_attr(UI_C_TEXT), "turn %d tok  %.1f tok/s\v%d tok %.1f tok/s\v%.1f tok/s",
+        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "turn %d tok  %.1f tok/s\v%d tok %.1f tok/s\v%.1f tok/s",
                     s->tokens, s->tok_per_s, s->tokens, s->tok_per_s, s->tok_per_s);
     /* the prompt's line takes a second row only when the panel has rows to spare */
     if (y < end && s->prompt_state != UI_PROMPT_NONE) {
