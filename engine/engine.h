@@ -386,7 +386,8 @@ enum { RM_ROUTE_UNKNOWN, RM_ROUTE_RESIDENT, RM_ROUTE_INFLIGHT, RM_ROUTE_READ };
  * "phase_seconds" is an object keyed by rm_phase_name; "prompt" (prompt and
  * progress records only) is an object of the rm_prompt_figures fields, with
  * "reprefill" a boolean; "route_ids" is an array of route_layers arrays of
- * route_k ids. Appends the object (no newline) to out; -1 out of memory. */
+ * route_k ids, "route_state" likewise of RM_ROUTE_* values, and
+ * "layer_bytes_read" an array of route_layers byte counts. Appends the object (no newline) to out; -1 out of memory. */
 int rm_token_stats_json(const rm_token_stats *st, rm_buf *out) __attribute__((warn_unused_result));
 /* Reads such an object back into *st (zeroed first): a missing key leaves
  * its field 0 and unknown keys are ignored (a newer server may send more);
