@@ -177,9 +177,14 @@ static const ui_pane_tail *answer_tail(ui_tui *a, const ui_summary *s, ui_pane_t
 /* The parts whose redraw waits for the panel rate. */
 #define PANEL_BITS (UI_D_PANELS | UI_D_STATUS)
 
-/* When the next frame is due for what is dirty (0: nothing is). */
-static int state_key(const ui_tui *a);
+/* What the status line's state depends on: a change is drawn at once. */
+static int state_key(const ui_tui *a)
+{
+    return a->generating | a->stopping << 1 | a->busy_cmd << 2 | a->probing << 3 | prompting(a) << 4 |
+           (a->stats->tokens > 0) << 5;
+}
 
+/* When the next frame is due for what is dirty (0: nothing is). */
 static double frame_due(const ui_tui *a)
 {
     if (!a->dirty) return 0;
@@ -189,13 +194,6 @@ static double frame_due(const ui_tui *a)
         if (p > at) at = p;
     }
     return at;
-}
-
-/* What the status line's state depends on: a change is drawn at once. */
-static int state_key(const ui_tui *a)
-{
-    return a->generating | a->stopping << 1 | a->busy_cmd << 2 | a->probing << 3 | prompting(a) << 4 |
-           (a->stats->tokens > 0) << 5;
 }
 
 static void frame(ui_tui *a)

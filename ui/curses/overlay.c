@@ -131,7 +131,7 @@ static int render(const entry *e, int n, ui_rect r, int skip, int draw)
 }
 
 /* The help's keys and commands, built from their tables. */
-static int help_entries(entry *keys, entry *cmds)
+static void help_entries(entry *keys, int *nkeys, entry *cmds, int *ncmds)
 {
     int nk = 0, nc = 0;
     keys[nk++] = (entry){ E_HEAD, "Keys", NULL, 0 };
@@ -142,7 +142,8 @@ static int help_entries(entry *keys, entry *cmds)
         cmds[nc++] = (entry){ E_ITEM, ui_commands[i].name, ui_commands[i].what, UI_C_VALUE };
     cmds[nc++] = (entry){ E_TEXT, NULL, "//text sends a message that starts with /. A line that cannot run now "
                                         "(a reply is streaming) stays in the input line.", 0 };
-    return nk << 8 | nc;
+    *nkeys = nk;
+    *ncmds = nc;
 }
 
 /* The stats page: the live figures of the reply in progress. */
@@ -222,7 +223,8 @@ static int page(ui_tui *a, ui_rect body, int draw)
         return render(e, n, body, a->overlay_top, draw);
     }
     entry keys[64], cmds[40];
-    int nn = help_entries(keys, cmds), nk = nn >> 8, nc = nn & 0xff;
+    int nk, nc;
+    help_entries(keys, &nk, cmds, &nc);
     entry rest[40 + NLEGEND];
     memcpy(rest, cmds, (size_t)nc * sizeof *cmds);
     memcpy(rest + nc, legend, sizeof legend);

@@ -240,6 +240,9 @@ static void turn_summary(ui_tui *a, const ui_done *d)
 {
     ui_turn_rec r;
     ui_stats_turn(a->stats, a->turns, d->interrupted, &r);
+    /* the worker counted every record; the UI's samples may have missed
+     * some when it was away (a full ring), which leaves the rates right */
+    if (d->tokens > r.tokens) r.tokens = d->tokens;
     if (!RM_GROW(a->turn_recs, a->cap_turn_recs, a->nturn_recs + 1)) a->turn_recs[a->nturn_recs++] = r;
     char line[300];
     ui_fmt_turn(line, sizeof line, &r, ui_sym(UI_SYM_SEP));
