@@ -43,7 +43,7 @@ $(TEST_OBJ): CFLAGS_ALL += -DREMORA_TEST
 # app/ files the unit tests link (the rest of app/ holds main and the commands)
 APP_TEST_OBJ := $(B)/app/opts.o
 
-.PHONY: all run test deps test-deps clean install unit bench fuzz
+.PHONY: all run test deps test-deps clean install unit bench fuzz FORCE
 # The package check runs first, in its own make: pkg-config is read when a
 # make starts, so the build must start after missing packages are installed.
 all: deps
@@ -79,6 +79,17 @@ $(GEN)/han_ranges.h: engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt
 	@mkdir -p $(GEN)
 	awk -f engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt > $@.tmp && mv $@.tmp $@
 $(B)/engine/text/pretok.o: $(GEN)/han_ranges.h
+
+# The installed model's folder under PREFIX (app/model_path.c); the stamp
+# is rewritten only when PREFIX changes, so `make install PREFIX=...`
+# rebuilds what uses it.
+$(GEN)/prefix.txt: FORCE
+	@mkdir -p $(GEN)
+	@echo '$(PREFIX)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(B)/app/model_path.o: $(GEN)/prefix.txt
+$(B)/app/model_path.o: CFLAGS_ALL += -DREMORA_DATADIR='"$(PREFIX)/share/remora"'
+FORCE:
 
 -include $(ENGINE_OBJ:.o=.d) $(UI_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
@@ -135,6 +146,9 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 build/remora $(DESTDIR)$(PREFIX)/bin/remora
 	install -m 644 man/remora.1 $(DESTDIR)$(PREFIX)/share/man/man1/remora.1
+	install -d $(DESTDIR)$(PREFIX)/share/remora/model
+	install -m 644 assets/model/*.json assets/model/*.safetensors assets/model/tiktoken.model \
+	    assets/model/README.md $(DESTDIR)$(PREFIX)/share/remora/model/
 
 clean:
 	rm -rf build

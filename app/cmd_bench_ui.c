@@ -11,15 +11,17 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: remora bench-ui [--tokens N] [--rate R] [--size COLSxROWS]\n"
+        "usage: remora bench-ui [--tokens N] [--rate R] [--size COLSxROWS] [--panel-hz N]\n"
         "\n"
         "Streams N synthetic tokens at R tokens/s through the chat UI on a\n"
-        "pseudo-terminal and reports the UI thread's CPU time per token and frames/s.\n"
+        "pseudo-terminal and reports the UI thread's CPU time per token, frames/s\n"
+        "and the bytes written to the terminal per second.\n"
         "\n"
         "options:\n"
         "  --tokens N            tokens to stream (default 500)\n"
         "  --rate R              tokens per second (default 50)\n"
         "  --size COLSxROWS      terminal size (default 160x48)\n"
+        "  --panel-hz N          panel redraws per second at most (default 10); N in [1, 60]\n"
         "  --help                print this help and exit\n");
 }
 
@@ -29,6 +31,7 @@ int cmd_bench_ui(int argc, char **argv)
         { "tokens", required_argument, 0, 't' },
         { "rate", required_argument, 0, 'r' },
         { "size", required_argument, 0, 's' },
+        { "panel-hz", required_argument, 0, 'p' },
         { "help", no_argument, 0, 'h' },
         { 0, 0, 0, 0 },
     };
@@ -47,6 +50,7 @@ int cmd_bench_ui(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'p': if (opts_real_arg("bench-ui", "panel-hz", optarg, 1, 60, 0, &o.panel_hz)) return 2; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }

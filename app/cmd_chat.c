@@ -8,11 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "commands.h"
+#include "model_path.h"
 #include "opts.h"
 #include "ui/main.h"
 #include "ui/keys.h"
-
-#define DEFAULT_MODEL "assets/model"
 
 /* The shared options chat accepts (opts.h). */
 #define GEN_OPTS (OPT_BIT(OPT_THINK) | OPT_BIT(OPT_NO_THINK) | OPT_BIT(OPT_EFFORT) | OPT_BIT(OPT_MAX_NEW) | \
@@ -23,7 +22,7 @@
 static void usage(FILE *f)
 {
     static const char *const text[OPT_COUNT] = {
-        [OPT_MODEL] = "model directory (default " DEFAULT_MODEL ")",
+        [OPT_MODEL] = "model directory (default: ./assets/model, else the installed\nmodel, PREFIX/share/remora/model)",
         [OPT_NO_THINK] = "start with thinking off (/think on turns it back on)",
         [OPT_MAX_NEW] = "stop a reply after N tokens (default: end of message)",
     };
@@ -42,6 +41,8 @@ static void usage(FILE *f)
                                                    "progress (default: prompts take no time); P in [1, 10000000]");
     opts_help_line(f, "--system TEXT", "system prompt");
     opts_help(f, GEN_OPTS | OPEN_OPTS | OPTS_ENDPOINT_MASK, text);
+    opts_help_line(f, "--panel-hz N", "redraw the panels and the status line at most N times a\n"
+                                      "second (default 10); N in [1, 60]");
     opts_help_line(f, "--mouse", "scroll with the mouse wheel (Shift+drag still selects)");
     opts_help_line(f, "--keys", "print the key bindings and exit");
     opts_help_line(f, "--help", "print this help and exit");
@@ -49,12 +50,13 @@ static void usage(FILE *f)
 
 int cmd_chat(int argc, char **argv)
 {
-    enum { O_SYNTH = 256, O_RATE, O_PROMPT_RATE, O_SYSTEM, O_MOUSE, O_KEYS, O_HELP };
+    enum { O_SYNTH = 256, O_RATE, O_PROMPT_RATE, O_SYSTEM, O_PANEL_HZ, O_MOUSE, O_KEYS, O_HELP };
     static const struct option own[] = {
         { "synthetic", no_argument, 0, O_SYNTH },
         { "synthetic-rate", required_argument, 0, O_RATE },
         { "synthetic-prompt-rate", required_argument, 0, O_PROMPT_RATE },
         { "system", required_argument, 0, O_SYSTEM },
+        { "panel-hz", required_argument, 0, O_PANEL_HZ },
         { "mouse", no_argument, 0, O_MOUSE },
         { "keys", no_argument, 0, O_KEYS },
         { "help", no_argument, 0, O_HELP },
@@ -65,7 +67,6 @@ int cmd_chat(int argc, char **argv)
         .synth = { .rate = 20, .reasoning_tokens = 120, .answer_tokens = 240 },
     };
     opts_shared so = {
-        .model = DEFAULT_MODEL,
         .gen = { .think = 1, .temperature = 0, .top_p = 1, .spec = RM_SPEC_AUTO },
     };
     int c;
@@ -84,6 +85,9 @@ int cmd_chat(int argc, char **argv)
             if (opts_real_arg("chat", "synthetic-prompt-rate", optarg, 1, 1e7, 0, &o.synth.prompt_rate)) return 2;
             break;
         case O_SYSTEM: o.system = optarg; break;
+        case O_PANEL_HZ:
+            if (opts_real_arg("chat", "panel-hz", optarg, 1, 60, 0, &o.panel_hz)) return 2;
+            break;
         case O_MOUSE: o.mouse = 1; break;
         case O_KEYS: ui_keys_print(stdout); return 0;
         case O_HELP: usage(stdout); return 0;
@@ -103,6 +107,11 @@ int cmd_chat(int argc, char **argv)
     if (o.synthetic && o.endpoint.url) {
         fprintf(stderr, "remora chat: --synthetic and --endpoint: one source at a time\n");
         return 2;
+    }
+    char dir[4400];
+    if (!so.model && !o.synthetic && !o.endpoint.url) {
+        if (model_path_default("chat", dir, sizeof dir)) { fprintf(stderr, "remora chat: %s\n", dir); return 2; }
+        so.model = dir;
     }
     o.model_dir = so.model;
     o.open = so.open;

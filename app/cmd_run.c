@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "engine.h"
 #include "commands.h"
+#include "model_path.h"
 #include "opts.h"
 #include "progress.h"
 #include "read_all.h"
@@ -48,8 +49,9 @@ static void usage(FILE *f)
     static const char *const text[OPT_COUNT] = {
         [OPT_EFFORT] = "add K3's thinking-effort note (implies --chat)",
         [OPT_MAX_NEW] = "stop after N new tokens (default 512)",
+        [OPT_MODEL] = "model directory (default: ./assets/model, else the installed\nmodel, PREFIX/share/remora/model)",
     };
-    fprintf(f, "usage: remora run --model DIR --prompt TEXT|- [options]\n"
+    fprintf(f, "usage: remora run [--model DIR] --prompt TEXT|- [options]\n"
                "       remora run --endpoint URL --prompt TEXT|- [options]\n");
     opts_help(f, OPT_BIT(OPT_MODEL), text);
     opts_help_line(f, "--prompt TEXT", "the prompt; '-' reads it from standard input");
@@ -298,7 +300,12 @@ int cmd_run(int argc, char **argv)
     ui_endpoint_opts eo;
     int rc = opts_endpoint("run", &so, &eo);
     if (rc) return rc;
-    if ((!so.model && !eo.url) || !prompt || optind != argc) { usage(stderr); return 2; }
+    if (!prompt || optind != argc) { usage(stderr); return 2; }
+    char dir[4400];
+    if (!so.model && !eo.url) {
+        if (model_path_default("run", dir, sizeof dir)) { fprintf(stderr, "remora run: %s\n", dir); return 2; }
+        so.model = dir;
+    }
     char *owned = NULL;
     rc = !strcmp(prompt, "-") ? prompt_from_stdin(&owned) : 0;
     if (rc) return rc;

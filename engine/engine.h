@@ -114,6 +114,11 @@ typedef struct rm_model_info {
     int max_position;       /* max_position_embeddings of the config; 0 if it has none */
     int bos_id, eos_id, pad_id;
     uint64_t total_weight_bytes;
+    /* parameters (weights) of the whole model: every element of the spine's
+     * tensors plus expert_weights for each of total_experts, so packed
+     * formats (MXFP4 blocks and their scales) count as the weights they
+     * hold (the chat's welcome says it) */
+    uint64_t num_params;
     /* the RAM plan */
     uint64_t ram_budget;            /* bytes for spine + expert cache */
     uint64_t min_ram_budget;        /* the smallest budget this model accepts */
@@ -346,6 +351,10 @@ typedef struct rm_token_stats {
     uint64_t flops;                        /* matrix-product flops of this record's work */
     /* speculation */
     uint64_t spec_drafted, spec_accepted;  /* cumulative in this turn */
+    uint64_t spec_passes;                  /* verify passes, cumulative in this turn */
+    /* drafts found but not verified, cumulative in this turn: the cost gate
+     * predicted that a plain step yields more tokens per second */
+    uint64_t spec_declined;
     /* tokens emitted from one verify pass share its bytes and time: spec_pass
      * numbers the pass in this turn (0 for a plain step), spec_pass_pos is
      * the token's place in it (0, 1, ...); seconds and byte figures of a
@@ -357,7 +366,17 @@ typedef struct rm_token_stats {
     int      route_k;
     int      num_experts;
     int16_t  route_ids[RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
+    /* routed-expert bytes this record's work asked storage for (cache
+     * misses), per MoE layer, rows as route_ids */
+    uint64_t layer_bytes_read[RM_MAX_ROUTE_LAYERS];
+    /* how each expert of route_ids was found when its layer last ran
+     * (RM_ROUTE_*): the cache residency the chat's router map marks */
+    uint8_t  route_state[RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
 } rm_token_stats;
+
+/* rm_token_stats.route_state: resident (a cache hit), in flight (its read
+ * had started before it was needed: a prefetch), or read for this token. */
+enum { RM_ROUTE_UNKNOWN, RM_ROUTE_RESIDENT, RM_ROUTE_INFLIGHT, RM_ROUTE_READ };
 
 /* A record as one JSON object (engine/session/stats_json.c): the `remora`
  * object of `remora serve`'s stats extension, which a chat client of the
@@ -367,7 +386,8 @@ typedef struct rm_token_stats {
  * "phase_seconds" is an object keyed by rm_phase_name; "prompt" (prompt and
  * progress records only) is an object of the rm_prompt_figures fields, with
  * "reprefill" a boolean; "route_ids" is an array of route_layers arrays of
- * route_k ids. Appends the object (no newline) to out; -1 out of memory. */
+ * route_k ids, "route_state" likewise of RM_ROUTE_* values, and
+ * "layer_bytes_read" an array of route_layers byte counts. Appends the object (no newline) to out; -1 out of memory. */
 int rm_token_stats_json(const rm_token_stats *st, rm_buf *out) __attribute__((warn_unused_result));
 /* Reads such an object back into *st (zeroed first): a missing key leaves
  * its field 0 and unknown keys are ignored (a newer server may send more);

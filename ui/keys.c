@@ -22,7 +22,7 @@ const ui_keybinding ui_keybindings[] = {
     { "Alt-O",         UI_ACT_UNFOLD,            "open the folded long messages (pastes) whole, or fold them again" },
     { "Wheel-Up",      UI_ACT_WHEEL_UP,          "scroll the pane under the mouse up (with --mouse)" },
     { "Wheel-Down",    UI_ACT_WHEEL_DOWN,        "scroll the pane under the mouse down (with --mouse)" },
-    { "F1",            UI_ACT_HELP,              "show the keys and commands" },
+    { "F1",            UI_ACT_HELP,              "the help page: keys, commands, what the panels show (F1 or Esc closes)" },
     { "F2",            UI_ACT_TOGGLE_REASONING,  "collapse or expand the reasoning pane" },
     { "Ctrl-T",        UI_ACT_TOGGLE_REASONING,  "collapse or expand the reasoning pane" },
     { "F3",            UI_ACT_TOGGLE_PANELS,     "hide or show the panels" },

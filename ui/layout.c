@@ -114,9 +114,11 @@ void ui_layout_compute(int rows, int cols, const ui_layout_opts *o, ui_layout *L
     int body_y = 1, body_h = rows - 1 - in_h;
     int text_w = cols, text_h = body_h;
     if (!o->panels_hidden && cols >= 100 && body_h >= 14) {
-        int pw = cols * 3 / 10;
+        /* 30% of the width up to 160 columns, then half of every column
+         * past it: at 250 columns the router gets 90 cells, 10 experts
+         * of 896 a cell, where a cap of 46 left it 40 */
+        int pw = cols <= 160 ? cols * 3 / 10 : 48 + (cols - 160) / 2;
         if (pw < 34) pw = 34;
-        if (pw > 46) pw = 46;
         text_w = cols - pw - 1;
         L->r[UI_R_PSEP] = rect(body_y, text_w, body_h, 1);
         panel_column(L, o, body_y, text_w + 1, body_h, pw);

@@ -18,7 +18,13 @@ typedef struct ui_main_opts {
     rm_gen_opts   gen;           /* think, sampling, speculation, max_new */
     int           mouse;
     const char   *system;        /* initial system prompt, or NULL */
+    double        panel_hz;      /* panel and status redraws per second; 0: UI_PANEL_HZ */
 } ui_main_opts;
+
+/* Panels and the status line are redrawn at most this often by default:
+ * live to the eye, and a third of the terminal output of redrawing them on
+ * every 30 Hz frame (the transcript panes keep the frame rate). */
+#define UI_PANEL_HZ 10.0
 
 /* Runs the chat on the controlling terminal; returns the exit status
  * (0, 1 on a runtime failure). */
@@ -28,10 +34,12 @@ typedef struct ui_bench_opts {
     int    tokens;
     double rate;
     int    rows, cols;
+    double panel_hz;            /* 0: UI_PANEL_HZ */
 } ui_bench_opts;
 
 /* Runs the UI on a pseudo-terminal against the synthetic source for one
- * turn of `tokens` tokens and prints the UI thread's cost to `report`.
+ * turn of `tokens` tokens and prints the UI thread's cost and the bytes it
+ * wrote to the terminal to `report`.
  * Returns the exit status. */
 int ui_bench_run(const ui_bench_opts *o, FILE *report);
 

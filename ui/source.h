@@ -47,12 +47,18 @@ enum {
 
 struct ui_source {
     const ui_source_vt *vt;
-    char label[256];        /* status line: model directory, "HOST:PORT MODEL" or "synthetic" */
+    char label[256];        /* status line: the model's name, "HOST:PORT MODEL" or "synthetic N tok/s" */
     /* The model layer of the router's first MoE layer, and the model's
      * layers: router rows are numbered as the model's layers, as --trace
      * numbers them (MoE layers follow each other from route_layer0). */
     int  route_layer0, model_layers;
     unsigned unreported;    /* UI_FIG_* this source may not report; 0 for a local model */
+    /* What the welcome and the status line say about the model: its name
+     * (the model card's title, README.md's first heading up to a colon, else
+     * the directory's last component) and the engine's figures (the
+     * synthetic source's are shaped like Kimi K3's). */
+    char name[96];
+    rm_model_info info;
 };
 
 typedef struct ui_synth_opts {

@@ -715,6 +715,9 @@ int ui_source_endpoint_open(const ui_endpoint_opts *o, ui_source **out, rm_err *
     e->base.model_layers = 0;
     e->base.unreported = e->remora ? 0 : UI_FIG_PHASES | UI_FIG_CACHE | UI_FIG_SPEC | UI_FIG_ROUTER | UI_FIG_STORAGE;
     snprintf(e->base.label, sizeof e->base.label, "%.120s:%.15s %.110s", e->host, e->port, e->model);
+    /* the welcome names the model; its figures (base.info) stay zero: no
+     * API says them */
+    snprintf(e->base.name, sizeof e->base.name, "%.95s", e->model);
     *out = &e->base;
     return 0;
 }

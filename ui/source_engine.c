@@ -2,6 +2,7 @@
  * straight to the rm_session of the model directory. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "source.h"
 
 typedef struct engine_source {
@@ -40,6 +41,29 @@ static const ui_source_vt engine_vt = {
     turn, set_system, clear, save, load, messages, last_interrupted, probe, destroy,
 };
 
+/* The model's name: the model card's title (README.md's first line,
+ * "# NAME: what it is" or "# NAME"), else the directory's last component. */
+static void model_name(const char *dir, char *out, size_t n)
+{
+    char path[4096], line[256] = "";
+    snprintf(path, sizeof path, "%s/README.md", dir);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f)) line[0] = 0;
+        fclose(f);
+    }
+    if (!strncmp(line, "# ", 2)) {
+        size_t len = strcspn(line + 2, ":\r\n");
+        while (len && line[2 + len - 1] == ' ') len--;
+        if (len) { snprintf(out, n, "%.*s", (int)len, line + 2); return; }
+    }
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/') len--;
+    size_t start = len;
+    while (start && dir[start - 1] != '/') start--;
+    snprintf(out, n, "%.*s", (int)(len - start), dir + start);
+}
+
 int ui_source_engine_open(const char *model_dir, const rm_open_opts *o, ui_source **out, rm_err *err)
 {
     engine_source *e = calloc(1, sizeof *e);
@@ -49,7 +73,9 @@ int ui_source_engine_open(const char *model_dir, const rm_open_opts *o, ui_sourc
     e->base.route_layer0 = mi->first_moe_layer;
     e->base.model_layers = mi->num_layers;
     e->base.vt = &engine_vt;
-    snprintf(e->base.label, sizeof e->base.label, "%s", model_dir);
+    model_name(model_dir, e->base.name, sizeof e->base.name);
+    snprintf(e->base.label, sizeof e->base.label, "%s", e->base.name);
+    e->base.info = *mi;
     *out = &e->base;
     return 0;
 }

@@ -53,6 +53,7 @@ typedef struct synth_source {
     int16_t       route[LAYERS][TOPK];
     double        spine_resident, cache_bytes;
     uint64_t      drafted, accepted;    /* speculation, this turn */
+    uint64_t      declined;             /* steps the simulated cost gate did not draft */
     int           pass_no, pass_left, pass_pos, pass_n;
     rm_token_stats st;
 } synth_source;
@@ -185,6 +186,22 @@ static void fill_token(synth_source *s, uint64_t index, double secs)
     st->read_gbps = gbps;
     st->queue_depth = (int)(unit(s) * 32);
     fill_storage(s, st);
+    /* the chosen experts' residency: the misses among the choices the
+     * previous token did not make, a few of them in flight */
+    int left = misses;
+    for (int l = 0; l < LAYERS; l++)
+        for (int k = 0; k < TOPK; k++) {
+            int fresh = unit(s) < 0.38;
+            st->route_state[l][k] = fresh && left > 0 ? (unit(s) < 0.2 ? RM_ROUTE_INFLIGHT : RM_ROUTE_READ)
+                                                      : RM_ROUTE_RESIDENT;
+            if (st->route_state[l][k] != RM_ROUTE_RESIDENT) left--;
+        }
+    /* the misses fall on the layers at random, more on the later ones */
+    for (int m = 0; m < misses; m++) {
+        double u = unit(s);
+        int l = (int)(LAYERS * (1 - u * u));
+        st->layer_bytes_read[l < LAYERS ? l : LAYERS - 1] += (uint64_t)EXPERT_BYTES;
+    }
 }
 
 /* Sleeps until rm_now() reaches t. */
@@ -305,7 +322,11 @@ static int process_prompt(synth_source *s, rm_prompt_figures *p, const rm_gen_ev
 static int next_step(synth_source *s, int spec)
 {
     s->pass_pos = 0;
-    if (!spec || unit(s) >= 0.35) { s->pass_n = 1; return 1; }
+    if (!spec || unit(s) >= 0.35) {
+        if (spec && unit(s) < 0.3) s->declined++;
+        s->pass_n = 1;
+        return 1;
+    }
     int k = 2 + (int)(next_rand(s) % 3);
     int acc = (int)(next_rand(s) % (uint64_t)(k + 1));
     s->drafted += (uint64_t)k;
@@ -340,6 +361,8 @@ static void emit_token(synth_source *s, decode *d)
     fill_token(s, d->index++, secs);
     s->st.spec_drafted = s->drafted;
     s->st.spec_accepted = s->accepted;
+    s->st.spec_passes = (uint64_t)s->pass_no;
+    s->st.spec_declined = s->declined;
     if (s->pass_n > 1) {
         s->st.spec_pass = s->pass_no;
         s->st.spec_pass_pos = s->pass_pos;
@@ -410,7 +433,7 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
     }
     s->rng = h | 1;
     double nominal = s->o.rate > 0 ? 1.0 / s->o.rate : 0.02;
-    s->drafted = s->accepted = 0;
+    s->drafted = s->accepted = s->declined = 0;
     s->pass_no = s->pass_left = 0;
 
     rm_prompt_figures p;
@@ -489,6 +512,24 @@ int ui_source_synth_open(const ui_synth_opts *o, ui_source **out, rm_err *err)
     s->o = *o;
     memset(s->route, 0xff, sizeof s->route);     /* -1: no previous choice */
     snprintf(s->base.label, sizeof s->base.label, "synthetic %.0f tok/s", o->rate);
+    snprintf(s->base.name, sizeof s->base.name, "synthetic K3-shaped source");
+    /* Kimi K3's published size (2.8 T parameters, 1.56 TB) on a machine
+     * with the spine and cache above in RAM */
+    rm_model_info *mi = &s->base.info;
+    mi->family = "kimi_k3";
+    mi->num_layers = MODEL_LAYERS;
+    mi->first_moe_layer = FIRST_MOE;
+    mi->num_experts = EXPERTS;
+    mi->experts_per_token = TOPK;
+    mi->total_experts = LAYERS * EXPERTS;
+    mi->num_params = 2800000000000ull;
+    mi->total_weight_bytes = 1560000000000ull;
+    mi->spine_bytes = mi->spine_resident_bytes = (uint64_t)SPINE_TOTAL;
+    mi->expert_bytes = mi->total_weight_bytes - mi->spine_bytes;
+    mi->expert_cache_bytes = (uint64_t)CACHE_CAP;
+    mi->expert_cache_slots = (int)(CACHE_CAP / EXPERT_BYTES);
+    mi->ram_budget = mi->spine_bytes + mi->expert_cache_bytes;
+    mi->expert_mxfp4 = 1;
     *out = &s->base;
     return 0;
 }

@@ -66,6 +66,89 @@ void ui_stats_reset(ui_stats *st)
     st->nprogress = 0;
     st->have_cur = st->have_prev = st->have_pcur = 0;
     st->nroutes = 0;
+    st->turn_bytes = 0;
+    st->tb_used = 0;
+    st->tb_size = 1;
+    st->plain_secs = st->spec_secs = 0;
+    st->plain_n = st->spec_n = 0;
+    st->have_layers = 0;
+}
+
+void ui_layer_acc_reset(ui_layer_acc *a) { memset(a, 0, sizeof *a); }
+
+void ui_layer_acc_add(ui_layer_acc *a, const rm_token_stats *st, const ui_reuse_tracker *r)
+{
+    int layers = st->route_layers < RM_MAX_ROUTE_LAYERS ? st->route_layers : RM_MAX_ROUTE_LAYERS;
+    int k = st->route_k < RM_MAX_TOPK ? st->route_k : RM_MAX_TOPK;
+    if (layers <= 0 || k <= 0) return;
+    ui_layer_figs *f = &a->f;
+    f->layers = layers;
+    f->tokens++;
+    int same_pass = st->spec_pass > 0 && r->have && r->pass == st->spec_pass;
+    int reuse = r->have && !same_pass && r->layers == layers && r->k == k;
+    for (int l = 0; l < layers; l++) {
+        f->bytes[l] += st->layer_bytes_read[l];
+        for (int i = 0; i < k; i++) {
+            int id = st->route_ids[l][i];
+            if (reuse) {
+                for (int j = 0; j < k; j++) if (r->ids[l][j] == id) { f->reuse_hit[l]++; break; }
+                f->reuse_n[l]++;
+            }
+            if (id < 0 || id >= UI_HOT_IDS) continue;
+            if (a->hist[l][id] < UINT16_MAX) a->hist[l][id]++;
+            uint32_t c = a->hist[l][id];
+            /* keep the UI_HOT most chosen in order: O(UI_HOT) a choice */
+            int at = -1;
+            for (int h = 0; h < UI_HOT; h++) if (f->hot_n[l][h] && f->hot[l][h] == id) at = h;
+            if (at < 0) {
+                if (c <= f->hot_n[l][UI_HOT - 1]) continue;
+                at = UI_HOT - 1;
+                f->hot[l][at] = (int16_t)id;
+            }
+            f->hot_n[l][at] = c;
+            while (at > 0 && f->hot_n[l][at] > f->hot_n[l][at - 1]) {
+                int16_t ti = f->hot[l][at]; f->hot[l][at] = f->hot[l][at - 1]; f->hot[l][at - 1] = ti;
+                uint32_t tn = f->hot_n[l][at]; f->hot_n[l][at] = f->hot_n[l][at - 1]; f->hot_n[l][at - 1] = tn;
+                at--;
+            }
+        }
+    }
+}
+
+/* One token into the whole turn's rate history. */
+static void turn_bucket_add(ui_stats *st, double seconds)
+{
+    if (st->tb_size < 1) st->tb_size = 1;
+    int i = st->tb_used ? st->tb_used - 1 : 0;
+    if (!st->tb_used || st->tb_tokens[i] >= st->tb_size) {
+        if (st->tb_used == UI_TURN_BUCKETS) {
+            for (int k = 0; k < UI_TURN_BUCKETS / 2; k++) {
+                st->tb_secs[k] = st->tb_secs[2 * k] + st->tb_secs[2 * k + 1];
+                st->tb_tokens[k] = st->tb_tokens[2 * k] + st->tb_tokens[2 * k + 1];
+            }
+            st->tb_used = UI_TURN_BUCKETS / 2;
+            st->tb_size *= 2;
+        }
+        i = st->tb_used - 1;
+        if (!st->tb_used || st->tb_tokens[i] >= st->tb_size) {
+            i = st->tb_used++;
+            st->tb_secs[i] = 0;
+            st->tb_tokens[i] = 0;
+        }
+    }
+    st->tb_secs[i] += seconds;
+    st->tb_tokens[i]++;
+}
+
+int ui_stats_turn_rates(const ui_stats *st, double *out, int n)
+{
+    int k = st->tb_used < n ? st->tb_used : n;
+    int first = st->tb_used - k;
+    for (int i = 0; i < k; i++) {
+        double secs = st->tb_secs[first + i];
+        out[i] = secs > 0 ? st->tb_tokens[first + i] / secs : 0;
+    }
+    return k;
 }
 
 static void sum_into(ui_sample *a, const ui_sample *s)
@@ -120,6 +203,10 @@ void ui_stats_add(ui_stats *st, const ui_sample *s)
     st->count++;
     st->hits += s->hits;
     st->misses += s->misses;
+    st->turn_bytes += s->spine + s->expert + s->net;
+    turn_bucket_add(st, s->seconds);
+    if (s->spec_pass) { st->spec_secs += s->seconds; st->spec_n++; }
+    else { st->plain_secs += s->seconds; st->plain_n++; }
 }
 
 void ui_stats_prompt_stopped(ui_stats *st)
@@ -202,17 +289,26 @@ void ui_stats_summary(const ui_stats *st, ui_summary *o)
     o->hit_rate = st->hits + st->misses ? (double)st->hits / (double)(st->hits + st->misses) : -1;
     o->last_hit_rate = -1;
     o->reuse = -1;
+    o->spec_mean_accepted = -1;
+    o->spec_gained = -1;
     prompt_summary(st, o);
     if (st->have_cur) {
         const rm_token_stats *c = &st->cur;
         o->drafted = c->spec_drafted;
         o->accepted = c->spec_accepted;
+        o->spec_passes = c->spec_passes;
+        o->spec_declined = c->spec_declined;
         o->device_gbps = c->device_gbps;
         o->read_gbps = c->read_gbps;
         if (c->expert_hits + c->expert_misses)
             o->last_hit_rate = (double)c->expert_hits / (double)(c->expert_hits + c->expert_misses);
     }
     if (st->tokens) o->tok_per_s = st->seconds > 0 ? st->tokens / st->seconds : 0;
+    if (o->spec_passes) o->spec_mean_accepted = (double)o->accepted / (double)o->spec_passes;
+    /* what plain steps, at their mean time this turn, would have made in
+     * the time the verify passes took */
+    if (st->spec_n && st->plain_n && st->plain_secs > 0)
+        o->spec_gained = st->spec_n - st->spec_secs / (st->plain_secs / st->plain_n);
     if (st->count == 0) return;
 
     double w[UI_WINDOW] = { 0 };
@@ -255,10 +351,20 @@ void ui_stats_summary(const ui_stats *st, ui_summary *o)
 void ui_fmt_bytes(char *buf, size_t n, double b)
 {
     if (b < 0) b = 0;
-    if (b >= 1e9) snprintf(buf, n, "%.2f GB", b / 1e9);
+    if (b >= 1e12) snprintf(buf, n, "%.2f TB", b / 1e12);
+    else if (b >= 1e9) snprintf(buf, n, "%.2f GB", b / 1e9);
     else if (b >= 1e6) snprintf(buf, n, "%.1f MB", b / 1e6);
     else if (b >= 1e3) snprintf(buf, n, "%.0f KB", b / 1e3);
     else snprintf(buf, n, "%.0f B", b);
+}
+
+void ui_fmt_bytes_short(char *buf, size_t n, double b)
+{
+    static const char unit[] = "BKMGT";
+    int u = 0;
+    if (b < 0) b = 0;
+    while (b >= 999.5 && u < 4) { b /= 1000; u++; }
+    snprintf(buf, n, u == 0 || b >= 99.5 ? "%.0f%c" : b >= 9.95 ? "%.1f%c" : "%.2f%c", b, unit[u]);
 }
 
 void ui_fmt_secs(char *buf, size_t n, double s)
@@ -300,6 +406,67 @@ void ui_fmt_prompt(char *buf, size_t n, const ui_summary *s)
                  restored, p->done, p->total, t);
     else
         snprintf(buf, n, "ctx %d, %d reused%s, %d prefilled in %s", p->ctx, p->reused, restored, p->total, t);
+}
+
+void ui_stats_turn(const ui_stats *st, int turn, int interrupted, ui_turn_rec *r)
+{
+    ui_summary s;
+    ui_stats_summary(st, &s);
+    memset(r, 0, sizeof *r);
+    r->turn = turn;
+    r->prompt_state = s.prompt_state;
+    r->prompt = s.prompt;
+    r->tokens = s.tokens;
+    r->seconds = st->seconds;
+    r->tok_per_s = s.tok_per_s;
+    r->bytes_per_token = st->count ? (double)st->turn_bytes / st->count : 0;
+    r->hit_rate = s.hit_rate;
+    r->drafted = s.drafted;
+    r->accepted = s.accepted;
+    r->interrupted = interrupted;
+}
+
+void ui_fmt_turn(char *buf, size_t n, const ui_turn_rec *r, const char *sep)
+{
+    const rm_prompt_figures *p = &r->prompt;
+    char t[32], b[32];
+    size_t len = 0;
+#define ADD(...) do { if (len < n) len += (size_t)snprintf(buf + len, n - len, __VA_ARGS__); } while (0)
+    buf[0] = 0;
+    ui_fmt_secs(t, sizeof t, p->elapsed);
+    if (r->prompt_state == UI_PROMPT_STOPPED)
+        ADD("prompt stopped at %d of %d tok after %s", p->done, p->total, t);
+    else if (r->prompt_state != UI_PROMPT_NONE)
+        ADD("prompt %d tok (%d reused) %s", p->total, p->reused + p->restored, t);
+    if (r->tokens) {
+        ADD("%s%d tok %.1f tok/s", len ? sep : "", r->tokens, r->tok_per_s);
+        ui_fmt_bytes(b, sizeof b, r->bytes_per_token);
+        ADD("%s%s/tok", sep, b);
+        if (r->hit_rate >= 0) ADD("%shit %.1f%%", sep, r->hit_rate * 100);
+        if (r->drafted) ADD("%sspec %llu/%llu", sep, (unsigned long long)r->accepted, (unsigned long long)r->drafted);
+    } else if (!len) {
+        ADD("no tokens");
+    }
+#undef ADD
+}
+
+void ui_fmt_turn_header(char *buf, size_t n)
+{
+    snprintf(buf, n, "%4s %7s %7s %7s %8s %6s %7s %9s %6s %9s", "turn", "ctx", "reused", "prefill", "time",
+             "tokens", "tok/s", "B/tok", "hit%", "spec");
+}
+
+void ui_fmt_turn_row(char *buf, size_t n, const ui_turn_rec *r)
+{
+    char t[32], b[32], hit[16], spec[32];
+    ui_fmt_secs(t, sizeof t, r->prompt.elapsed);
+    ui_fmt_bytes(b, sizeof b, r->bytes_per_token);
+    if (r->hit_rate >= 0) snprintf(hit, sizeof hit, "%.1f", r->hit_rate * 100);
+    else snprintf(hit, sizeof hit, "-");
+    snprintf(spec, sizeof spec, "%llu/%llu", (unsigned long long)r->accepted, (unsigned long long)r->drafted);
+    snprintf(buf, n, "%4d %7d %7d %7d %8s %6d %7.1f %9s %6s %9s%s", r->turn, r->prompt.ctx,
+             r->prompt.reused + r->prompt.restored, r->prompt.total, t, r->tokens, r->tok_per_s, b, hit, spec,
+             r->interrupted ? " stopped" : "");
 }
 
 void ui_fmt_progress(char *buf, size_t n, const ui_summary *s)

@@ -28,6 +28,7 @@
 #define UI_HIST 512         /* token samples kept */
 #define UI_ROUTE_HIST 32    /* router records kept for the zoom view */
 #define UI_WINDOW 32        /* tokens in the "recent" window */
+#define UI_TURN_BUCKETS 64  /* the whole turn's rate history: buckets of equal token counts */
 
 typedef struct ui_sample {
     uint64_t token_index;
@@ -52,6 +53,27 @@ typedef struct ui_reuse_tracker {
 
 enum { UI_PROMPT_NONE, UI_PROMPT_RUNNING, UI_PROMPT_DONE, UI_PROMPT_STOPPED };
 
+#define UI_HOT 3            /* hot experts kept per layer */
+#define UI_HOT_IDS 1024     /* expert ids counted for them (K3 has 896) */
+
+/* The turn's figures per MoE layer (rows as route_ids), over every fed
+ * token: reuse (choices the previous token made too, verify-pass pairs left
+ * out), storage bytes of its expert misses, and its most chosen experts. */
+typedef struct ui_layer_figs {
+    int      layers;
+    uint64_t tokens;
+    uint32_t reuse_hit[RM_MAX_ROUTE_LAYERS], reuse_n[RM_MAX_ROUTE_LAYERS];
+    uint64_t bytes[RM_MAX_ROUTE_LAYERS];
+    int16_t  hot[RM_MAX_ROUTE_LAYERS][UI_HOT];
+    uint32_t hot_n[RM_MAX_ROUTE_LAYERS][UI_HOT];
+} ui_layer_figs;
+
+/* Worker-side: the figures and the counts behind the hot experts. */
+typedef struct ui_layer_acc {
+    ui_layer_figs f;
+    uint16_t      hist[RM_MAX_ROUTE_LAYERS][UI_HOT_IDS];
+} ui_layer_acc;
+
 typedef struct ui_stats {
     ui_sample hist[UI_HIST];        /* fed tokens, a ring */
     int       count;                /* fed token samples this turn */
@@ -67,6 +89,17 @@ typedef struct ui_stats {
     int       have_cur, have_prev;
     rm_token_stats pcur;            /* latest full prompt record */
     int       have_pcur;
+    uint64_t  turn_bytes;           /* storage + network bytes of the turn's fed tokens */
+    double    plain_secs, spec_secs;    /* fed tokens' time: plain steps, and of verify passes */
+    int       plain_n, spec_n;
+    ui_layer_figs layers;           /* the turn's per-layer figures (from the worker) */
+    int       have_layers;
+    /* the whole turn's speed: bucket i holds tokens [i*bucket, (i+1)*bucket)
+     * of the turn; when all are used, pairs merge and the bucket doubles, so
+     * a reply of any length keeps UI_TURN_BUCKETS points */
+    double    tb_secs[UI_TURN_BUCKETS];
+    int       tb_tokens[UI_TURN_BUCKETS];
+    int       tb_used, tb_size;
     int16_t   routes[UI_ROUTE_HIST][RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
     int       route_pass[UI_ROUTE_HIST];
     int       nroutes;              /* records pushed (ring index = n % size) */
@@ -86,11 +119,32 @@ typedef struct ui_summary {
     double   reuse;                 /* router reuse over the window, same-pass pairs out; -1 none */
     double   device_gbps, read_gbps;
     uint64_t drafted, accepted;
+    uint64_t spec_passes, spec_declined;    /* verify passes; drafts the cost gate declined */
+    double   spec_mean_accepted;    /* accepted drafts per verify pass; -1: none */
+    double   spec_gained;           /* tokens over what plain steps would have made in the time; -1: unknown */
     int      prompt_state;          /* UI_PROMPT_* */
     rm_prompt_figures prompt;       /* ctx, reused, restored, total (prefilled), done, rate, eta */
     uint64_t prompt_bytes;          /* storage read by the prompt so far */
     int      reasoning_tokens, answer_tokens;   /* this turn, by the channel of their text */
 } ui_summary;
+
+/* One finished turn, as the per-turn summary line and /stats all give it. */
+typedef struct ui_turn_rec {
+    int      turn;
+    int      prompt_state;      /* UI_PROMPT_* */
+    rm_prompt_figures prompt;
+    int      tokens;
+    double   seconds, tok_per_s;
+    double   bytes_per_token;   /* over the whole turn's fed tokens */
+    double   hit_rate;          /* -1: no lookups */
+    uint64_t drafted, accepted;
+    int      interrupted;       /* 0, RM_STOPPED_REPLY or RM_STOPPED_PROMPT */
+} ui_turn_rec;
+
+void ui_layer_acc_reset(ui_layer_acc *a);
+/* Adds a fed token's record; r is the tracker as it was before the record
+ * (the previous fed token's routes), so call it before ui_stats_sample. */
+void ui_layer_acc_add(ui_layer_acc *a, const rm_token_stats *st, const ui_reuse_tracker *r);
 
 /* Reduces a record to a sample; for a fed token, r (may be NULL) gives the
  * previous fed token's routes and takes this one's. */
@@ -106,13 +160,20 @@ void ui_stats_prompt_stopped(ui_stats *st);
  * verify passes into pass (may be NULL); returns how many. */
 int  ui_stats_times(const ui_stats *st, double *out, int *pass, int n);
 void ui_stats_summary(const ui_stats *st, ui_summary *out);
+/* The turn so far as a record. */
+void ui_stats_turn(const ui_stats *st, int turn, int interrupted, ui_turn_rec *r);
+/* The whole turn's tokens per second, oldest first, into out (at most n);
+ * returns how many points. */
+int  ui_stats_turn_rates(const ui_stats *st, double *out, int n);
 /* Router record `age` steps back (0 = latest), or NULL; *pass (may be
  * NULL) gets its verify pass. */
 const int16_t (*ui_stats_route(const ui_stats *st, int age, int *pass))[RM_MAX_TOPK];
 
-/* Human-readable figures: "812 MB", "1.23 GB"; "12.3 ms", "155 ms", "1.50 s";
+/* Human-readable figures: "812 MB", "1.23 GB", "1.56 TB"; "12.3 ms", "155 ms", "1.50 s";
  * durations to come "45 s", "2m25s", "1h02m". */
 void ui_fmt_bytes(char *buf, size_t n, double bytes);
+/* Three digits and a unit letter, for narrow panels: "693M", "1.48G", "12K". */
+void ui_fmt_bytes_short(char *buf, size_t n, double bytes);
 void ui_fmt_secs(char *buf, size_t n, double secs);
 void ui_fmt_eta(char *buf, size_t n, double secs);
 /* The prompt's accounting: "ctx 377, 349 reused, 28 prefilled in 155 ms"
@@ -120,6 +181,13 @@ void ui_fmt_eta(char *buf, size_t n, double secs);
 void ui_fmt_prompt(char *buf, size_t n, const ui_summary *s);
 /* The prompt's progress: "3120/14588 tok  93 tok/s  ETA 2m25s". */
 void ui_fmt_progress(char *buf, size_t n, const ui_summary *s);
+/* A turn in one line, as llama-cli ends a run: "prompt 28 tok (349 reused)
+ * 155 ms · 220 tok 42.8 tok/s · 5 KB/tok · hit 98.4% · spec 69/200" (sep is
+ * the separator, " · " or " | "). */
+void ui_fmt_turn(char *buf, size_t n, const ui_turn_rec *r, const char *sep);
+/* /stats all: the header and one row per turn, aligned. */
+void ui_fmt_turn_header(char *buf, size_t n);
+void ui_fmt_turn_row(char *buf, size_t n, const ui_turn_rec *r);
 /* The fraction of the prompt done, counting the pass in progress (0..1). */
 double ui_prompt_fraction(const rm_prompt_figures *p);
 

@@ -43,6 +43,9 @@ struct ui_worker {
     ui_done         done;
     /* worker-side: the previous token's routes, the turn's token records */
     ui_reuse_tracker reuse;
+    ui_layer_acc    layers;         /* the turn's per-layer figures; f published under mu */
+    ui_layer_figs   layers_pub;
+    int             layers_new;
     int             tokens;
 
     /* UI-side copies handed out by drain */
@@ -81,12 +84,22 @@ static void on_stats(void *ud, const rm_token_stats *st)
 {
     ui_worker *w = ud;
     ui_sample s;
+    uint64_t fed_before = w->layers.f.tokens;
+    if (st->kind == RM_REC_TOKEN && !st->prefill) {
+        ui_sample probe;
+        ui_stats_sample(&probe, st, NULL);
+        if (probe.fed) ui_layer_acc_add(&w->layers, st, &w->reuse);
+    }
     ui_stats_sample(&s, st, &w->reuse);
     if (s.kind == RM_REC_TOKEN) w->tokens++;
     pthread_mutex_lock(&w->mu);
     if (s.kind == RM_REC_TOKEN) {
         s.channel = w->last_channel;
         w->last_channel = 0;
+    }
+    if (w->layers.f.tokens != fed_before) {
+        w->layers_pub = w->layers.f;
+        w->layers_new = 1;
     }
     if (w->ring_n < RING) w->ring[w->ring_n++] = s;
     else w->ring_lost++;
@@ -141,6 +154,7 @@ static void run(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen, 
         rm_gen_events ev = { w, on_text, on_stats };
         w->text_lost = 0;
         w->reuse.have = 0;
+        ui_layer_acc_reset(&w->layers);
         w->tokens = 0;
         d->rc = s->vt->turn(s, arg, gen, &ev, &w->stop, &err);
         d->interrupted = d->rc == 0 ? s->vt->last_interrupted(s) : 0;
@@ -297,6 +311,9 @@ void ui_worker_drain(ui_worker *w, ui_drain *d)
     d->have_pfull = w->pfull_new;
     if (d->have_pfull) d->pfull = w->pfull;
     w->pfull_new = 0;
+    d->have_layers = w->layers_new;
+    if (d->have_layers) d->layers = w->layers_pub;
+    w->layers_new = 0;
     d->have_done = w->have_done;
     if (w->have_done) d->done = w->done;
     w->have_done = 0;

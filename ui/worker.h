@@ -47,6 +47,8 @@ typedef struct ui_drain {
     int         have_full;          /* the latest fed token's record */
     rm_token_stats full, full_prev;
     int         have_prev;
+    int         have_layers;        /* the turn's per-layer figures so far */
+    ui_layer_figs layers;
     int         have_pfull;         /* the latest prompt or progress record */
     rm_token_stats pfull;
     int         have_done;

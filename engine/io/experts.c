@@ -91,7 +91,10 @@ int experts_init(expert_cache *c, store *st, int layers, int experts, const mlp_
     c->loc = calloc(n, sizeof *c->loc);
     c->where = malloc(n * sizeof *c->where);
     c->table = malloc((size_t)c->L * sizeof *c->table);
-    if (!c->loc || !c->where || !c->table) return rm_errf(err, "out of memory for the expert index");
+    c->layer_miss_bytes = calloc((size_t)c->L, sizeof *c->layer_miss_bytes);
+    c->found = calloc(n, sizeof *c->found);
+    if (!c->loc || !c->where || !c->table || !c->layer_miss_bytes || !c->found)
+        return rm_errf(err, "out of memory for the expert index");
     for (size_t i = 0; i < n; i++) c->where[i] = -1;
     for (int l = 0; l < c->L; l++) {
         c->table[l] = table[l];
@@ -122,6 +125,8 @@ void experts_free(expert_cache *c)
     free(c->loc);
     free(c->where);
     free(c->table);
+    free(c->layer_miss_bytes);
+    free(c->found);
     memset(c, 0, sizeof *c);
 }
 
@@ -281,6 +286,7 @@ int experts_begin(expert_cache *c, int layer, const int *ids, int n, rm_err *err
         int si = c->where[key];
         if (si >= 0 && c->slots[si].state == SLOT_READY) {
             c->hits++;
+            c->found[key] = RM_ROUTE_RESIDENT;
             c->bytes_hit += c->loc[key].bytes;
             if (c->slots[si].prefetched) { c->prefetch_used++; c->slots[si].prefetched = 0; }
             c->slots[si].pins++;
@@ -289,6 +295,8 @@ int experts_begin(expert_cache *c, int layer, const int *ids, int n, rm_err *err
             c->b_state[i] = 1;
         } else {
             c->misses++;
+            c->layer_miss_bytes[layer] += c->loc[key].bytes;
+            c->found[key] = si >= 0 ? RM_ROUTE_INFLIGHT : RM_ROUTE_READ;
             if (si >= 0) { c->slots[si].prefetched = 0; c->prefetch_used++; }
         }
     }

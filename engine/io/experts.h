@@ -87,6 +87,8 @@ typedef struct expert_cache {
     unsigned char b_state[EXP_MAX_BATCH];   /* 0 waiting for a slot, 1 pinned, 2 computed */
     /* counters since the last experts_take_counters */
     uint64_t hits, misses, bytes_hit, prefetch_issued, prefetch_used;
+    uint64_t *layer_miss_bytes;     /* L entries: bytes of the experts each layer missed */
+    uint8_t  *found;                /* L*E: how each expert was found at its last lookup (RM_ROUTE_*) */
     int resident;               /* experts READY now */
     expert_remote remote;       /* stream mode; all NULL for a local model */
 } expert_cache;

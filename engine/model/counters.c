@@ -10,6 +10,21 @@
 #include "remote/source.h"
 #include "base/file.h"
 
+void model_route_states(const rm_model *m, rm_token_stats *st)
+{
+    const expert_cache *c = &m->experts;
+    if (!c->found) return;
+    const int k = st->route_k < RM_MAX_TOPK ? st->route_k : RM_MAX_TOPK;
+    for (int l = 0, row = 0; l < c->L && row < st->route_layers && row < RM_MAX_ROUTE_LAYERS; l++) {
+        if (!c->table[l]) continue;     /* not a MoE layer: no row */
+        for (int i = 0; i < k; i++) {
+            const int id = st->route_ids[row][i];
+            st->route_state[row][i] = id >= 0 && id < c->E ? c->found[(size_t)l * c->E + id] : RM_ROUTE_UNKNOWN;
+        }
+        row++;
+    }
+}
+
 void model_take_stats(rm_model *m, rm_token_stats *st, int tick)
 {
     const uint64_t flops = wmat_flops();
@@ -44,6 +59,12 @@ void model_take_stats(rm_model *m, rm_token_stats *st, int tick)
     st->prefetch_issued = c->prefetch_issued;
     st->prefetch_used = c->prefetch_used;
     c->hits = c->misses = c->bytes_hit = c->prefetch_issued = c->prefetch_used = 0;
+    /* per MoE layer, as route_ids numbers them */
+    for (int l = 0, row = 0; l < c->L && c->layer_miss_bytes; l++) {
+        if (!c->table[l]) continue;
+        if (row < RM_MAX_ROUTE_LAYERS) st->layer_bytes_read[row++] = c->layer_miss_bytes[l];
+        c->layer_miss_bytes[l] = 0;
+    }
     memset(m->ctr.phase, 0, sizeof m->ctr.phase);
     m->ctr.tokens = 0;
     if (tick) experts_tick(c);

@@ -377,7 +377,15 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     in->bos_id = c->bos_id;
     in->eos_id = c->eos_id;
     in->pad_id = c->pad_id;
-    for (int i = 0; i < m->st->ntensors; i++) in->total_weight_bytes += m->st->tensors[i].nbytes;
+    in->num_params = (uint64_t)in->total_experts * in->expert_weights;
+    for (int i = 0; i < m->st->ntensors; i++) {
+        const st_tensor *t = &m->st->tensors[i];
+        in->total_weight_bytes += t->nbytes;
+        if (strstr(t->name, ".experts.")) continue;    /* routed experts: counted above */
+        uint64_t n = 1;
+        for (int d = 0; d < t->ndim; d++) n *= (uint64_t)t->shape[d];
+        in->num_params += n;
+    }
     *out = m;
     return 0;
 }

@@ -67,6 +67,8 @@ int    forward_block_tokens(void);
  * expert cache's decay clock (once per token: progress records of a long
  * prompt take figures after every layer without ageing the cache). */
 void model_take_stats(rm_model *m, rm_token_stats *st, int tick);
+/* Fills st->route_state from st->route_ids: how the cache last found each. */
+void model_route_states(const rm_model *m, rm_token_stats *st);
 
 #ifdef REMORA_TEST
 /* Test hooks, declared only for the unit tests (which are compiled with

@@ -313,6 +313,8 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
     if (spec_push(&s->spec, s->seq, s->nseq)) { rc = rm_errf(err, "out of memory"); goto out; }
     s->spec_d0 = s->spec.drafted;
     s->spec_a0 = s->spec.accepted;
+    s->spec_p0 = s->spec.verify_passes;
+    s->spec_x0 = s->spec.declined;
     s->spec_pass = 0;
     int done = 0;
     while (g.n < g.max_new) {

@@ -42,6 +42,7 @@ struct rm_session {
     spec spec;                  /* drafter and its cost estimates */
     route_hist routes;          /* experts each fed position chose: draft costs */
     uint64_t spec_d0, spec_a0;  /* its totals when the turn began */
+    uint64_t spec_p0, spec_x0;  /* verify passes and declined drafts, likewise */
     /* router choices of the last position fed, copied into each record */
     int16_t route_ids[RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
     int route_layers, route_k;

@@ -146,6 +146,7 @@ int spec_draft(spec *s, int32_t *out, int kmax)
             if (r > best * 1.02) { best = r; k = j; }
         }
         if (!k && ++s->since_probe >= 16) { k = 1; s->since_probe = 0; }
+        if (!k) s->declined++;
         s->pred_last = k ? cum[k] : -1;
     } else {
         s->pred_last = -1;

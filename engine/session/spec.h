@@ -53,6 +53,7 @@ typedef struct spec {
     void *oracle_ud;
     /* totals */
     uint64_t drafted, accepted, verify_passes;
+    uint64_t declined;              /* matches the cost gate did not draft */
 } spec;
 
 int  spec_init(spec *s, int mode);

@@ -20,6 +20,7 @@ void session_collect_stats(rm_session *s)
     memcpy(s->stats.route_ids, s->route_ids, sizeof s->route_ids);
     s->stats.route_layers = s->route_layers;
     s->stats.route_k = s->route_k;
+    model_route_states(s->m, &s->stats);
 }
 
 void session_publish_stats(rm_session *s, const rm_gen_events *ev)
@@ -39,6 +40,8 @@ void session_spec_totals(rm_session *s)
 {
     s->stats.spec_drafted = s->spec.drafted - s->spec_d0;
     s->stats.spec_accepted = s->spec.accepted - s->spec_a0;
+    s->stats.spec_passes = s->spec.verify_passes - s->spec_p0;
+    s->stats.spec_declined = s->spec.declined - s->spec_x0;
 }
 
 /* Starts the figures of one emitted token. */
@@ -62,6 +65,7 @@ void session_stats_routes(rm_session *s, int pos)
     if (r[0] < 0) return;       /* not recorded: keep the last position's */
     for (int li = 0; li < nl; li++)
         for (int i = 0; i < k; i++) s->stats.route_ids[li][i] = r[(size_t)li * h->topk + i];
+    model_route_states(s->m, &s->stats);
 }
 
 void session_stats_add(rm_token_stats *t, const rm_token_stats *p)
@@ -77,5 +81,6 @@ void session_stats_add(rm_token_stats *t, const rm_token_stats *p)
     t->prefetch_issued += p->prefetch_issued;
     t->prefetch_used += p->prefetch_used;
     t->flops += p->flops;
+    for (int l = 0; l < RM_MAX_ROUTE_LAYERS; l++) t->layer_bytes_read[l] += p->layer_bytes_read[l];
     if (p->queue_depth > t->queue_depth) t->queue_depth = p->queue_depth;
 }

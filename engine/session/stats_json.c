@@ -33,7 +33,8 @@ static const field token_fields[] = {
     TS(expert_misses, F_U64), TS(retained_fraction, F_DBL), TS(read_gbps, F_DBL), TS(net_gbps, F_DBL),
     TS(device_gbps, F_DBL), TS(queue_depth, F_INT), TS(prefetch_issued, F_U64), TS(prefetch_used, F_U64),
     TS(read_busy_seconds, F_DBL), TS(flops, F_U64),
-    TS(spec_drafted, F_U64), TS(spec_accepted, F_U64), TS(spec_pass, F_INT), TS(spec_pass_pos, F_INT),
+    TS(spec_drafted, F_U64), TS(spec_accepted, F_U64), TS(spec_passes, F_U64), TS(spec_declined, F_U64),
+    TS(spec_pass, F_INT), TS(spec_pass_pos, F_INT),
     TS(route_layers, F_INT), TS(route_k, F_INT), TS(num_experts, F_INT),
 };
 #undef TS
@@ -52,7 +53,7 @@ static const field prompt_fields[] = {
 /* A field added to either struct must be added to its table above (and to
  * the engine.h comment if it is not a plain number); these sizes are the
  * reminder, to be updated with the tables. */
-_Static_assert(sizeof(rm_token_stats) == 8552, "rm_token_stats changed: update token_fields");
+_Static_assert(sizeof(rm_token_stats) == 13688, "rm_token_stats changed: update token_fields");
 _Static_assert(sizeof(rm_prompt_figures) == 88, "rm_prompt_figures changed: update prompt_fields");
 
 static const char *const kind_names[] = { [RM_REC_TOKEN] = "token", [RM_REC_PROMPT] = "prompt",
@@ -131,6 +132,19 @@ int rm_token_stats_json(const rm_token_stats *st, rm_buf *out)
         rc = !ids || json_array_append_new(routes, ids) ? -1 : 0;
     }
     if (!rc) rc = json_object_set(o, "route_ids", routes);
+    /* per layer: the bytes its misses asked for, and how each choice was found */
+    json_t *lb = json_array(), *rs = json_array();
+    if (!lb || !rs) rc = -1;
+    for (int l = 0; !rc && l < layers; l++) {
+        json_t *row = json_array();
+        rc = json_array_append_new(lb, json_integer((json_int_t)st->layer_bytes_read[l])) || !row ? -1 : 0;
+        for (int i = 0; !rc && i < k; i++) rc = json_array_append_new(row, json_integer(st->route_state[l][i]));
+        if (json_array_append_new(rs, row)) rc = -1;
+    }
+    if (!rc) rc = json_object_set_new(o, "layer_bytes_read", lb);
+    else json_decref(lb);
+    if (!rc) rc = json_object_set_new(o, "route_state", rs);
+    else json_decref(rs);
     size_t len0 = out->len;
     if (!rc && json_dump_callback(o, dump_to_buf, out, JSON_COMPACT | JSON_REAL_PRECISION(17))) {
         out->len = len0;    /* a failed add left the buffer as it was; drop the part before it */
@@ -199,6 +213,39 @@ static int get_routes(const json_t *r, rm_token_stats *st, rm_err *err)
     return 0;
 }
 
+/* layer_bytes_read: an array of byte counts; route_state: an array of
+ * arrays of RM_ROUTE_* values. */
+static int get_layer_figures(const json_t *o, rm_token_stats *st, rm_err *err)
+{
+    const json_t *lb = json_object_get(o, "layer_bytes_read"), *rs = json_object_get(o, "route_state");
+    size_t l, i;
+    json_t *v, *row;
+    if (lb && !json_is_null(lb)) {
+        if (!json_is_array(lb) || json_array_size(lb) > RM_MAX_ROUTE_LAYERS)
+            return rm_errf(err, "stats: layer_bytes_read must be an array of at most %d layers", RM_MAX_ROUTE_LAYERS);
+        json_array_foreach(lb, l, v) {
+            if (!json_is_integer(v) || json_integer_value(v) < 0)
+                return rm_errf(err, "stats: layer_bytes_read[%zu] must be an integer of at least 0", l);
+            st->layer_bytes_read[l] = (uint64_t)json_integer_value(v);
+        }
+    }
+    if (rs && !json_is_null(rs)) {
+        if (!json_is_array(rs) || json_array_size(rs) > RM_MAX_ROUTE_LAYERS)
+            return rm_errf(err, "stats: route_state must be an array of at most %d layers", RM_MAX_ROUTE_LAYERS);
+        json_array_foreach(rs, l, row) {
+            if (!json_is_array(row) || json_array_size(row) > RM_MAX_TOPK)
+                return rm_errf(err, "stats: route_state[%zu] must be an array of at most %d states", l, RM_MAX_TOPK);
+            json_array_foreach(row, i, v) {
+                json_int_t x = json_integer_value(v);
+                if (!json_is_integer(v) || x < RM_ROUTE_UNKNOWN || x > RM_ROUTE_READ)
+                    return rm_errf(err, "stats: route_state[%zu][%zu] must be 0 to %d", l, i, RM_ROUTE_READ);
+                st->route_state[l][i] = (uint8_t)x;
+            }
+        }
+    }
+    return 0;
+}
+
 int rm_token_stats_parse(const char *json, size_t len, rm_token_stats *st, rm_err *err)
 {
     memset(st, 0, sizeof *st);
@@ -231,6 +278,7 @@ int rm_token_stats_parse(const char *json, size_t len, rm_token_stats *st, rm_er
         else rc = get_fields(pr, &st->prompt, prompt_fields, NFIELDS(prompt_fields), "prompt.", err);
     }
     if (!rc) rc = get_routes(json_object_get(o, "route_ids"), st, err);
+    if (!rc) rc = get_layer_figures(o, st, err);
     if (!rc && (st->route_layers < 0 || st->route_layers > RM_MAX_ROUTE_LAYERS || st->route_k < 0 ||
                 st->route_k > RM_MAX_TOPK))
         rc = rm_errf(err, "stats: route_layers must be in [0, %d] and route_k in [0, %d]", RM_MAX_ROUTE_LAYERS,

@@ -41,7 +41,7 @@ quit
 [ -f assets/model/config.json ] || { echo "ok (no embedded model)"; exit 0; }
 t send-keys -l "clear"; t send-keys Enter
 run chat --model assets/model
-wait_for '^ remora .*measuring the storage' 300 || fail "chat on the embedded model did not start"
+wait_for '^ measuring the storage' 300 || fail "chat on the embedded model did not start"
 # sent while the storage is measured: it waits for the probe, which it ends early
 t send-keys -l "What is 37*12?"; t send-keys Enter
 wait_for 'turn 1' 100 || fail "the queued message was not sent"

@@ -33,7 +33,8 @@ wait_for 'unknown command /frobnicate: /help lists the commands; //frobnicate se
 wait_for '^> /frobnicate' 10 || fail "the unknown command was not kept in the input line"
 t send-keys C-e C-u
 t send-keys -l "/help"; t send-keys Enter
-wait_for 'Ctrl-X Ctrl-E' 30 || fail "/help did not list the keys"
+wait_for '^ *Ctrl-C +stop generating' 30 || fail "/help did not list the keys"
+screen | grep -q 'Help .* F1/Esc closes' || fail "/help is not the help page"
 # a two-line message with thinking off: no reasoning, one message
 t send-keys -l "line one"; t send-keys M-Enter; t send-keys -l "line two"; t send-keys Enter
 if [ $SYNTHETIC = 1 ]; then

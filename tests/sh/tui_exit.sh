@@ -14,11 +14,11 @@ t send-keys C-z
 at_prompt 100 || fail "Ctrl-Z did not suspend"
 [ "$(alt)" = 0 ] || fail "alternate screen still on while suspended"
 t send-keys -l "fg"; t send-keys Enter
-wait_for '^ remora ' 50 || fail "fg did not bring the chat back"
+wait_for "$STATUS_RE" 50 || fail "fg did not bring the chat back"
 screen | grep -qE "turn 1|remember this line" || fail "transcript lost across suspend"
 t send-keys C-d
 wait_for '1 turn not saved \(/save FILE\): Ctrl-D again to quit' 30 || fail "Ctrl-D with an unsaved turn did not ask"
-screen | grep -q '^ remora ' || fail "the first Ctrl-D quit"
+screen | grep -qE "$STATUS_RE" || fail "the first Ctrl-D quit"
 t send-keys C-d
 at_prompt 100 || fail "Ctrl-D did not exit"
 [ "$(alt)" = 0 ] || fail "alternate screen still on after exit"

@@ -19,8 +19,8 @@ until_in sa '^\$' || fail "no shell prompt in A"
 until_in sb '^\$' || fail "no shell prompt in B"
 t send-keys -t =A: -l "$BIN chat $SOURCE --synthetic-rate 1000"; t send-keys -t =A: Enter
 t send-keys -t =B: -l "$BIN chat $SOURCE --synthetic-rate 1000"; t send-keys -t =B: Enter
-until_in sa 'remora .*ready' || fail "chat A did not start"
-until_in sb 'remora .*ready' || fail "chat B did not start"
+until_in sa '^ ready( |$)' || fail "chat A did not start"
+until_in sb '^ ready( |$)' || fail "chat B did not start"
 t send-keys -t =A: -l "alpha from the first chat"; t send-keys -t =A: Enter
 until_in sa 'turn 1' || fail "chat A did not take the line"
 n=30; until grep -q 'alpha from the first chat' "$H" 2>/dev/null; do
@@ -34,7 +34,7 @@ a_pid=$(pgrep -P "$(t display-message -p -t =A: '#{pane_pid}')")
 kill -KILL "$a_pid"
 t send-keys -t =A: Enter      # the shell's prompt again (the tty may be raw: Enter still ends the line)
 # chat B quits normally (Ctrl-D twice: its turn is not saved)
-until_in sb 'remora .*ready' || fail "chat B did not finish its turn"
+until_in sb '^ ready( |$)' || fail "chat B did not finish its turn"
 t send-keys -t =B: C-d; sleep 0.3; t send-keys -t =B: C-d
 n=50; until sb | grep -v '^$' | tail -n 1 | grep -qE '^\$ ?$'; do
   n=$((n - 1)); [ $n -gt 0 ] || fail "chat B did not exit"; sleep 0.1
@@ -43,7 +43,7 @@ grep -q 'alpha from the first chat' "$H" || fail "chat B's exit dropped chat A's
 grep -q 'beta from the second chat' "$H" || fail "chat B's line is not kept"
 # a new chat recalls both
 t send-keys -t =B: -l "clear; $BIN chat $SOURCE --synthetic-rate 1000"; t send-keys -t =B: Enter
-until_in sb 'remora .*ready' || fail "chat C did not start"
+until_in sb '^ ready( |$)' || fail "chat C did not start"
 t send-keys -t =B: Up
 until_in sb '^> beta from the second chat' || fail "Up did not recall the last line"
 t send-keys -t =B: Up

@@ -16,7 +16,7 @@ start 120 40
 run chat --synthetic --synthetic-rate 200 --synthetic-prompt-rate 2000
 ready || fail "chat did not start"
 paste_it
-wait_for '^ remora .* prompt [0-9]+% [0-9]+/5128 tok  [0-9]+ tok/s  ETA [0-9]+ s' 50 || fail "no progress in the status line"
+wait_for '^ prompt [0-9]+% [0-9]+/5128 tok  [0-9]+ tok/s  ETA [0-9]+ s' 50 || fail "no progress in the status line"
 column 1 | grep -qE '█*░+ (prompt )?[0-9]+/5128 tok  [0-9]+ tok/s  ETA [0-9]+ s' || fail "no progress bar in the answer pane"
 column 3 | grep -qE 'prompt [0-9]+/5128 tok  [0-9]+%' || fail "Timing panel does not follow the prompt"
 column 3 | grep -qE 'pass [123]/3, layer [0-9]+/93' || fail "Timing panel does not show the pass"

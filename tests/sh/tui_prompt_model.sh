@@ -20,7 +20,7 @@ start 120 40
 # /quit one second into the prompt
 # the paste goes while the storage is still measured: queued, it ends the probe
 run chat --model assets/model
-wait_for '^ remora .*measuring the storage' 300 || fail "chat did not start"
+wait_for '^ measuring the storage' 300 || fail "chat did not start"
 paste_it
 wait_for 'turn 1' 50 || fail "the paste was not sent"
 sleep 1
@@ -31,7 +31,7 @@ modes /quit
 
 # SIGTERM one second into the prompt: 143
 t send-keys -l "clear; $BIN chat --model assets/model; echo rc=\$?"; t send-keys Enter
-wait_for '^ remora ' 300 || fail "chat did not start again"
+wait_for "$STATUS_RE" 300 || fail "chat did not start again"
 paste_it
 wait_for 'turn 1' 50 || fail "the paste was not sent"
 sleep 1
@@ -45,9 +45,9 @@ modes SIGTERM
 # Ctrl-C one second into the prompt
 t send-keys -l "clear"; t send-keys Enter
 run chat --model assets/model
-wait_for '^ remora ' 300 || fail "chat did not start a third time"
+wait_for "$STATUS_RE" 300 || fail "chat did not start a third time"
 paste_it
-if ! wait_for '^ remora .* prompt [0-9]+%' 30; then
+if ! wait_for '^ prompt [0-9]+%' 30; then
   echo "skipped Ctrl-C during the prompt: the engine reports no prompt progress yet"
   quit
   echo ok
@@ -71,7 +71,7 @@ column 3 | grep -qE 'stopped at [0-9]+ of 14[0-9]{3}' || fail "the panels do not
 # model answers from that context: the engine leaves that turn in the
 # rendering for now, so that part says it is skipped
 send "What is 37*12?" 2
-if wait_for '^ remora .* prompt [0-9]+% [0-9]+/1[0-9]{4} tok' 30; then
+if wait_for '^ prompt [0-9]+% [0-9]+/1[0-9]{4} tok' 30; then
   echo "skipped the next question: the engine computes the stopped 20 KB prompt again as its context"
   quit
   echo ok

@@ -12,7 +12,7 @@ send "a long reply" 1
 wait_for 'generating' 50 || fail "not generating"
 t send-keys C-d
 wait_for 'a reply is being generated: Ctrl-D again to quit' 30 || fail "Ctrl-D while generating did not ask"
-screen | grep -q '^ remora ' || fail "the first Ctrl-D quit"
+screen | grep -qE "$STATUS_RE" || fail "the first Ctrl-D quit"
 t send-keys C-d
 wait_for '^rc=0' 30 || fail "the second Ctrl-D did not quit"
 [ "$(alt)" = 0 ] || fail "alternate screen still on after Ctrl-D"

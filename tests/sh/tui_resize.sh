@@ -8,7 +8,7 @@ run chat $SOURCE --synthetic-rate 60
 ready || fail "chat did not start"
 send "resize me" 1
 valid() { # COLS ROWS
-  wait_for "^ remora " 50 || return 1
+  wait_for "$STATUS_RE" 50 || return 1
   s=$(screen)
   [ "$(printf '%s\n' "$s" | wc -l)" -eq "$2" ] || return 1
   printf '%s\n' "$s" | grep -q "Answer" || return 1
@@ -33,7 +33,7 @@ wait_for '^have 20x8 *$' 30 || fail "the too-small message does not say the size
 screen | grep -q '^need 40x10 *$' || fail "the too-small message does not fit 20 columns"
 screen | grep -q '^terminal too small *$' || fail "the too-small message was cut"
 t resize-window -x 120 -y 40
-wait_for '^ remora ' 30 || fail "did not recover from too small"
+wait_for "$STATUS_RE" 30 || fail "did not recover from too small"
 valid 120 40 || fail "invalid layout after recovering"
 t send-keys C-c; ready 50 || fail "stop failed"
 quit

@@ -17,11 +17,15 @@
 #include "tui.h"
 #include "ui/text.h"
 
+typedef struct sink { int fd; uint64_t bytes; } sink;
+
+/* Reads what curses writes, counting it (read once the turn is over). */
 static void *discard(void *arg)
 {
-    int fd = *(int *)arg;
+    sink *k = arg;
     char buf[65536];
-    while (read(fd, buf, sizeof buf) > 0) {}
+    ssize_t n;
+    while ((n = read(k->fd, buf, sizeof buf)) > 0) k->bytes += (uint64_t)n;
     return NULL;
 }
 
@@ -44,7 +48,10 @@ int ui_bench_run(const ui_bench_opts *o, FILE *rep)
     int master, slave;
     if (openpty(&master, &slave, NULL, NULL, &ws)) { perror("remora bench-ui: openpty"); return 1; }
     pthread_t reader;
-    if (pthread_create(&reader, NULL, discard, &master)) { close(master); close(slave); return 1; }
+    static sink k;
+    k.fd = master;
+    k.bytes = 0;
+    if (pthread_create(&reader, NULL, discard, &k)) { close(master); close(slave); return 1; }
     FILE *out = fdopen(slave, "w"), *in = fdopen(dup(slave), "r");
 
     ui_synth_opts so = { o->rate, o->tokens / 4, o->tokens - o->tokens / 4, 0 };
@@ -63,16 +70,22 @@ int ui_bench_run(const ui_bench_opts *o, FILE *rep)
         goto done;
     }
     a->bench = 1;
+    if (o->panel_hz > 0) a->panel_hz = o->panel_hz;
     ui_slash_submit(a, "Benchmark the UI: stream a long answer.");
     double w0 = rm_now(), c0 = thread_cpu();
+    uint64_t b0 = __atomic_load_n(&k.bytes, __ATOMIC_RELAXED);
     rc = ui_loop_run(a) ? 1 : 0;
     double wall = rm_now() - w0, cpu = thread_cpu() - c0;
     int tokens = a->stats->tokens;
     uint64_t frames = a->frames;
+    double panel_hz = a->panel_hz;
+    uint64_t bytes = __atomic_load_n(&k.bytes, __ATOMIC_RELAXED) - b0;
     ui_main_close(a, NULL);     /* no history in the benchmark */
     fprintf(rep, "bench-ui: %dx%d terminal, synthetic source at %.0f tok/s\n", o->cols, o->rows, o->rate);
     fprintf(rep, "tokens        %d in %.2f s (%.1f tok/s)\n", tokens, wall, tokens / wall);
-    fprintf(rep, "frames        %llu (%.1f frames/s)\n", (unsigned long long)frames, frames / wall);
+    fprintf(rep, "frames        %llu (%.1f frames/s; panels at most %.0f/s)\n", (unsigned long long)frames,
+            frames / wall, panel_hz);
+    fprintf(rep, "terminal      %.1f KiB/s written\n", bytes / wall / 1024);
     fprintf(rep, "ui cpu        %.3f s = %.2f%% of one core\n", cpu, 100 * cpu / wall);
     fprintf(rep, "ui cpu/token  %.1f us\n", tokens ? cpu / tokens * 1e6 : 0);
 done:

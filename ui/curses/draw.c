@@ -22,6 +22,8 @@ static const struct { short fg; attr_t attr; attr_t mono; } roles[UI_C_COUNT] = 
     [UI_C_VALUE]       = { -1, A_BOLD, A_BOLD },
     [UI_C_HEAT_NEW]    = { COLOR_YELLOW, 0, 0 },
     [UI_C_HEAT_REUSE]  = { COLOR_GREEN, A_BOLD, A_BOLD },
+    [UI_C_HEAT_READ]   = { COLOR_RED, A_BOLD, A_REVERSE },
+    [UI_C_HEAT_FLIGHT] = { COLOR_CYAN, 0, A_UNDERLINE },
     [UI_C_BAR]         = { COLOR_GREEN, 0, A_REVERSE },
     [UI_C_BAR_BG]      = { -1, A_DIM, A_DIM },
     [UI_C_PH0]         = { COLOR_RED, 0, 0 },
@@ -52,8 +54,8 @@ attr_t ui_attr(int role) { return role >= 0 && role < UI_C_COUNT ? g_attr[role] 
 
 const char *ui_sym(int sym)
 {
-    static const char *utf8[UI_SYM_COUNT] = { "│", "─", "…", "▼", "›" };
-    static const char *ascii[UI_SYM_COUNT] = { "|", "-", "~", "v", ">" };
+    static const char *utf8[UI_SYM_COUNT] = { "│", "─", "…", "▼", "›", " · " };
+    static const char *ascii[UI_SYM_COUNT] = { "|", "-", "~", "v", ">", " | " };
     return (ui_text_utf8() ? utf8 : ascii)[sym];
 }
 
@@ -136,14 +138,39 @@ int ui_put(int y, int x, int maxw, attr_t a, const char *s)
     return col;
 }
 
+int ui_put_alt(int y, int x, int maxw, attr_t a, ...)
+{
+    va_list ap;
+    va_start(ap, a);
+    const char *t, *last = "";
+    while ((t = va_arg(ap, const char *))) {
+        last = t;
+        if (ui_text_width(t, strlen(t)) <= maxw) break;
+    }
+    va_end(ap);
+    return ui_put(y, x, maxw, a, last);
+}
+
+/* The first of the '\v'-separated texts in s that fits, else the last. */
+static int put_choice(int y, int x, int maxw, attr_t a, char *s)
+{
+    char *t = s;
+    for (;;) {
+        char *v = strchr(t, '\v');
+        if (v) *v = 0;
+        if (!v || ui_text_width(t, strlen(t)) <= maxw) return ui_put(y, x, maxw, a, t);
+        t = v + 1;
+    }
+}
+
 int ui_putf(int y, int x, int maxw, attr_t a, const char *fmt, ...)
 {
-    char buf[512];
+    char buf[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    return ui_put(y, x, maxw, a, buf);
+    return put_choice(y, x, maxw, a, buf);
 }
 
 void ui_put_bar(int y, int x, int w, double f, attr_t on, attr_t off)
@@ -165,6 +192,8 @@ void ui_put_title(ui_rect r, const char *title, int focused)
     if (!ui_rect_visible(r)) return;
     attrset(ui_attr(UI_C_RULE));
     for (int x = r.x; x < r.x + r.w; x++) mvaddstr(r.y, x, ui_sym(UI_SYM_HLINE));
-    ui_put(r.y, r.x + 1, r.w - 2, ui_attr(focused ? UI_C_TITLE_FOCUS : UI_C_TITLE), title);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", title);
+    put_choice(r.y, r.x + 1, r.w - 2, ui_attr(focused ? UI_C_TITLE_FOCUS : UI_C_TITLE), buf);
     attrset(A_NORMAL);
 }

@@ -45,6 +45,7 @@ int ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int 
     a->drain = calloc(1, sizeof *a->drain);
     a->gen.think = 1;
     a->gen.top_p = 1;
+    a->panel_hz = UI_PANEL_HZ;
     ui_panels_fit(a->fit);
     a->lopt.panels = a->fit;
     a->lopt.npanels = ui_npanels;
@@ -89,6 +90,8 @@ int ui_main_close(ui_tui *a, rm_err *err)
     free(a->system_text);
     free(a->pending_system);
     free(a->queued);
+    free(a->turn_recs);
+    free(a->find_text);
     return rc;
 }
 
@@ -126,7 +129,9 @@ int ui_main_run(const ui_main_opts *o)
         return orc == -2 ? 2 : 1;
     }
     a->gen = o->gen;
+    if (o->panel_hz > 0) a->panel_hz = o->panel_hz;
     if (o->system) a->system_text = strdup(o->system);
+    ui_slash_welcome(a);
     /* the storage ceiling of the I/O panel, measured long enough to be
      * stable while the user types the first message */
     char secs[32];

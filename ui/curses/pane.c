@@ -12,6 +12,7 @@ void ui_pane_init(ui_pane *p, const char *title)
     p->follow = 1;
     p->view_h = 1;
     p->unseen = 0;
+    p->mark_block = -1;
 }
 
 void ui_pane_free(ui_pane *p) { ui_doc_free(&p->doc); }
@@ -66,6 +67,15 @@ void ui_pane_home(ui_pane *p)
     p->follow = max_top(p) == 0;
 }
 
+void ui_pane_show_line(ui_pane *p, int line)
+{
+    int top = line - p->view_h / 3;
+    if (top > max_top(p)) top = max_top(p);
+    if (top < 0) top = 0;
+    p->top = top;
+    p->follow = 0;
+}
+
 void ui_pane_end(ui_pane *p)
 {
     p->follow = 1;
@@ -77,29 +87,36 @@ void ui_pane_changed(ui_pane *p)
     if (!p->follow && p->doc.nlines > p->top + p->view_h) p->unseen = 1;
 }
 
-static void draw_line(const ui_doc *d, const ui_line *l, int y, int x, int w, ui_role_fn role)
+static void draw_line(const ui_pane *p, const ui_line *l, int y, int x, int w, ui_role_fn role)
 {
+    const ui_doc *d = &p->doc;
     if (l->kind == UI_LINE_GAP) return;
     const ui_block *b = &d->blocks[l->block];
     attr_t a = ui_attr(role(b->style));
     if (l->kind == UI_LINE_MORE) {
         size_t bytes = b->text.len - (size_t)b->head;
+        const char *e = ui_sym(UI_SYM_ELLIPSIS);
         if (l->end)
-            ui_putf(y, x, w, ui_attr(UI_C_DIM), "%s %u more line%s (%zu bytes in all; Alt-O opens)",
-                    ui_sym(UI_SYM_ELLIPSIS), l->end, l->end == 1 ? "" : "s", bytes);
+            ui_putf(y, x, w, ui_attr(UI_C_DIM), "%s %u more line%s (%zu bytes in all; Alt-O opens)\v"
+                        "%s %u more line%s (%zu bytes in all)\v%s %u more line%s (Alt-O opens)\v%s %u more line%s", e, l->end,
+                        l->end == 1 ? "" : "s", bytes, e, l->end, l->end == 1 ? "" : "s", bytes, e, l->end,
+                        l->end == 1 ? "" : "s", e, l->end, l->end == 1 ? "" : "s");
         else
-            ui_putf(y, x, w, ui_attr(UI_C_DIM), "%s the rest of the line (%zu bytes in all; Alt-O opens)",
-                    ui_sym(UI_SYM_ELLIPSIS), bytes);
+            ui_putf(y, x, w, ui_attr(UI_C_DIM), "%s the rest of the line (%zu bytes in all; Alt-O opens)\v"
+                        "%s the rest of the line (Alt-O opens)\v%s the rest of the line", e, bytes, e, e);
         return;
     }
     size_t pos = l->start;
     int col = 0;
     ui_glyph g;
+    int marked = p->mark_block == (int)l->block;
     while (pos < l->end && ui_glyph_next(b->text.p + pos, l->end - pos, b->final, &g)) {
+        size_t at = pos;
         pos += g.len;
         if (g.kind == UI_GLYPH_NEWLINE || g.kind == UI_GLYPH_EMPTY) continue;
         if (col + g.width > w) break;
-        ui_put_glyph(y, x + col, x + w, &g, a);
+        int in_mark = marked && at >= p->mark_start && at < p->mark_end;
+        ui_put_glyph(y, x + col, x + w, &g, in_mark ? a | A_REVERSE : a);
         col += g.width;
     }
 }
@@ -126,21 +143,22 @@ void ui_pane_draw(const ui_pane *p, ui_rect r, int focused, ui_role_fn role, con
 {
     if (!ui_rect_visible(r)) return;
     ui_fill(r, A_NORMAL);
-    char title[128];
+    char title[256];
     int top = top_line(p);
     /* following, the view ends one row earlier so that the tail shows */
     if (tail && p->follow && top > 0 && p->doc.nlines - top >= p->view_h) top++;
     if (p->follow || p->doc.nlines <= p->view_h)
         snprintf(title, sizeof title, "%s", p->title);
     else
-        snprintf(title, sizeof title, "%s  [%d/%d]%s", p->title, top + p->view_h, p->doc.nlines,
-                 p->unseen ? "  new output below (Alt-End)" : "");
+        snprintf(title, sizeof title, "%s  [%d/%d]%s\v%s  [%d/%d]%s\v%s [%d/%d]", p->title, top + p->view_h,
+                 p->doc.nlines, p->unseen ? "  new output below (Alt-End)" : "", p->title, top + p->view_h,
+                 p->doc.nlines, p->unseen ? "  new below" : "", p->title, top + p->view_h, p->doc.nlines);
     ui_put_title(r, title, focused);
     int i = 0;
     for (; i < r.h - 1; i++) {
         int li = top + i;
         if (li >= p->doc.nlines) break;
-        draw_line(&p->doc, &p->doc.lines[li], r.y + 1 + i, r.x, r.w, role);
+        draw_line(p, &p->doc.lines[li], r.y + 1 + i, r.x, r.w, role);
     }
     if (tail && i < r.h - 1 && top + i == p->doc.nlines) draw_tail(tail, r.y + 1 + i, r.x, r.w - 1);
     if (p->unseen && !p->follow)

@@ -20,6 +20,8 @@ typedef struct ui_pane {
     int     follow;
     int     view_h;         /* text rows at the last layout */
     int     unseen;         /* text arrived below the view since scrolling */
+    int     mark_block;     /* /find's match, drawn reversed: block (-1 none) and bytes */
+    size_t  mark_start, mark_end;
 } ui_pane;
 
 /* Styles of a block map to colour roles. */
@@ -43,6 +45,8 @@ void ui_pane_scroll(ui_pane *p, int lines);     /* negative = up */
 void ui_pane_page(ui_pane *p, int pages);
 void ui_pane_home(ui_pane *p);
 void ui_pane_end(ui_pane *p);
+/* Scrolls so that `line` shows a third of the way down, and stops following. */
+void ui_pane_show_line(ui_pane *p, int line);
 /* Call after appending to the document. */
 void ui_pane_changed(ui_pane *p);
 /* tail may be NULL. */

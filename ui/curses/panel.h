@@ -43,6 +43,7 @@ typedef struct ui_panel_class {
     const char       *name;
     int               pref_h, min_h;    /* rows; pref_h UI_PANEL_REST: the rest */
     ui_panel_draw_fn *draw;
+    int               every;            /* redrawn on every `every`-th panel redraw (1: each) */
 } ui_panel_class;
 
 /* The panels in stacking order (panels.c). */

@@ -3,17 +3,33 @@
  * token served from the cache against those read from storage over the last
  * tokens, and how much of the spine and of the expert cache is filled.
  * Before the first token it shows the prompt's records. */
+#include <string.h>
 #include "draw.h"
 #include "panel.h"
 
 static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (double)b : 0; }
 
+/* "spine   1.60 GB / 14.00 GB (11%)", shorter as the panel narrows. */
+static void fill_row(int y, int x, int w, const char *what, uint64_t have, uint64_t of)
+{
+    char a[32], b[32], sa[16], sb[16];
+    ui_fmt_bytes(a, sizeof a, (double)have);
+    ui_fmt_bytes(b, sizeof b, (double)of);
+    ui_fmt_bytes_short(sa, sizeof sa, (double)have);
+    ui_fmt_bytes_short(sb, sizeof sb, (double)of);
+    int n = (int)strcspn(what, " ");
+    ui_putf(y, x, w, ui_attr(UI_C_TEXT), "%s %s / %s (%.0f%%)\v%.*s %s/%s (%.0f%%)\v%.*s %.0f%% of %s\v%.*s %.0f%%",
+                what, a, b, pct(have, of), n, what, sa, sb, pct(have, of), n, what, pct(have, of), sb, n, what,
+                pct(have, of));
+}
+
 void ui_panel_cache(ui_rect r, const ui_panel_in *in)
 {
     const ui_stats *st = in->stats;
     const ui_summary *s = in->sum;
-    char title[48];
-    if (s->window) snprintf(title, sizeof title, "Cache, per tok: last %d", s->window);
+    char title[96];
+    if (s->window)
+        snprintf(title, sizeof title, "Cache, per tok: last %d\vCache, last %d\vCache", s->window, s->window);
     else snprintf(title, sizeof title, "Cache");
     if (ui_panel_unreported(r, in, UI_FIG_CACHE, (st->have_cur && st->cur.expert_cache_capacity) ||
                             (st->have_pcur && st->pcur.expert_cache_capacity), "Cache"))
@@ -27,29 +43,28 @@ void ui_panel_cache(ui_rect r, const ui_panel_in *in)
         char hit[16] = "-", last[16] = "-";
         if (s->hit_rate >= 0) snprintf(hit, sizeof hit, "%.1f%%", s->hit_rate * 100);
         if (s->last_hit_rate >= 0) snprintf(last, sizeof last, "%.0f%%", s->last_hit_rate * 100);
-        ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "hit %s turn, %s last  kept %.1f%%",
-                hit, last, c->retained_fraction * 100);
+        double kept = c->retained_fraction * 100;
+        ui_putf(y++, x, w, ui_attr(UI_C_VALUE),
+                    "hit %s turn, %s last  kept %.1f%%\vhit %s turn  kept %.1f%%\vhit %s kept %.1f%%\vhit %s",
+                    hit, last, kept, hit, kept, hit, kept, hit);
     } else if (y < end) {
-        ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt: kept %.1f%%", c->retained_fraction * 100);
+        ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt: kept %.1f%%\vkept %.1f%%", c->retained_fraction * 100,
+                    c->retained_fraction * 100);
     }
     if (y < end && s->window) {
         ui_fmt_bytes(a, sizeof a, s->cache_bytes_per_token);
         ui_fmt_bytes(b, sizeof b, s->bytes_per_token);
-        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "cache %s  storage %s", a, b);
+        char sa[16], sb[16];
+        ui_fmt_bytes_short(sa, sizeof sa, s->cache_bytes_per_token);
+        ui_fmt_bytes_short(sb, sizeof sb, s->bytes_per_token);
+        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "cache %s  storage %s\vcache %s  read %s\vcache %s read %s\vread %s",
+                    a, b, a, b, sa, sb, sb);
     } else if (y < end) {
         ui_fmt_bytes(a, sizeof a, (double)s->prompt_bytes);
-        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "prompt read %s from storage", a);
+        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "prompt read %s from storage\vprompt read %s\vread %s", a, a, a);
     }
-    if (y < end) {
-        ui_fmt_bytes(a, sizeof a, (double)c->spine_resident_bytes);
-        ui_fmt_bytes(b, sizeof b, (double)c->spine_total_bytes);
-        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "spine   %s / %s (%.0f%%)", a, b,
-                pct(c->spine_resident_bytes, c->spine_total_bytes));
-    }
-    if (y < end) {
-        ui_fmt_bytes(a, sizeof a, (double)c->expert_cache_bytes);
-        ui_fmt_bytes(b, sizeof b, (double)c->expert_cache_capacity);
-        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "experts %s / %s (%.0f%%)", a, b,
-                pct(c->expert_cache_bytes, c->expert_cache_capacity));
-    }
+    if (y < end)
+        fill_row(y++, x, w, "spine  ", c->spine_resident_bytes, c->spine_total_bytes);
+    if (y < end)
+        fill_row(y++, x, w, "experts", c->expert_cache_bytes, c->expert_cache_capacity);
 }

@@ -10,8 +10,8 @@
 void ui_panel_io(ui_rect r, const ui_panel_in *in)
 {
     const ui_summary *s = in->sum;
-    char title[48];
-    if (s->window) snprintf(title, sizeof title, "I/O, last %d tok", s->window);
+    char title[96];
+    if (s->window) snprintf(title, sizeof title, "I/O, last %d tok\vI/O, %d tok\vI/O", s->window, s->window);
     else snprintf(title, sizeof title, "I/O");
     ui_put_title(r, title, 0);
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
@@ -19,16 +19,17 @@ void ui_panel_io(ui_rect r, const ui_panel_in *in)
     char a[32], b[32];
     if (y < end && s->window) {
         ui_fmt_bytes(a, sizeof a, s->bytes_per_token);
-        ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "%s/tok  (%.3f GB/tok)", a, s->bytes_per_token / 1e9);
+        ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "%s/tok  (%.3f GB/tok)\v%s/tok", a, s->bytes_per_token / 1e9, a);
     } else if (y < end) {
         const rm_prompt_figures *p = &s->prompt;
         ui_fmt_bytes(a, sizeof a, (double)p->chunk_bytes_read);
         ui_fmt_bytes(b, sizeof b, (double)(p->chunk_bytes_read + p->chunk_bytes_left));
         if (s->prompt_state == UI_PROMPT_RUNNING)
-            ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "pass %d: read %s of ~%s", p->chunk + 1, a, b);
+            ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "pass %d: read %s of ~%s\vread %s of ~%s\vread %s",
+                        p->chunk + 1, a, b, a, b, a);
         else {
             ui_fmt_bytes(a, sizeof a, (double)s->prompt_bytes);
-            ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt read %s", a);
+            ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt read %s\vread %s", a, a);
         }
     }
     if ((in->unreported & UI_FIG_STORAGE) && s->spine_bps + s->expert_bps <= 0) {
@@ -43,7 +44,11 @@ void ui_panel_io(ui_rect r, const ui_panel_in *in)
     if (y < end) {
         ui_fmt_bytes(a, sizeof a, s->spine_bps);
         ui_fmt_bytes(b, sizeof b, s->expert_bps);
-        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "spine %s/s  expert %s/s", a, b);
+        char sa[16], sb[16];
+        ui_fmt_bytes_short(sa, sizeof sa, s->spine_bps);
+        ui_fmt_bytes_short(sb, sizeof sb, s->expert_bps);
+        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "spine %s/s  expert %s/s\vspine %s/s exp %s/s\vsp %s ex %s/s\vexp %s/s",
+                    a, b, sa, sb, sa, sb, sb);
     }
     double ceiling = in->device_gbps > 0 ? in->device_gbps : s->device_gbps;
     if (y < end) {
@@ -55,14 +60,16 @@ void ui_panel_io(ui_rect r, const ui_panel_in *in)
                                     ui_attr(UI_C_BAR), ui_attr(UI_C_BAR_BG));
             ui_put(y, x + (bw >= 4 ? bw : 0), w - (bw >= 4 ? bw : 0), ui_attr(UI_C_TEXT), lbl);
         } else {
-            ui_putf(y, x, w, ui_attr(UI_C_TEXT), "read %.2f GB/s (ceiling unknown)", s->read_gbps);
+            ui_putf(y, x, w, ui_attr(UI_C_TEXT), "read %.2f GB/s (ceiling unknown)\vread %.2f GB/s", s->read_gbps,
+                        s->read_gbps);
         }
         y++;
     }
     if (y < end && ceiling > 0) {
         if (in->probe_seconds > 0)
-            ui_putf(y, x, w, ui_attr(UI_C_DIM), "ceiling: median of a %.1f s probe", in->probe_seconds);
+            ui_putf(y, x, w, ui_attr(UI_C_DIM), "ceiling: median of a %.1f s probe\vceiling: %.1f s probe\v"
+                        "%.1f s probe", in->probe_seconds, in->probe_seconds, in->probe_seconds);
         else
-            ui_put(y, x, w, ui_attr(UI_C_DIM), "ceiling: the engine's figure");
+            ui_put_alt(y, x, w, ui_attr(UI_C_DIM), "ceiling: the engine's figure", "engine's ceiling", (char *)NULL);
     }
 }

@@ -1,7 +1,8 @@
 /* panel_timing.c — per-token timing: the last token's time and the median
  * and p90 over the last UI_WINDOW tokens, throughput over the turn, the
  * prompt's accounting (context, reused, prefilled), a sparkline of recent
- * token times with the tokens of one speculative verify pass marked, and
+ * token times with the tokens of one speculative verify pass marked, the
+ * whole turn's tokens per second (ui_stats_turn_rates) when rows allow, and
  * the split of time by phase as a stacked bar with a legend. While the
  * prompt is processed the panel shows its progress and the prompt's phase
  * split instead; after a stopped prompt, what was done. */
@@ -33,6 +34,23 @@ static void sparkline(int y, int x, int w, const ui_stats *st)
     attrset(A_NORMAL);
 }
 
+/* The whole turn's speed, oldest on the left, taller is faster (the
+ * opposite of the recent-token sparkline, so it says "tok/s" first). */
+static void turn_rates(int y, int x, int w, const ui_stats *st)
+{
+    const char *lbl = "tok/s ";
+    int lw = (int)strlen(lbl);
+    if (w - lw < 8) return;
+    double r[UI_TURN_BUCKETS];
+    int n = ui_stats_turn_rates(st, r, w - lw < UI_TURN_BUCKETS ? w - lw : UI_TURN_BUCKETS);
+    double max = 0;
+    for (int i = 0; i < n; i++) if (r[i] > max) max = r[i];
+    ui_put(y, x, lw, ui_attr(UI_C_DIM), lbl);
+    attrset(ui_attr(UI_C_VALUE));
+    for (int i = 0; i < n; i++) mvaddstr(y, x + lw + i, ui_spark(max > 0 ? (int)(r[i] / max * 7.0 + 0.5) : 0));
+    attrset(A_NORMAL);
+}
+
 static void phase_bar(int y, int x, int w, const ui_summary *s)
 {
     int col = 0;
@@ -46,22 +64,49 @@ static void phase_bar(int y, int x, int w, const ui_summary *s)
     attrset(A_NORMAL);
 }
 
+/* The phases' shares: with their names, then short names, then only the
+ * three largest. */
 static void phase_legend(int y, int x, int w, const ui_summary *s, const char *what)
 {
-    char buf[160];
-    int len = what ? snprintf(buf, sizeof buf, "%s:", what) : 0;
-    for (int p = 0; p < RM_PHASE_COUNT && len < (int)sizeof buf - 1; p++)
-        len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%s %.0f%%", len ? " " : "", phase_names[p],
-                        s->phase_frac[p] * 100);
-    ui_put(y, x, w, ui_attr(UI_C_DIM), buf);
+    static const char *shortn[RM_PHASE_COUNT] = { "io", "sp", "at", "ex", "hd" };
+    char full[160], brief[120], top[80];
+    int lf = what ? snprintf(full, sizeof full, "%s:", what) : 0, lb = 0, lt = 0;
+    for (int p = 0; p < RM_PHASE_COUNT; p++) {
+        lf += snprintf(full + lf, sizeof full - (size_t)lf, "%s%s %.0f%%", lf ? " " : "", phase_names[p],
+                       s->phase_frac[p] * 100);
+        lb += snprintf(brief + lb, sizeof brief - (size_t)lb, "%s%s%.0f", lb ? " " : "", shortn[p],
+                       s->phase_frac[p] * 100);
+    }
+    int order[RM_PHASE_COUNT];
+    for (int p = 0; p < RM_PHASE_COUNT; p++) order[p] = p;
+    for (int i = 1; i < RM_PHASE_COUNT; i++)
+        for (int j = i; j > 0 && s->phase_frac[order[j]] > s->phase_frac[order[j - 1]]; j--) {
+            int t = order[j]; order[j] = order[j - 1]; order[j - 1] = t;
+        }
+    for (int i = 0; i < 3; i++)
+        lt += snprintf(top + lt, sizeof top - (size_t)lt, "%s%s%.0f", lt ? " " : "", shortn[order[i]],
+                       s->phase_frac[order[i]] * 100);
+    ui_put_alt(y, x, w, ui_attr(UI_C_DIM), full, brief, top, (char *)NULL);
 }
 
-/* Draws text on one row, or on two split at the ", " nearest its middle
- * when it does not fit and a second row is there; returns the next row. */
-static int put_split(int y, int x, int w, int end, attr_t a, const char *text)
+/* Draws text on one row; else the first of the shorter wordings `alt`
+ * ('\v'-separated, may be NULL) whose first one fits (it drops only the
+ * least useful field), so the panel keeps its rows for other figures; else
+ * on two rows split at the ", " nearest its middle when a second row is
+ * there; returns the next row. */
+static int put_split(int y, int x, int w, int end, attr_t a, const char *text, const char *alt)
 {
     size_t n = strlen(text);
-    if (ui_text_width(text, n) <= w || y + 1 >= end) { ui_put(y, x, w, a, text); return y + 1; }
+    if (ui_text_width(text, n) <= w) { ui_put(y, x, w, a, text); return y + 1; }
+    size_t one = alt ? strcspn(alt, "\v") : 0;
+    if (alt && (ui_text_width(alt, one) <= w || y + 1 >= end)) {
+        ui_putf(y, x, w, a, "%s\v%s", text, alt);
+        return y + 1;
+    }
+    if (y + 1 >= end) {
+        ui_put(y, x, w, a, text);
+        return y + 1;
+    }
     const char *best = NULL;
     for (const char *c = strstr(text, ", "); c; c = strstr(c + 1, ", "))
         if (!best || labs((long)(c - text) - (long)n / 2) < labs((long)(best - text) - (long)n / 2)) best = c;
@@ -84,10 +129,10 @@ static int phases_known(const ui_summary *s)
 /* Before the first token: the prompt's progress, or how it ended. */
 static void prompt_rows(int y, int x, int w, int end, const ui_summary *s, int no_phases)
 {
-    char buf[200];
+    char buf[200], alt[200] = "";
     const rm_prompt_figures *p = &s->prompt;
     if (s->prompt_state == UI_PROMPT_NONE) {
-        if (y < end) ui_put(y, x, w, ui_attr(UI_C_DIM), "waiting for the prompt");
+        if (y < end) ui_put_alt(y, x, w, ui_attr(UI_C_DIM), "waiting for the prompt", "waiting", (char *)NULL);
         return;
     }
     int done = (int)(ui_prompt_fraction(p) * p->total + 0.5);
@@ -95,11 +140,15 @@ static void prompt_rows(int y, int x, int w, int end, const ui_summary *s, int n
         char eta[32];
         ui_fmt_eta(eta, sizeof eta, p->eta);
         if (y < end)
-            ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt %d/%d tok  %.0f%%", done, p->total,
-                    100 * ui_prompt_fraction(p));
-        if (y < end) ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "%.0f tok/s  ETA %s", p->tok_per_s, eta);
+            ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt %d/%d tok  %.0f%%\v%d/%d tok %.0f%%\v%.0f%%",
+                        done, p->total, 100 * ui_prompt_fraction(p), done, p->total, 100 * ui_prompt_fraction(p),
+                        100 * ui_prompt_fraction(p));
+        if (y < end)
+            ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "%.0f tok/s  ETA %s\vETA %s", p->tok_per_s, eta, eta);
         snprintf(buf, sizeof buf, "pass %d/%d, layer %d/%d, ctx %d, %d reused", p->chunk + 1,
                  p->chunks > 0 ? p->chunks : 1, p->layer, p->layers, p->ctx, p->reused);
+        snprintf(alt, sizeof alt, "pass %d/%d, layer %d/%d\vpass %d/%d", p->chunk + 1, p->chunks > 0 ? p->chunks : 1,
+                 p->layer, p->layers, p->chunk + 1, p->chunks > 0 ? p->chunks : 1);
     } else {
         ui_fmt_prompt(buf, sizeof buf, s);
         if (p->tok_per_s > 0) {
@@ -108,7 +157,7 @@ static void prompt_rows(int y, int x, int w, int end, const ui_summary *s, int n
         }
     }
     int role = s->prompt_state == UI_PROMPT_STOPPED ? UI_C_MARK : UI_C_TEXT;
-    if (y < end) y = put_split(y, x, w, end - y >= 4 ? y + 2 : y + 1, ui_attr(role), buf);
+    if (y < end) y = put_split(y, x, w, end - y >= 4 ? y + 2 : y + 1, ui_attr(role), buf, alt[0] ? alt : NULL);
     if (y < end && no_phases) {
         ui_put(y, x, w, ui_attr(UI_C_DIM), "phases not reported by this endpoint");
         return;
@@ -121,9 +170,9 @@ void ui_panel_timing(ui_rect r, const ui_panel_in *in)
 {
     const ui_stats *st = in->stats;
     const ui_summary *s = in->sum;
-    char title[48];
+    char title[96];
     /* the window of the per-token figures; turn-wide ones say "turn" */
-    if (s->window) snprintf(title, sizeof title, "Timing, last %d tok", s->window);
+    if (s->window) snprintf(title, sizeof title, "Timing, last %d tok\vTiming, %d tok\vTiming", s->window, s->window);
     else snprintf(title, sizeof title, "Timing");
     ui_put_title(r, title, 0);
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
@@ -136,20 +185,35 @@ void ui_panel_timing(ui_rect r, const ui_panel_in *in)
     double scale = s->p90 >= 1 ? 1 : 1e3;
     const char *unit = s->p90 >= 1 ? "s" : "ms";
     if (y < end)
-        ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "last %.1f  med %.1f  p90 %.1f %s",
-                s->last * scale, s->median * scale, s->p90 * scale, unit);
-    if (y < end) ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "turn %d tok  %.1f tok/s", s->tokens, s->tok_per_s);
+        ui_putf(y++, x, w, ui_attr(UI_C_VALUE),
+                    "last %.1f  med %.1f  p90 %.1f %s\vlast %.1f med %.1f p90 %.1f%s\vmed %.1f p90 %.1f %s\v"
+                    "med %.0f p90 %.0f %s\vp90 %.0f %s",
+                    s->last * scale, s->median * scale, s->p90 * scale, unit,
+                    s->last * scale, s->median * scale, s->p90 * scale, unit,
+                    s->median * scale, s->p90 * scale, unit, s->median * scale, s->p90 * scale, unit,
+                    s->p90 * scale, unit);
+    if (y < end)
+        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "turn %d tok  %.1f tok/s\v%d tok %.1f tok/s\v%.1f tok/s",
+                    s->tokens, s->tok_per_s, s->tokens, s->tok_per_s, s->tok_per_s);
     /* the prompt's line takes a second row only when the panel has rows to spare */
     if (y < end && s->prompt_state != UI_PROMPT_NONE) {
-        char buf[200];
+        char buf[200], alt[300];
         ui_fmt_prompt(buf, sizeof buf, s);
-        y = put_split(y, x, w, end - y >= 5 ? y + 2 : y + 1, ui_attr(UI_C_TEXT), buf);
+        const rm_prompt_figures *p = &s->prompt;
+        /* the time goes first, then the reused count, then the new tokens */
+        snprintf(alt, sizeof alt, "ctx %d, %d reused, %d prefilled\vctx %d, %d reused, %d new\vctx %d, %d new\vctx %d",
+                 p->ctx, p->reused + p->restored, p->total, p->ctx, p->reused + p->restored, p->total, p->ctx,
+                 p->total, p->ctx);
+        y = put_split(y, x, w, end - y >= 5 ? y + 2 : y + 1, ui_attr(UI_C_TEXT), buf,
+                      s->prompt_state == UI_PROMPT_STOPPED ? NULL : alt);
     }
     if (y < end && (in->unreported & UI_FIG_PHASES))
         /* an endpoint: counted from the chunks as they came, the prompt's time is to the first text */
         ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "reasoning %d  answer %d tok", s->reasoning_tokens,
                 s->answer_tokens);
     if (y < end) sparkline(y++, x, w, st);
+    /* the whole turn's speed, when the phase bar and its legend still fit */
+    if (y + 2 < end) turn_rates(y++, x, w, st);
     if (y < end && (in->unreported & UI_FIG_PHASES) && !phases_known(s)) {
         ui_put(y, x, w, ui_attr(UI_C_DIM), "phases not reported by this endpoint");
         return;

@@ -25,7 +25,9 @@
 #include "tui.h"
 #include "draw.h"
 #include "input.h"
+#include "ui/osc52.h"
 #include "ui/paths.h"
+#include "ui/welcome.h"
 
 #define USER_MAX_LINES 12       /* longer messages (pastes) are shown folded */
 #define HINT_SECONDS 5.0
@@ -39,6 +41,7 @@ int ui_slash_role(int style)
     case UI_S_ERROR:     return UI_C_ERROR;
     case UI_S_MARK:      return UI_C_MARK;
     case UI_S_HEADER:    return UI_C_TITLE;
+    case UI_S_SUMMARY:   return UI_C_DIM;
     default:             return UI_C_TEXT;
     }
 }
@@ -83,7 +86,8 @@ static void note(ui_tui *a, int style, const char *text)
         return;
     }
     doc_rc(a, ui_doc_add(&a->answer.doc, style, text, strlen(text), 1, 0));
-    ui_pane_end(&a->answer);
+    if (a->welcome_pinned) ui_pane_changed(&a->answer);    /* the welcome stays in view */
+    else ui_pane_end(&a->answer);
     a->dirty |= UI_D_ANSWER;
 }
 
@@ -105,6 +109,7 @@ static void keep(ui_tui *a, int role, const char *line, const char *fmt, ...)
 static void open_turn(ui_tui *a, const char *text)
 {
     a->turns++;
+    a->welcome_pinned = 0;
     rm_buf u = { 0 };
     const char *sym = ui_sym(UI_SYM_PROMPT);
     if (rm_buf_addf(&u, "%s %s", sym, text)) {
@@ -185,6 +190,9 @@ static void rebuild(ui_tui *a)
     ui_doc_clear(&a->answer.doc);
     ui_doc_clear(&a->reasoning.doc);
     a->turns = 0;
+    a->nturn_recs = 0;
+    a->answer.mark_block = -1;
+    a->find_block = -1;
     free(a->system_text);
     a->system_text = NULL;
     for (int i = 0; i < n; i++) {
@@ -227,6 +235,21 @@ static void end_marks(ui_tui *a, const ui_done *d)
     }
 }
 
+/* The turn's figures in one line under it, kept for /stats all. */
+static void turn_summary(ui_tui *a, const ui_done *d)
+{
+    ui_turn_rec r;
+    ui_stats_turn(a->stats, a->turns, d->interrupted, &r);
+    /* the worker counted every record; the UI's samples may have missed
+     * some when it was away (a full ring), which leaves the rates right */
+    if (d->tokens > r.tokens) r.tokens = d->tokens;
+    if (!RM_GROW(a->turn_recs, a->cap_turn_recs, a->nturn_recs + 1)) a->turn_recs[a->nturn_recs++] = r;
+    char line[300];
+    ui_fmt_turn(line, sizeof line, &r, ui_sym(UI_SYM_SEP));
+    doc_rc(a, ui_doc_add(&a->answer.doc, UI_S_SUMMARY, line, strlen(line), 0, 0));
+    ui_pane_changed(&a->answer);
+}
+
 void ui_slash_records(ui_tui *a)
 {
     const rm_prompt_figures *p = &a->stats->prompt;
@@ -257,6 +280,7 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
         }
         if (d->rc) note(a, UI_S_ERROR, d->msg);
         else end_marks(a, d);
+        if (!d->rc) turn_summary(a, d);
         a->unsaved++;
         if (a->bench) a->quit = 1;
         a->dirty |= UI_D_ANSWER | UI_D_REASONING | UI_D_STATUS | UI_D_INPUT | UI_D_PANELS;
@@ -271,6 +295,12 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
         if (d->gbps > 0) {
             a->device_gbps = d->gbps;
             a->probe_seconds = d->probed;
+            /* the welcome's last figure, in the transcript before a message
+             * that waited for it */
+            snprintf(buf, sizeof buf, "storage ceiling: %.2f GB/s (median of a %.1f s probe)", d->gbps, d->probed);
+            note(a, UI_S_NOTE, buf);
+        } else {
+            note(a, UI_S_NOTE, "storage ceiling: could not be measured (the I/O panel uses the engine's figure)");
         }
         if (a->queued) {
             char *q = a->queued;
@@ -318,21 +348,36 @@ void ui_slash_eof(ui_tui *a)
                       a->unsaved == 1 ? "" : "s");
 }
 
-void ui_slash_help(ui_tui *a)
+void ui_slash_welcome(ui_tui *a)
 {
-    rm_buf s = { 0 };
-    int bad = rm_buf_adds(&s,
-        "Commands: /help, /system TEXT, /think on|off, /clear, /save FILE, /load FILE, /stats, /quit "
-        "(//text sends a message that starts with /).\nKeys:");
-    for (int i = 0; i < ui_nkeybindings && !bad; i++)
-        bad = rm_buf_addf(&s, "\n  %-14s %s", ui_keybindings[i].key, ui_keybindings[i].what);
-    if (bad) ui_slash_lost(a);
-    else note(a, UI_S_NOTE, s.p);
-    rm_buf_free(&s);
+    rm_buf w = { 0 };
+    if (ui_welcome(a->src, &w)) ui_slash_lost(a);
+    else note(a, UI_S_NOTE, w.p);
+    rm_buf_free(&w);
+    a->welcome_pinned = 1;
 }
 
-static void show_stats(ui_tui *a)
+const ui_command ui_commands[] = {
+    { "/help",          "this page (F1); Esc closes it" },
+    { "/system [TEXT]", "set the system prompt; without TEXT, show it" },
+    { "/think on|off",  "open the reasoning channel in the next turns, or not" },
+    { "/clear",         "forget the conversation" },
+    { "/save FILE",     "write the conversation to FILE (JSON lines), atomically" },
+    { "/load FILE",     "replace the conversation with FILE's, only when all of it is valid" },
+    { "/stats [all]",   "the last turn's figures (while a reply streams: a live page); all: a page "
+                        "with every turn of the conversation as a table" },
+    { "/copy",          "put the last answer on the clipboard (OSC 52: works over SSH; in tmux, "
+                        "set-clipboard on)" },
+    { "/find TEXT",     "show the transcript's last match of TEXT, reversed; again: the one before" },
+    { "/quit",          "leave (also /exit, and Ctrl-D at an empty prompt)" },
+};
+const int ui_ncommands = (int)(sizeof ui_commands / sizeof ui_commands[0]);
+
+static void show_stats(ui_tui *a, const char *arg)
 {
+    if (!strcasecmp(arg, "all")) { ui_overlay_open(a, UI_OVL_TURNS); return; }
+    if (*arg) { note(a, UI_S_ERROR, "usage: /stats [all]"); return; }
+    if (a->generating) { ui_overlay_open(a, UI_OVL_STATS); return; }
     ui_summary s;
     ui_stats_summary(a->stats, &s);
     char prompt[200], buf[700];
@@ -355,6 +400,103 @@ static void show_stats(ui_tui *a)
              s.hit_rate >= 0 ? s.hit_rate * 100 : 0.0,
              (unsigned long long)s.accepted, (unsigned long long)s.drafted);
     note(a, UI_S_NOTE, buf);
+}
+
+/* /copy: the last answer (every answer block after the last message) to
+ * the terminal's clipboard through OSC 52. */
+static void copy(ui_tui *a)
+{
+    const ui_doc *d = &a->answer.doc;
+    int first = d->nblocks;
+    while (first > 0 && d->blocks[first - 1].style != UI_S_USER) first--;
+    rm_buf text = { 0 }, esc = { 0 };
+    int bad = 0;
+    for (int i = first; i < d->nblocks && !bad; i++)
+        if (d->blocks[i].style == UI_S_ANSWER && d->blocks[i].text.len)
+            bad = rm_buf_add(&text, d->blocks[i].text.p, d->blocks[i].text.len);
+    if (bad) {
+        note(a, UI_S_ERROR, "out of memory: nothing was copied");
+    } else if (!text.len) {
+        note(a, UI_S_ERROR, "/copy: no answer to copy yet");
+    } else if (text.len > UI_OSC52_MAX) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "/copy: the answer is %zu bytes, more than terminals take (%u); nothing was copied",
+                 text.len, UI_OSC52_MAX);
+        note(a, UI_S_ERROR, msg);
+    } else if (ui_osc52(text.p, text.len, &esc)) {
+        note(a, UI_S_ERROR, "out of memory: nothing was copied");
+    } else if (ui_term_write(&a->term, esc.p, esc.len)) {
+        note(a, UI_S_ERROR, "/copy: the terminal could not be written to");
+    } else {
+        ui_slash_hint(a, UI_C_NOTE, "copied the last answer (%zu bytes) to the clipboard (OSC 52: the terminal "
+                      "must allow it; in tmux, set-clipboard on)", text.len);
+    }
+    rm_buf_free(&text);
+    rm_buf_free(&esc);
+}
+
+/* Where `needle` occurs in s[0..n) last before `before`, ignoring ASCII
+ * case; -1 when nowhere. */
+static long find_back(const char *s, size_t n, size_t before, const char *needle)
+{
+    size_t k = strlen(needle);
+    if (k == 0 || k > n) return -1;
+    size_t i = before < n - k + 1 ? before : n - k + 1;
+    while (i-- > 0)
+        if (!strncasecmp(s + i, needle, k)) return (long)i;
+    return -1;
+}
+
+/* /find TEXT: the transcript's last match before the previous one (the
+ * first /find of a text: the last match of all), shown and reversed in the
+ * answer pane; the hint says which of how many it is. */
+static void find(ui_tui *a, const char *arg)
+{
+    if (!*arg) { note(a, UI_S_ERROR, "usage: /find TEXT"); return; }
+    ui_doc *d = &a->answer.doc;
+    int again = a->find_text && !strcmp(a->find_text, arg) && a->find_block >= 0 && a->find_block < d->nblocks;
+    if (!again) {
+        free(a->find_text);
+        a->find_text = strdup(arg);
+        if (!a->find_text) { note(a, UI_S_ERROR, "out of memory: /find did not run"); return; }
+        a->find_block = d->nblocks - 1;
+        a->find_off = (size_t)-1;
+    }
+    int total = 0, nth = 0, fb = -1;
+    long fo = -1;
+    for (int b = d->nblocks - 1; b >= 0; b--) {
+        const ui_block *blk = &d->blocks[b];
+        size_t before = blk->text.len;
+        long at;
+        while ((at = find_back(blk->text.p, blk->text.len, before, arg)) >= 0) {
+            total++;
+            int earlier = b < a->find_block || (b == a->find_block && (size_t)at < a->find_off);
+            if (fb < 0 && earlier) { fb = b; fo = at; nth = total; }
+            before = (size_t)at;
+        }
+    }
+    if (!total) {
+        a->answer.mark_block = -1;
+        ui_slash_hint(a, UI_C_MARK, "/find: \"%.80s\" is not in the transcript", arg);
+        a->dirty |= UI_D_ANSWER;
+        return;
+    }
+    if (fb < 0) {       /* past the first match: wrap to the last */
+        a->find_block = d->nblocks - 1;
+        a->find_off = (size_t)-1;
+        find(a, arg);
+        return;
+    }
+    a->find_block = fb;
+    a->find_off = (size_t)fo;
+    a->answer.mark_block = fb;
+    a->answer.mark_start = (size_t)fo;
+    a->answer.mark_end = (size_t)fo + strlen(arg);
+    a->welcome_pinned = 0;
+    ui_pane_show_line(&a->answer, ui_doc_find(d, fb, (size_t)fo));
+    ui_slash_hint(a, UI_C_NOTE, "/find: match %d of %d, counting back from the end (again: the one before; "
+                  "Alt-End returns)", nth, total);
+    a->dirty |= UI_D_ANSWER;
 }
 
 /* /save FILE and /load FILE: the name expanded (~), a folder refused. */
@@ -380,7 +522,7 @@ static void slash(ui_tui *a, char *line, const char *orig)
     if (!strcasecmp(cmd, "quit") || !strcasecmp(cmd, "exit")) {
         a->quit = 1;
     } else if (!strcasecmp(cmd, "help")) {
-        ui_slash_help(a);
+        ui_overlay_open(a, UI_OVL_HELP);
     } else if (!strcasecmp(cmd, "system")) {
         if (!*arg) {
             char buf[600];
@@ -407,12 +549,19 @@ static void slash(ui_tui *a, char *line, const char *orig)
         ui_pane_end(&a->reasoning);
         ui_stats_reset(a->stats);
         a->turns = 0;
+        a->nturn_recs = 0;
+        a->answer.mark_block = -1;
+        a->find_block = -1;
         a->dirty |= UI_D_ANSWER | UI_D_REASONING | UI_D_PANELS;
         command(a, UI_CMD_CLEAR, NULL, "clearing");
     } else if (!strcasecmp(cmd, "save") || !strcasecmp(cmd, "load")) {
         save_load(a, tolower((unsigned char)cmd[0]) == 'l', arg, orig);
+    } else if (!strcasecmp(cmd, "copy")) {
+        copy(a);
+    } else if (!strcasecmp(cmd, "find")) {
+        find(a, arg);
     } else if (!strcasecmp(cmd, "stats")) {
-        show_stats(a);
+        show_stats(a, arg);
     } else {
         keep(a, UI_C_ERROR, orig, "unknown command /%.60s: /help lists the commands; //%.60s sends it as a message",
              cmd, cmd);

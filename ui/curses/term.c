@@ -148,6 +148,14 @@ int ui_term_open(ui_term *t, FILE *out, FILE *in, int mouse, const char *log_pat
     keypad(stdscr, FALSE);      /* we parse keys ourselves */
     typeahead(-1);              /* never cut a refresh short to peek at input */
     leaveok(stdscr, FALSE);
+    /* Mode 2026 is asked of every terminal but the Linux console: the
+     * terminals that know it (kitty, foot, WezTerm, iTerm2, tmux 3.4,
+     * Windows Terminal...) draw a frame whole, and an unknown DEC private
+     * mode is ignored by the others (ECMA-48), as xterm does. */
+    t->sync = strncmp(term, "linux", 5) != 0 && !getenv("REMORA_NO_SYNC");
+    t->civis = tigetstr("civis");
+    t->cnorm = tigetstr("cnorm");
+    if (t->civis == (char *)-1 || t->cnorm == (char *)-1 || !t->civis || !t->cnorm) t->civis = t->cnorm = NULL;
     t->color = has_colors() && !(getenv("NO_COLOR") && *getenv("NO_COLOR"));
     if (t->color) start_color();
     ui_theme_init(t->color);
@@ -188,6 +196,29 @@ void ui_term_suspend(ui_term *t)
     sigaction(SIGTSTP, &old, NULL);
     ui_term_enter(t);
     ui_term_resize(t);          /* the size may have changed meanwhile */
+}
+
+int ui_term_write(ui_term *t, const char *s, size_t n)
+{
+    if (!t->active) return -1;
+    fflush(t->out);
+    return fwrite(s, 1, n, t->out) == n && fflush(t->out) == 0 ? 0 : -1;
+}
+
+void ui_term_frame_begin(ui_term *t)
+{
+    if (!t->active) return;
+    if (t->sync) fputs("\033[?2026h", t->out);
+    if (t->civis) fputs(t->civis, t->out);
+    fflush(t->out);
+}
+
+void ui_term_frame_end(ui_term *t)
+{
+    if (!t->active) return;
+    if (t->cnorm) fputs(t->cnorm, t->out);
+    if (t->sync) fputs("\033[?2026l", t->out);
+    fflush(t->out);
 }
 
 void ui_term_resize(ui_term *t)

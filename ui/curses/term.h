@@ -25,6 +25,8 @@ typedef struct ui_term {
     int   saved_stderr;     /* -1 when fd 2 is not redirected */
     int   log_fd;
     int   active;           /* curses mode is on */
+    int   sync;             /* frames are sent as DEC mode 2026 synchronized updates */
+    const char *civis, *cnorm;  /* terminfo: hide and show the cursor (NULL: cannot) */
 } ui_term;
 
 /* log_path NULL: leave fd 2 alone. Returns 0, -1 (message in err), or -2
@@ -43,6 +45,14 @@ void ui_term_suspend(ui_term *t);
  * last call (UI_SIG_* bits). */
 int  ui_term_signal_fd(void);
 int  ui_term_take_signals(void);
+/* Writes bytes straight to the terminal (an escape curses does not know,
+ * such as OSC 52), after what curses has drawn. Returns 0 or -1. */
+int  ui_term_write(ui_term *t, const char *s, size_t n);
+/* Around a frame's refresh(): hide the cursor and open a synchronized
+ * update (DEC private mode 2026: the terminal shows the frame whole, never
+ * half drawn), then close it and show the cursor where curses put it. */
+void ui_term_frame_begin(ui_term *t);
+void ui_term_frame_end(ui_term *t);
 /* Applies the terminal's current size to curses. */
 void ui_term_resize(ui_term *t);
 

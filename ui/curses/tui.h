@@ -15,7 +15,7 @@
 #include "term.h"
 
 /* Styles of transcript blocks. */
-enum { UI_S_USER, UI_S_ANSWER, UI_S_REASONING, UI_S_NOTE, UI_S_ERROR, UI_S_MARK, UI_S_HEADER };
+enum { UI_S_USER, UI_S_ANSWER, UI_S_REASONING, UI_S_NOTE, UI_S_ERROR, UI_S_MARK, UI_S_HEADER, UI_S_SUMMARY };
 
 /* How long the storage ceiling is measured when the chat starts, in
  * pieces whose median is taken (ui_worker_submit): on the development
@@ -27,8 +27,19 @@ enum { UI_S_USER, UI_S_ANSWER, UI_S_REASONING, UI_S_NOTE, UI_S_ERROR, UI_S_MARK,
 /* Parts of the screen that need drawing in the next frame. */
 enum {
     UI_D_LAYOUT = 1, UI_D_STATUS = 2, UI_D_ANSWER = 4, UI_D_REASONING = 8,
-    UI_D_PANELS = 16, UI_D_INPUT = 32, UI_D_ALL = 63
+    UI_D_PANELS = 16, UI_D_INPUT = 32, UI_D_OVERLAY = 64, UI_D_ALL = 127
 };
+
+/* Full-screen pages (overlay.c). */
+enum { UI_OVL_NONE, UI_OVL_HELP, UI_OVL_STATS, UI_OVL_TURNS };
+
+/* The slash commands, as /help and the man page list them (slash.c). */
+typedef struct ui_command {
+    const char *name;       /* "/save FILE" */
+    const char *what;
+} ui_command;
+extern const ui_command ui_commands[];
+extern const int ui_ncommands;
 
 typedef struct ui_tui {
     ui_term        term;
@@ -55,6 +66,14 @@ typedef struct ui_tui {
     size_t         turn_bytes[3];   /* text of this turn per channel (RM_CHAN_*) */
     int            reprefill_said;  /* this turn's full re-prefill has been announced */
     int            unsaved;         /* turns since the last /save, /load or /clear */
+    int            welcome_pinned;  /* the answer pane shows the welcome from its top (until a turn or a scroll) */
+    ui_turn_rec   *turn_recs;       /* the finished turns of this conversation, for /stats all */
+    int            nturn_recs, cap_turn_recs;
+    char          *find_text;       /* the last /find, and where its match was (block, byte) */
+    int            find_block;
+    size_t         find_off;
+    int            overlay;         /* UI_OVL_*: a full-screen page is open */
+    int            overlay_top;     /* its first row shown */
     int            eof_armed;       /* Ctrl-D asked once; the next one quits */
     rm_gen_opts    gen;
     char          *system_text;     /* what the source has */
@@ -66,6 +85,11 @@ typedef struct ui_tui {
     int            exit_status;     /* 128 + the signal that ended the chat, else 0 */
     int            worker_stuck;    /* ui_main_close: the worker did not stop in time */
     double         last_frame;
+    double         panel_hz;        /* panel and status redraws per second at most */
+    double         last_panels;     /* when they were last drawn */
+    int            drawn_state;     /* the state the status line shows (loop.c) */
+    uint64_t       panel_draws;     /* panel redraws, for the panels drawn every n-th (panels.c) */
+    int            panels_all;      /* the next redraw draws every panel */
     uint64_t       frames;
     int            bench;           /* quit when the first turn ends */
 } ui_tui;
@@ -85,12 +109,20 @@ int  ui_main_close(ui_tui *a, rm_err *err);
 /* loop.c */
 int    ui_loop_run(ui_tui *a);
 
+/* overlay.c: opens page `kind` (or closes it when it is the one open);
+ * draws the open page below the status line; takes a key while a page is
+ * open (returns 1 when the key was the page's). */
+void ui_overlay_open(ui_tui *a, int kind);
+void ui_overlay_draw(ui_tui *a);
+int  ui_overlay_key(ui_tui *a, int type, const char *data, size_t len);
+
 /* slash.c */
 void ui_slash_line(void *ud, char *line);             /* readline's line handler */
 void ui_slash_submit(ui_tui *a, const char *text);    /* sends a message */
 void ui_slash_done(ui_tui *a, const ui_done *d);      /* a worker command ended */
 void ui_slash_hint(ui_tui *a, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void ui_slash_help(ui_tui *a);
+/* The answer pane's opening note (ui/welcome.h). */
+void ui_slash_welcome(ui_tui *a);
 /* Records that have arrived: announces a full re-prefill once per turn. */
 void ui_slash_records(ui_tui *a);
 /* Ctrl-D at an empty prompt: quits, or first asks once when a reply is

@@ -66,3 +66,43 @@ TEST(stats_trace_lines_follow_the_records)
     CHECK(n == 6 && passes == 1);      /* a pass, the prompt and five tokens */
     unlink(path);
 }
+
+/* Per-layer miss bytes (rm_token_stats.layer_bytes_read) are booked with
+ * the misses they come from: a record has some exactly when it has
+ * misses; and the turn's verify passes and declined drafts are counted
+ * (spec_passes, spec_declined: cumulative, never more passes than tokens). */
+typedef struct layer_check { int records, bad, with_misses; uint64_t passes, last_passes; int tokens, bad_order; } layer_check;
+
+static void on_layer_stats(void *ud, const rm_token_stats *t)
+{
+    layer_check *c = ud;
+    uint64_t sum = 0;
+    for (int l = 0; l < RM_MAX_ROUTE_LAYERS; l++) sum += t->layer_bytes_read[l];
+    c->records++;
+    if ((sum > 0) != (t->expert_misses > 0)) c->bad++;
+    if (t->expert_misses) c->with_misses++;
+    if (t->kind == RM_REC_TOKEN) {
+        c->tokens++;
+        if (t->spec_passes < c->last_passes) c->bad_order++;
+        c->last_passes = t->spec_passes;
+    }
+}
+
+TEST(stats_layer_bytes_follow_the_misses_and_spec_counts)
+{
+    const char *dir = fixture_path("k3-tiny");
+    REQUIRE(dir);
+    rm_open_opts oo = { 0 };
+    rm_session *s = NULL;
+    rm_err err = { "" };
+    REQUIRE(rm_session_open(dir, &oo, &s, &err) == 0);
+    layer_check c = { 0 };
+    rm_gen_events ev = { &c, NULL, on_layer_stats };
+    rm_gen_opts o = { .max_new = 24, .spec = RM_SPEC_ON, .top_p = 1 };
+    volatile int stop = 0;
+    CHECK(rm_session_complete(s, "a b a b a b a b a b a b", &o, &ev, &stop, &err) == 0);
+    rm_session_free(s);
+    CHECKF(c.bad == 0, "%d of %d records: miss bytes without misses or misses without bytes", c.bad, c.records);
+    CHECK(c.with_misses > 0);
+    CHECK(c.bad_order == 0 && c.last_passes <= (uint64_t)c.tokens);
+}

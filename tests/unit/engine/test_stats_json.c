@@ -50,8 +50,13 @@ static void fill(rm_token_stats *st, int kind, unsigned seed)
     st->route_layers = 60;
     st->route_k = 16;
     st->num_experts = 896;
-    for (int l = 0; l < st->route_layers; l++)
+    st->spec_passes = NEXT();
+    st->spec_declined = NEXT();
+    for (int l = 0; l < st->route_layers; l++) {
         for (int i = 0; i < st->route_k; i++) st->route_ids[l][i] = (int16_t)(NEXT() % 896);
+        for (int i = 0; i < st->route_k; i++) st->route_state[l][i] = (uint8_t)(NEXT() % 4);
+        st->layer_bytes_read[l] = NEXT();
+    }
 #undef NEXT
 }
 
@@ -99,8 +104,13 @@ static void collect(void *ud, const rm_token_stats *st)
     /* the parser zeroes route entries past route_layers and route_k */
     rm_token_stats want = *st;
     memset(want.route_ids, 0, sizeof want.route_ids);
-    for (int l = 0; l < st->route_layers; l++)
+    memset(want.route_state, 0, sizeof want.route_state);
+    memset(want.layer_bytes_read, 0, sizeof want.layer_bytes_read);
+    for (int l = 0; l < st->route_layers; l++) {
         memcpy(want.route_ids[l], st->route_ids[l], (size_t)st->route_k * sizeof st->route_ids[l][0]);
+        memcpy(want.route_state[l], st->route_state[l], (size_t)st->route_k);
+        want.layer_bytes_read[l] = st->layer_bytes_read[l];
+    }
     if (st->kind == RM_REC_TOKEN) memset(&want.prompt, 0, sizeof want.prompt);
     if (memcmp(&want, &back, sizeof want)) (*bad)++;
 }

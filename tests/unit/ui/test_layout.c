@@ -135,11 +135,13 @@ TEST(ui_layout_panel_column_from_the_table)
     CHECK(h[0] == 4 && h[1] == 3 && h[2] == 3 && h[3] == 2 && h[4] == 4);
     column_heights(18, fit, 5, h);          /* one row fewer: the rest panel goes first */
     CHECK(h[0] == 4 && h[1] == 3 && h[2] == 3 && h[3] == 2 && h[4] == 0);
-    /* the table's figures: these, but for a Timing panel of 7 rows (the
-     * prompt's accounting has a row of its own) */
+    /* the table's figures: these, but for a Timing panel of 8 rows (the
+     * prompt's accounting and the whole turn's speed have rows of their own) and a Speculation panel of
+     * 4 (what the passes bought has one) */
     ui_panel_fit real[UI_PANELS_MAX], want[5];
     memcpy(want, fit, sizeof want);
-    want[0].pref_h = 7;
+    want[0].pref_h = 8;
+    want[3].pref_h = 4;
     ui_panels_fit(real);
     REQUIRE(ui_npanels == 5);
     for (int i = 0; i < 5; i++) CHECK(real[i].pref_h == want[i].pref_h && real[i].min_h == want[i].min_h);

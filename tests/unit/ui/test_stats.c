@@ -163,3 +163,75 @@ TEST(ui_stats_formats)
     ui_fmt_bytes(b, sizeof b, 1.23e9);
     CHECK(!strcmp(b, "1.23 GB"));
 }
+
+/* The whole turn's rate history keeps UI_TURN_BUCKETS points however long
+ * the reply, oldest first; the turn's summary line and /stats all row say
+ * the prompt, tokens, rate, bytes per token, hit rate and speculation. */
+TEST(ui_stats_turn_history_and_summary_line)
+{
+    static ui_stats st;
+    ui_stats_reset(&st);
+    ui_reuse_tracker tr = { 0 };
+    rm_token_stats p;
+    memset(&p, 0, sizeof p);
+    p.kind = RM_REC_PROMPT;
+    p.prefill = 1;
+    p.prompt = (rm_prompt_figures){ .ctx = 377, .reused = 349, .total = 28, .done = 28, .elapsed = 0.155 };
+    add(&st, &tr, &p);
+    /* 1000 tokens: the first 500 at 10 ms, the rest at 20 ms */
+    for (int i = 0; i < 1000; i++) {
+        rm_token_stats t = token(i, i % 7, 0, i < 500 ? 0.010 : 0.020);
+        t.bytes_expert_read = 5000;
+        t.spec_drafted = 200;
+        t.spec_accepted = 69;
+        add(&st, &tr, &t);
+    }
+    double r[UI_TURN_BUCKETS];
+    int n = ui_stats_turn_rates(&st, r, UI_TURN_BUCKETS);
+    CHECKF(n > UI_TURN_BUCKETS / 2 && n <= UI_TURN_BUCKETS, "%d", n);
+    CHECKF(r[0] > 99 && r[0] < 101, "%f", r[0]);
+    CHECKF(r[n - 1] > 49 && r[n - 1] < 51, "%f", r[n - 1]);
+    ui_turn_rec rec;
+    ui_stats_turn(&st, 3, 0, &rec);
+    char line[300];
+    ui_fmt_turn(line, sizeof line, &rec, " · ");
+    CHECKF(!strcmp(line, "prompt 28 tok (349 reused) 155 ms · 1000 tok 66.7 tok/s · 5 KB/tok · hit 75.0% · spec 69/200"),
+           "%s", line);
+    ui_fmt_turn_row(line, sizeof line, &rec);
+    CHECKF(strstr(line, "   3     377     349      28   155 ms   1000    66.7      5 KB   75.0    69/200"), "%s", line);
+    ui_stats_reset(&st);
+    ui_stats_turn(&st, 1, 0, &rec);
+    ui_fmt_turn(line, sizeof line, &rec, " · ");
+    CHECKF(!strcmp(line, "no tokens"), "%s", line);
+}
+
+/* The turn's per-layer figures (ui_layer_acc): reuse against the previous
+ * fed token (verify-pass pairs out), bytes per layer, and the most chosen
+ * experts in order. */
+TEST(ui_stats_layer_figures)
+{
+    static ui_layer_acc acc;
+    ui_layer_acc_reset(&acc);
+    ui_reuse_tracker tr = { 0 };
+    for (int i = 0; i < 10; i++) {
+        /* layer 0 always chooses 3, 4, 5, 6; layer 1 shifts by one each token */
+        rm_token_stats t = token(i, 0, 0, 0.01);
+        for (int k = 0; k < 4; k++) { t.route_ids[0][k] = (int16_t)(3 + k); t.route_ids[1][k] = (int16_t)(20 + i + k); }
+        t.route_ids[0][0] = (int16_t)(i < 7 ? 3 : 9);
+        t.layer_bytes_read[1] = 1000;
+        ui_layer_acc_add(&acc, &t, &tr);
+        ui_sample s;
+        ui_stats_sample(&s, &t, &tr);
+    }
+    const ui_layer_figs *f = &acc.f;
+    CHECK(f->layers == 2 && f->tokens == 10);
+    /* layer 0: 9 pairs x 4 choices, one change (3 -> 9) */
+    CHECKF(f->reuse_n[0] == 36 && f->reuse_hit[0] == 35, "%u/%u", f->reuse_hit[0], f->reuse_n[0]);
+    CHECKF(f->reuse_hit[1] == 27, "%u", f->reuse_hit[1]);
+    CHECK(f->bytes[1] == 10000 && f->bytes[0] == 0);
+    CHECKF(f->hot_n[0][0] == 10 && f->hot_n[0][2] == 10, "%u %u", f->hot_n[0][0], f->hot_n[0][2]);
+    int has3 = 0;
+    for (int h = 0; h < UI_HOT; h++) has3 |= f->hot[0][h] == 3;
+    CHECK(!has3);                   /* 3 was chosen 7 times, 4, 5 and 6 ten */
+    CHECK(f->hot_n[1][0] == 4);     /* layer 1: ids 23..29 were chosen 4 times each */
+}

@@ -73,7 +73,7 @@ TEST(ui_worker_close_never_waits_without_bound)
 {
     static volatile int entered;
     static const ui_source_vt vt = { stuck_turn, NULL, NULL, NULL, NULL, NULL, stuck_zero, NULL, NULL };
-    static stuck_source src = { { &vt, "stuck", 0, 0, 0 }, 1.0, &entered };
+    static stuck_source src = { { .vt = &vt, .label = "stuck" }, 1.0, &entered };
     static ui_worker *w;                        /* left to its thread: reachable, not leaked */
     int fd = -1;
     REQUIRE(ui_worker_start(&src.base, &w, &fd) == 0);
