@@ -48,6 +48,9 @@ static const struct rule {
                           .what = "prompt tokens per layer-major pass (default: the planner's,\nfrom the RAM budget)" },
     [OPT_MAX_CTX]     = { "max-ctx", "N", K_INT, 1, 1e9,
                           .what = "refuse a context of more than N tokens (default: the\nmodel's max_position_embeddings)" },
+    [OPT_PREFIX_CACHE] = { "prefix-cache", "GB", K_REAL, 0, 1e6,
+                          .what = "size bound of the prefix cache of prompt beginnings\n"
+                                  "(default $REMORA_PREFIX_CACHE_GB, else 4); 0 turns it off" },
 };
 
 /* ---- the number rules -------------------------------------------------- */
@@ -193,6 +196,7 @@ int opts_parse(int id, const char *arg, opts_shared *o, char *msg, size_t msglen
     case OPT_TRACE:       o->open.trace_path = arg; break;
     case OPT_PREFILL_CHUNK: o->open.prefill_chunk = (int)i; break;
     case OPT_MAX_CTX:     o->open.max_ctx = (int)i; break;
+    case OPT_PREFIX_CACHE: o->open.prefix_cache_gb = d > 0 ? d : -1; break;   /* 0 is "off" here, "default" there */
     }
     o->given |= OPT_BIT(id);
     return 0;

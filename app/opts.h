@@ -35,6 +35,7 @@ enum {
     OPT_TRACE,          /* --trace FILE */
     OPT_PREFILL_CHUNK,  /* --prefill-chunk N */
     OPT_MAX_CTX,        /* --max-ctx N */
+    OPT_PREFIX_CACHE,   /* --prefix-cache GB */
     OPT_COUNT
 };
 #define OPT_BIT(id) (1u << (id))
@@ -47,7 +48,7 @@ enum {
  * before parsing; only options on the command line change them. */
 typedef struct opts_shared {
     const char  *model;
-    rm_open_opts open;          /* threads, io_threads, ram_gb, trace_path, prefill_chunk */
+    rm_open_opts open;          /* threads, io_threads, ram_gb, trace_path, prefill_chunk, prefix_cache_gb */
     rm_gen_opts  gen;           /* max_new, temperature, top_p, seed, think, thinking_effort, spec */
     unsigned     given;         /* OPT_BIT of each shared option seen */
 } opts_shared;

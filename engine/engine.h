@@ -548,6 +548,7 @@ int rm_snapshot_path(const char *transcript, char *out, size_t cap);
 
 /* What a load did with the state. */
 typedef struct rm_resume {
+    int found;          /* there was a snapshot (restored, or refused for r->why) */
     int restored;       /* tokens of the conversation restored from the snapshot; 0 none */
     int ctx;            /* tokens of the conversation as rendered (without a generation prompt) */
     char why[1024];     /* when nothing was restored: why, naming the snapshot */

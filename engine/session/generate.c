@@ -163,7 +163,7 @@ static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, 
 {
     int lcp = 0;
     while (lcp < s->nseq && lcp < np && s->seq[lcp] == prompt[lcp]) lcp++;
-    int reprefill = 0, restored;
+    int reprefill = 0, restored, fresh = 0;
     const int whole = lcp == np && s->nfed == np && s->logits_pos == np;
     const int had = s->nfed > 0 || s->stale;      /* a conversation was there before this prompt */
     if (lcp < s->nfed || (lcp == np && !whole)) {
@@ -174,6 +174,7 @@ static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, 
     if (s->nfed == 0) {
         restored = lcp = prefix_restore(s, prompt, np);
         reprefill = had && !restored;
+        fresh = 1;
     } else {
         restored = s->restored_pending < s->nfed ? s->restored_pending : s->nfed;
     }
@@ -202,7 +203,10 @@ static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, 
         memcpy(logits, s->logits, (size_t)s->m->cfg.vocab_size * sizeof *logits);
     }
     prefix_capture_end(s, 0);       /* one the prompt did not complete */
-    if (rc == 0 && todo >= PREFIX_MIN_TOKENS) prefix_store(s, np, logits, 0);
+    /* a conversation that goes on in its own state has no use for its
+     * prompt in the cache (a snapshot keeps it); a new one, or one whose
+     * state was elsewhere (a server's clients), does */
+    if (rc == 0 && fresh && todo >= PREFIX_MIN_TOKENS) prefix_store(s, np, logits, 0);
     prefix_prompt_done(s);
     if (rc < 0) return -1;
     memset(&s->stats, 0, sizeof s->stats);

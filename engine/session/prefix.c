@@ -20,10 +20,12 @@
  *   - at every pass boundary of a long prompt, each replacing the one
  *     before, so a prompt stopped or killed after hours of passes resumes
  *     from its last complete pass;
- *   - at the end of the prompt, with its next-token logits (replacing the
- *     last pass boundary's): the same prompt again needs no computing at
- *     all, and a client that resends the conversation with its next
- *     message continues from there.
+ *   - at the end of a prompt that did not go on from the session's own
+ *     state, with its next-token logits (replacing the last pass
+ *     boundary's): the same prompt again needs no computing at all, and a
+ *     client that resends the conversation with its next message continues
+ *     from there (a conversation that goes on in its own state has its
+ *     snapshot for that).
  * Prefixes of fewer than PREFIX_MIN_TOKENS tokens are not kept.
  *
  * The cache is bounded (default 4 GB): before an entry is written, the

@@ -505,6 +505,7 @@ static int read_for(rm_session *s, const char *path, const rm_chat_msg *msgs, in
         why(r, "%s: no snapshot", path);
         return -1;
     }
+    r->found = 1;
     int rc = -1;
     for (int think = 1; think >= 0 && rc; think--) {
         rm_err e = { "" };
