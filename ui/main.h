@@ -17,6 +17,7 @@ typedef struct ui_main_opts {
     rm_gen_opts   gen;           /* think, sampling, speculation, max_new */
     int           mouse;
     const char   *system;        /* initial system prompt, or NULL */
+    const char   *resume;        /* a transcript to go on from; "": the last session; NULL: none */
 } ui_main_opts;
 
 /* Runs the chat on the controlling terminal; returns the exit status

@@ -87,6 +87,8 @@ static void note(ui_tui *a, int style, const char *text)
     a->dirty |= UI_D_ANSWER;
 }
 
+void ui_slash_note(ui_tui *a, int style, const char *text) { note(a, style, text); }
+
 /* Puts a line the UI could not act on back into the input line, and says
  * why in the hint row. */
 static void keep(ui_tui *a, int role, const char *line, const char *fmt, ...)
@@ -149,6 +151,7 @@ void ui_slash_submit(ui_tui *a, const char *text)
     a->reprefill_said = 0;
     a->generating = 1;
     a->eof_armed = 0;
+    ui_autosave_changed(a);
     a->dirty |= UI_D_STATUS | UI_D_PANELS;
 }
 
@@ -259,6 +262,7 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
         else end_marks(a, d);
         a->unsaved++;
         if (a->bench) a->quit = 1;
+        ui_autosave_turn(a);
         a->dirty |= UI_D_ANSWER | UI_D_REASONING | UI_D_STATUS | UI_D_INPUT | UI_D_PANELS;
         return;
     }
@@ -280,6 +284,11 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
         }
         return;
     }
+    if (ui_autosave_done(a, d)) return;
+    if (d->cmd == UI_CMD_LOAD && a->resuming) {       /* --resume's load: the probe comes now */
+        a->resuming = 0;
+        ui_main_probe(a);
+    }
     if (d->rc) {
         note(a, UI_S_ERROR, d->msg);
         free(a->pending_system);
@@ -292,15 +301,23 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
         a->system_text = a->pending_system;
         a->pending_system = NULL;
         note(a, UI_S_NOTE, "system prompt set");
+        ui_autosave_changed(a);
         break;
-    case UI_CMD_CLEAR:  note(a, UI_S_NOTE, "conversation cleared"); a->unsaved = 0; break;
-    case UI_CMD_SAVE:   note(a, UI_S_NOTE, "conversation saved"); a->unsaved = 0; break;
+    case UI_CMD_CLEAR:
+        note(a, UI_S_NOTE, "conversation cleared");
+        a->unsaved = 0;
+        ui_autosave_changed(a);
+        break;
+    case UI_CMD_SAVE:   note(a, UI_S_NOTE, "conversation saved with its state"); a->unsaved = 0; break;
     case UI_CMD_LOAD:
         rebuild(a);
         ui_pane_end(&a->answer);
         ui_pane_end(&a->reasoning);
         a->unsaved = 0;
-        snprintf(buf, sizeof buf, "conversation loaded: %d turns", a->turns);
+        ui_autosave_loaded(a);
+        /* the source's note says where the state comes from */
+        snprintf(buf, sizeof buf, "conversation loaded: %d turns, from %.400s%s%.600s", a->turns, a->load_path,
+                 d->msg[0] ? "; " : "", d->msg);
         note(a, UI_S_NOTE, buf);
         a->dirty |= UI_D_ANSWER | UI_D_REASONING;
         break;
@@ -309,7 +326,8 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
 
 void ui_slash_eof(ui_tui *a)
 {
-    if (a->eof_armed || (!a->generating && a->unsaved == 0)) { a->quit = 1; return; }
+    /* turns the autosave keeps are not at risk: only a reply is asked about */
+    if (a->eof_armed || (!a->generating && (a->unsaved == 0 || ui_autosave_covers(a)))) { a->quit = 1; return; }
     a->eof_armed = 1;
     if (a->generating)
         ui_slash_hint(a, UI_C_MARK, "a reply is being generated: Ctrl-D again to quit");
@@ -322,7 +340,7 @@ void ui_slash_help(ui_tui *a)
 {
     rm_buf s = { 0 };
     int bad = rm_buf_adds(&s,
-        "Commands: /help, /system TEXT, /think on|off, /clear, /save FILE, /load FILE, /stats, /quit "
+        "Commands: /help, /system TEXT, /think on|off, /clear, /save FILE, /load FILE|last, /stats, /quit "
         "(//text sends a message that starts with /).\nKeys:");
     for (int i = 0; i < ui_nkeybindings && !bad; i++)
         bad = rm_buf_addf(&s, "\n  %-14s %s", ui_keybindings[i].key, ui_keybindings[i].what);
@@ -335,11 +353,16 @@ static void show_stats(ui_tui *a)
 {
     ui_summary s;
     ui_stats_summary(a->stats, &s);
-    char prompt[200], buf[700];
-    if (s.prompt_state == UI_PROMPT_NONE) { note(a, UI_S_NOTE, "no statistics yet: send a message first"); return; }
+    char prompt[200], sessions[4800], buf[5600];
+    ui_autosave_stats(a, sessions, sizeof sessions);
+    if (s.prompt_state == UI_PROMPT_NONE) {
+        snprintf(buf, sizeof buf, "no statistics yet: send a message first\n%s", sessions);
+        note(a, UI_S_NOTE, buf);
+        return;
+    }
     ui_fmt_prompt(prompt, sizeof prompt, &s);
     if (!s.window) {
-        snprintf(buf, sizeof buf, "last turn: no tokens; prompt: %s", prompt);
+        snprintf(buf, sizeof buf, "last turn: no tokens; prompt: %s\n%s", prompt, sessions);
         note(a, UI_S_NOTE, buf);
         return;
     }
@@ -350,25 +373,29 @@ static void show_stats(ui_tui *a)
     ui_fmt_bytes(cache, sizeof cache, s.cache_bytes_per_token);
     snprintf(buf, sizeof buf,
              "last turn: %d tokens at %.1f tok/s; prompt: %s; last %d tokens: median %s, p90 %s per token, "
-             "storage %s/token, cache %s/token; hit rate %.1f%% (turn); speculation %llu/%llu accepted",
+             "storage %s/token, cache %s/token; hit rate %.1f%% (turn); speculation %llu/%llu accepted\n%s",
              s.tokens, s.tok_per_s, prompt, s.window, med, p90, io, cache,
              s.hit_rate >= 0 ? s.hit_rate * 100 : 0.0,
-             (unsigned long long)s.accepted, (unsigned long long)s.drafted);
+             (unsigned long long)s.accepted, (unsigned long long)s.drafted, sessions);
     note(a, UI_S_NOTE, buf);
 }
 
-/* /save FILE and /load FILE: the name expanded (~), a folder refused. */
+/* /save FILE and /load FILE|last: the name expanded (~), a folder refused;
+ * "last" is the latest autosaved conversation of another chat. */
 static void save_load(ui_tui *a, int load, const char *arg, const char *line)
 {
-    if (!*arg) { note(a, UI_S_ERROR, load ? "usage: /load FILE" : "usage: /save FILE"); return; }
+    if (!*arg) { note(a, UI_S_ERROR, load ? "usage: /load FILE|last" : "usage: /save FILE"); return; }
     if (busy(a, line)) return;
     char path[4096];
     rm_err err = { "" };
-    if (ui_path_expand(arg, path, sizeof path, &err) || ui_path_not_dir(path, arg, &err)) {
+    if (load && !strcasecmp(arg, "last")) {
+        if (ui_autosave_resolve(a, arg, path, sizeof path)) { note(a, UI_S_ERROR, "no other saved conversation"); return; }
+    } else if (ui_path_expand(arg, path, sizeof path, &err) || ui_path_not_dir(path, arg, &err)) {
         note(a, UI_S_ERROR, err.msg);
         return;
     }
-    command(a, load ? UI_CMD_LOAD : UI_CMD_SAVE, path, load ? "loading" : "saving");
+    if (load) ui_autosave_load(a, path);
+    else command(a, UI_CMD_SAVE, path, "saving");
 }
 
 static void slash(ui_tui *a, char *line, const char *orig)
