@@ -257,7 +257,7 @@ int cmd_run(int argc, char **argv)
     }
     stream_note(s);
     run_ctx r = { 0 };
-    rm_resume res;
+    rm_resume res = { 0 };
     if (transcript && access(transcript, F_OK) == 0 && rm_session_load_with_state(s, transcript, &res, &err)) {
         fprintf(stderr, "remora run: %s\n", err.msg);
         rc = 2;
@@ -268,6 +268,9 @@ int cmd_run(int argc, char **argv)
         /* a snapshot that cannot be used is said; the conversation is computed again */
         if (transcript && access(transcript, F_OK) == 0 && res.found && !res.restored)
             fprintf(stderr, "remora run: %s; the conversation is computed again\n", res.why);
+        else if (transcript && res.restored)
+            fprintf(stderr, "remora run: %d tokens of state restored from the snapshot (%.1f MB) in %.2f s\n",
+                    res.restored, (double)res.bytes / 1e6, res.seconds);
         if (generate(s, chat, prompt, &so.gen, &r, &err)) {
             fprintf(stderr, "remora run: %s\n", err.msg);
             rc = rm_err_status(&err, 1);

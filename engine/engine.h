@@ -551,6 +551,8 @@ typedef struct rm_resume {
     int found;          /* there was a snapshot (restored, or refused for r->why) */
     int restored;       /* tokens of the conversation restored from the snapshot; 0 none */
     int ctx;            /* tokens of the conversation as rendered (without a generation prompt) */
+    uint64_t bytes;     /* the snapshot's size, when there was one */
+    double seconds;     /* the load's time (rm_now), transcript and snapshot */
     char why[1024];     /* when nothing was restored: why, naming the snapshot */
 } rm_resume;
 

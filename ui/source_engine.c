@@ -38,7 +38,9 @@ static int load(ui_source *s, const char *path, rm_err *err)
 {
     rm_resume r;
     if (rm_session_load_with_state(ses(s), path, &r, err)) return -1;
-    if (r.restored) rm_errf(err, "its state restored from the snapshot (%d tokens)", r.restored);
+    if (r.restored)
+        rm_errf(err, "its state restored from the snapshot (%d tokens, %.1f MB, in %.2f s)", r.restored,
+                (double)r.bytes / 1e6, r.seconds);
     else rm_errf(err, "its state is computed again at the next message (%s)", r.why);
     return 0;
 }

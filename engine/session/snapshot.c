@@ -506,6 +506,8 @@ static int read_for(rm_session *s, const char *path, const rm_chat_msg *msgs, in
         return -1;
     }
     r->found = 1;
+    struct stat st;
+    if (stat(path, &st) == 0) r->bytes = (uint64_t)st.st_size;
     int rc = -1;
     for (int think = 1; think >= 0 && rc; think--) {
         rm_err e = { "" };
@@ -524,6 +526,7 @@ static int read_for(rm_session *s, const char *path, const rm_chat_msg *msgs, in
 int rm_session_load_state(rm_session *s, const char *path, rm_resume *r, rm_err *err)
 {
     memset(r, 0, sizeof *r);
+    const double t0 = rm_now();
     const rm_chat_msg *msgs;
     int n = rm_session_messages(s, &msgs);
     snap_data d;
@@ -535,6 +538,7 @@ int rm_session_load_state(rm_session *s, const char *path, rm_resume *r, rm_err 
         return -1;
     }
     r->restored = tokens;
+    r->seconds = rm_now() - t0;
     return 0;
 }
 
@@ -554,6 +558,7 @@ int rm_session_save_with_state(rm_session *s, const char *path, rm_err *err)
 int rm_session_load_with_state(rm_session *s, const char *path, rm_resume *r, rm_err *err)
 {
     memset(r, 0, sizeof *r);
+    const double t0 = rm_now();
     char sp[4200];
     if (rm_snapshot_path(path, sp, sizeof sp)) return rm_errf(err, "%s: the name is too long", path);
     rm_transcript t;
@@ -585,5 +590,6 @@ int rm_session_load_with_state(rm_session *s, const char *path, rm_resume *r, rm
             r->restored = tokens;
         }
     }
+    r->seconds = rm_now() - t0;
     return 0;
 }

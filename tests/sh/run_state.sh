@@ -31,6 +31,8 @@ run "$T/c.jsonl" "What is 12 plus 30?" || bad "first run: $(cat "$T/err")"
 cp "$T/c.jsonl" "$T/ref.jsonl"
 run "$T/c.jsonl" "And what is that times 2?" || bad "second run: $(cat "$T/err")"
 n=$(restored); cp "$T/out" "$T/a2"
+grep -q "^remora run: $n tokens of state restored from the snapshot ([0-9.]* MB) in [0-9.]* s$" "$T/err" &&
+  ok "the restore is said with its size and time" || bad "no restore note: $(cat "$T/err")"
 run "$T/ref.jsonl" "And what is that times 2?" || bad "reference run: $(cat "$T/err")"
 [ "${n:-0}" -gt 0 ] && [ "$(restored)" = 0 ] && cmp -s "$T/a2" "$T/out" &&
   ok "continued from $n restored tokens, the answer of a full prefill" ||

@@ -123,7 +123,7 @@ if [ "$SYNTHETIC" = 1 ]; then
   wait_for 'conversation saved' 50 || fail "/save on the embedded model"
   [ -s "$SCRATCH/m.state" ] || fail "/save wrote no snapshot"
   t send-keys -l "/load $SCRATCH/m.jsonl"; t send-keys Enter
-  wait_text "its state restored from the snapshot \([0-9]* tokens\)" 100 || fail "/load did not restore the state"
+  wait_text "its state restored from the snapshot \([0-9]* tokens, [0-9.]* MB, in [0-9.]* s\)" 100 || fail "/load did not restore the state"
   # a failed /load changes nothing: a /save afterwards gives the same lines
   printf '{"role":"user","content":"x"}\n{"role":"nobody"}\n' > "$SCRATCH/bad.jsonl"
   t send-keys -l "/load $SCRATCH/bad.jsonl"; t send-keys Enter

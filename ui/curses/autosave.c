@@ -11,6 +11,7 @@
  * transcript written before its snapshot).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include "tui.h"
@@ -71,6 +72,14 @@ void ui_autosave_turn(ui_tui *a)
     a->busy_cmd = a->autosaving = 1;
 }
 
+int ui_autosave_queue(ui_tui *a, const char *text)
+{
+    if (!a->autosaving || a->generating || a->queued) return 0;
+    if (!(a->queued = strdup(text))) return 0;
+    ui_slash_hint(a, UI_C_MARK, "saving the conversation: the message goes when it is saved");
+    return 1;
+}
+
 int ui_autosave_done(ui_tui *a, const ui_done *d)
 {
     if (d->cmd != UI_CMD_SAVE || !a->autosaving) return 0;
@@ -80,13 +89,18 @@ int ui_autosave_done(ui_tui *a, const ui_done *d)
         char buf[1300];
         snprintf(buf, sizeof buf, "autosave: %s", d->msg);
         ui_slash_note(a, UI_S_ERROR, buf);
-        return 1;
+    } else {
+        a->saved_clean = 1;
+        a->unsaved = 0;
+        ui_sessions_usage u;
+        if (ui_sessions_trim(a->session, &u) == 0 && u.removed)
+            ui_slash_hint(a, UI_C_DIM, "sessions: %d old files removed to keep within %.1f GB", u.removed,
+                          u.limit / 1e9);
     }
-    a->saved_clean = 1;
-    a->unsaved = 0;
-    ui_sessions_usage u;
-    if (ui_sessions_trim(a->session, &u) == 0 && u.removed)
-        ui_slash_hint(a, UI_C_DIM, "sessions: %d old files removed to keep within %.1f GB", u.removed, u.limit / 1e9);
+    char *q = a->queued;
+    a->queued = NULL;
+    if (q) ui_slash_submit(a, q);
+    free(q);
     return 1;
 }
 

@@ -8,10 +8,10 @@
  * Typed text is never thrown away: a line that cannot be acted on now (a
  * message or a command that needs the worker while a reply is generated, an
  * unknown command) goes back into the input line, and the hint row says
- * why; a message sent while the storage probe runs is queued and goes when
- * it ends. Commands check that they can run before they change anything,
- * so the UI's copy of the conversation (the system prompt included) always
- * is the engine's. When a pane's document cannot take text (out of memory),
+ * why; a message sent while the storage probe or the autosave runs is
+ * queued and goes when it ends. Commands check that they can run before
+ * they change anything, so the UI's copy of the conversation (the system
+ * prompt included) always is the engine's. When a pane's document cannot take text (out of memory),
  * the hint row says so at once, a streaming turn is stopped, and the turn
  * ends with an error note: the transcript never loses text without saying
  * so.
@@ -155,9 +155,11 @@ void ui_slash_submit(ui_tui *a, const char *text)
     a->dirty |= UI_D_STATUS | UI_D_PANELS;
 }
 
-/* A message: sent now, queued behind the storage probe, or kept. */
+/* A message: sent now, queued behind the storage probe or the autosave,
+ * or kept. */
 static void message(ui_tui *a, const char *text, const char *line)
 {
+    if (ui_autosave_queue(a, text)) return;
     if (a->probing && !a->generating && !a->queued) {
         a->queued = strdup(text);
         if (!a->queued) { keep(a, UI_C_ERROR, line, "out of memory: the message waits in the input line"); return; }

@@ -129,7 +129,12 @@ void ui_autosave_loaded(ui_tui *a);
 void ui_autosave_changed(ui_tui *a);
 /* A turn ended: the worker saves the conversation with its state. */
 void ui_autosave_turn(ui_tui *a);
-/* 1 when d was the autosave (a failure is a note; the chat goes on). */
+/* A message sent while the autosave writes the snapshot (a large model's
+ * takes a while) is queued (a->queued) and goes when it ends: returns 1
+ * then. */
+int  ui_autosave_queue(ui_tui *a, const char *text);
+/* 1 when d was the autosave (a failure is a note; the chat goes on; a
+ * queued message is sent). */
 int  ui_autosave_done(ui_tui *a, const ui_done *d);
 /* Whether a quit keeps every turn: the autosave works and saves at the end. */
 int  ui_autosave_covers(const ui_tui *a);
