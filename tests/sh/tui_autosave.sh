@@ -8,7 +8,9 @@
 # the chat goes on, Ctrl-D then asks once and the quit says the turn was not
 # saved. On the embedded model, /load says whether the state came
 # from the snapshot or is computed again (a damaged snapshot), and a failed
-# /load changes nothing (a /save afterwards gives the same lines).
+# /load changes nothing (a /save afterwards gives the same lines); a disk
+# that fills between two turns leaves the first turn's snapshot whole, and
+# --resume restores from it.
 . "$(dirname "$0")/tui_common.inc"
 start 150 40
 S="$XDG_STATE_HOME/remora/sessions"
@@ -21,6 +23,7 @@ cleanup() {
   n=50; while [ -n "$p" ] && kill -0 "$p" 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
   t kill-server 2>/dev/null
   mountpoint -q "$SCRATCH/small" 2>/dev/null && umount "$SCRATCH/small"
+  mountpoint -q "$SCRATCH/full" 2>/dev/null && umount "$SCRATCH/full"
   rm -rf "$SCRATCH"
 }
 # wait_text REGEX [TRIES]: the answer pane's text, wrapped lines joined and
@@ -137,5 +140,35 @@ if [ "$SYNTHETIC" = 1 ]; then
     fail "/load of a damaged snapshot did not say so"
   t send-keys -l "/quit"; t send-keys Enter
   wait_for '^rc=0' 100 || fail "/quit did not end the embedded model's chat"
+
+  # a disk that fills between two turns: the autosave's note, the first
+  # turn's snapshot left whole, and --resume restores from it
+  mkdir -p "$SCRATCH/full"
+  mount -t tmpfs -o size=8m remora-test-full "$SCRATCH/full" 2>/dev/null ||
+    fail "cannot mount a tmpfs for the full-disk case (needs root)"
+  FS="$SCRATCH/full/remora/sessions"
+  echat() { t send-keys -l "clear; XDG_STATE_HOME=$SCRATCH/full REMORA_PREFIX_CACHE_GB=0 $BIN chat --model assets/model $*; echo rc=\$?"; t send-keys Enter; ready 300 || fail "the embedded model's chat $* did not start"; }
+  echat
+  send "What is 2 plus 3?" 1
+  ready 300 || fail "the embedded model's turn did not end"
+  st=$(ls "$FS"/*.state 2>/dev/null | head -1)
+  [ -s "$st" ] || fail "the autosave wrote no snapshot"
+  sum=$(cksum < "$st")
+  avail=$(df -k --output=avail "$SCRATCH/full" | tail -1)
+  dd if=/dev/zero of="$SCRATCH/full/filler" bs=1k count=$((avail - 64)) 2>/dev/null
+  send "And 4 plus 4?" 2
+  wait_text "autosave: $st: cannot write: No space left on device" 300 || fail "no note of the autosave on a full disk"
+  ready 50 || fail "the chat did not go on after the failed autosave"
+  [ "$(cksum < "$st")" = "$sum" ] || fail "the failed autosave changed the first turn's snapshot"
+  t send-keys -l "/quit"; t send-keys Enter
+  wait_for "^rc=" 100 || fail "/quit on a full disk did not end the chat"
+  grep -q "And 4 plus 4" "$FS"/*.jsonl || fail "the full disk lost the second turn's transcript"
+  rm -f "$SCRATCH/full/filler"
+  echat --resume
+  wait_text "conversation loaded: 2 turns, from $FS/.*its state restored from the snapshot" 300 ||
+    fail "--resume did not restore from the first turn's snapshot"
+  t send-keys -l "/quit"; t send-keys Enter
+  wait_for '^rc=0' 100 || fail "/quit did not end the resumed chat"
+  umount "$SCRATCH/full"
 fi
 echo ok
