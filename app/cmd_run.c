@@ -269,7 +269,7 @@ int cmd_run(int argc, char **argv)
         if (transcript && access(transcript, F_OK) == 0 && res.found && !res.restored)
             fprintf(stderr, "remora run: %s; the conversation is computed again\n", res.why);
         else if (transcript && res.restored)
-            fprintf(stderr, "remora run: %d tokens of state restored from the snapshot (%.1f MB) in %.2f s\n",
+            fprintf(stderr, "remora run: %d tokens of state restored from the snapshot (%.1f MB) in %.3f s\n",
                     res.restored, (double)res.bytes / 1e6, res.seconds);
         if (generate(s, chat, prompt, &so.gen, &r, &err)) {
             fprintf(stderr, "remora run: %s\n", err.msg);

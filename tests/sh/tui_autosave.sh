@@ -167,6 +167,13 @@ if [ "$SYNTHETIC" = 1 ]; then
   echat --resume
   wait_text "conversation loaded: 2 turns, from $FS/.*its state restored from the snapshot" 300 ||
     fail "--resume did not restore from the first turn's snapshot"
+  # the next turn computes only what the snapshot does not hold, and says so
+  send "And 5 plus 5?" 3
+  ready 300 || fail "the resumed chat's turn did not end"
+  column 3 | grep -qE "ctx [0-9]+, [0-9]+ reused, [1-9][0-9]* restored" || fail "the Timing panel does not count the restored tokens"
+  t send-keys -l "/stats"; t send-keys Enter
+  wait_text "prompt: ctx [0-9]+, [0-9]+ reused, [1-9][0-9]* restored, [0-9]+ prefilled" 50 ||
+    fail "/stats does not count the restored tokens"
   t send-keys -l "/quit"; t send-keys Enter
   wait_for '^rc=0' 100 || fail "/quit did not end the resumed chat"
   umount "$SCRATCH/full"
