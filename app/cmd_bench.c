@@ -250,8 +250,9 @@ int cmd_bench(int argc, char **argv)
     rm_err err = { "" };
     rm_model *m = NULL;
     rm_session *s = NULL;
+    /* no prefix cache: a repeated run would measure it instead of the prompt */
     const rm_open_opts oo = { .ram_gb = so.open.ram_gb, .io_threads = so.open.io_threads,
-                              .prefill_chunk = so.open.prefill_chunk };
+                              .prefill_chunk = so.open.prefill_chunk, .prefix_cache_gb = -1 };
     if (prompt ? rm_session_open(model, &oo, &s, &err) : rm_model_open(model, &oo, &m, &err)) {
         fprintf(stderr, "remora bench: %s\n", err.msg);
         return 2;

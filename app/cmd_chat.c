@@ -2,7 +2,8 @@
  * no arguments runs). Parses the options and hands over to ui/main.h. The
  * generation options are those of `remora run` with the same rules
  * (app/opts.c), except that a reply runs to the end of the message unless
- * --max-new is given. */
+ * --max-new is given. --resume takes an optional FILE, as a separate
+ * argument (getopt's optional arguments need --resume=FILE). */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,7 @@
 #define GEN_OPTS (OPT_BIT(OPT_THINK) | OPT_BIT(OPT_NO_THINK) | OPT_BIT(OPT_EFFORT) | OPT_BIT(OPT_MAX_NEW) | \
                   OPT_BIT(OPT_TEMPERATURE) | OPT_BIT(OPT_TOP_P) | OPT_BIT(OPT_SEED) | OPT_BIT(OPT_SPEC))
 #define OPEN_OPTS (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE) | OPT_BIT(OPT_PREFILL_CHUNK) | \
-                   OPT_BIT(OPT_MAX_CTX))
+                   OPT_BIT(OPT_MAX_CTX) | OPT_BIT(OPT_PREFIX_CACHE))
 
 static void usage(FILE *f)
 {
@@ -40,6 +41,8 @@ static void usage(FILE *f)
     opts_help_line(f, "--synthetic-prompt-rate P", "prompt tokens per second of the synthetic source, with\n"
                                                    "progress (default: prompts take no time); P in [1, 10000000]");
     opts_help_line(f, "--system TEXT", "system prompt");
+    opts_help_line(f, "--resume [FILE]", "go on with the last autosaved conversation, or with FILE\n"
+                                         "(a transcript; its snapshot is used when it fits)");
     opts_help(f, GEN_OPTS | OPEN_OPTS | OPTS_ENDPOINT_MASK, text);
     opts_help_line(f, "--panel-hz N", "redraw the panels and the status line at most N times a\n"
                                       "second (default 10); N in [1, 60]");
@@ -50,13 +53,14 @@ static void usage(FILE *f)
 
 int cmd_chat(int argc, char **argv)
 {
-    enum { O_SYNTH = 256, O_RATE, O_PROMPT_RATE, O_SYSTEM, O_PANEL_HZ, O_MOUSE, O_KEYS, O_HELP };
+    enum { O_SYNTH = 256, O_RATE, O_PROMPT_RATE, O_SYSTEM, O_PANEL_HZ, O_RESUME, O_MOUSE, O_KEYS, O_HELP };
     static const struct option own[] = {
         { "synthetic", no_argument, 0, O_SYNTH },
         { "synthetic-rate", required_argument, 0, O_RATE },
         { "synthetic-prompt-rate", required_argument, 0, O_PROMPT_RATE },
         { "system", required_argument, 0, O_SYSTEM },
         { "panel-hz", required_argument, 0, O_PANEL_HZ },
+        { "resume", no_argument, 0, O_RESUME },
         { "mouse", no_argument, 0, O_MOUSE },
         { "keys", no_argument, 0, O_KEYS },
         { "help", no_argument, 0, O_HELP },
@@ -88,6 +92,7 @@ int cmd_chat(int argc, char **argv)
         case O_PANEL_HZ:
             if (opts_real_arg("chat", "panel-hz", optarg, 1, 60, 0, &o.panel_hz)) return 2;
             break;
+        case O_RESUME: o.resume = ""; break;
         case O_MOUSE: o.mouse = 1; break;
         case O_KEYS: ui_keys_print(stdout); return 0;
         case O_HELP: usage(stdout); return 0;
@@ -97,6 +102,8 @@ int cmd_chat(int argc, char **argv)
             return 2;
         }
     }
+    /* --resume FILE: the one argument that is not an option */
+    if (o.resume && optind < argc) o.resume = argv[optind++];
     if (optind < argc) {
         fprintf(stderr, "remora chat: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);

@@ -382,7 +382,10 @@ int cmd_eval(int argc, char **argv)
     if (bad) { fclose(f); return bad; }
     rm_err err = { "" };
     eval_run r = { .data = data, .max_new = so.gen.max_new, .think = so.gen.think, .json = json };
-    if (rm_session_open(so.model, NULL, &r.s, &err)) {
+    /* no prefix cache: hundreds of one-off prompts would push the user's
+     * entries out, and the figures are the same without it */
+    const rm_open_opts oo = { .prefix_cache_gb = -1 };
+    if (rm_session_open(so.model, &oo, &r.s, &err)) {
         fprintf(stderr, "remora eval: %s\n", err.msg);
         fclose(f);
         return rm_err_status(&err, 2);

@@ -11,7 +11,10 @@
  * EPIPE, a reader that went away (`| head`), which stays quiet.
  * With --endpoint URL the turn goes to an OpenAI-compatible server through
  * the chat's own endpoint source (ui/source.h), so the answer and the
- * reasoning are split exactly as the chat shows them. */
+ * reasoning are split exactly as the chat shows them.
+ * With --transcript FILE the conversation is continued from FILE and its
+ * snapshot FILE.state (when they fit together; otherwise it is computed
+ * again, and stderr says why) and both are saved back. */
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -42,7 +45,7 @@ static void on_sigint(int sig)
 #define GEN_OPTS (OPT_BIT(OPT_THINK) | OPT_BIT(OPT_NO_THINK) | OPT_BIT(OPT_EFFORT) | OPT_BIT(OPT_MAX_NEW) | \
                   OPT_BIT(OPT_TEMPERATURE) | OPT_BIT(OPT_TOP_P) | OPT_BIT(OPT_SEED) | OPT_BIT(OPT_SPEC))
 #define OPEN_OPTS (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE) | OPT_BIT(OPT_PREFILL_CHUNK) | \
-                   OPT_BIT(OPT_MAX_CTX))
+                   OPT_BIT(OPT_MAX_CTX) | OPT_BIT(OPT_PREFIX_CACHE))
 
 static void usage(FILE *f)
 {
@@ -59,12 +62,14 @@ static void usage(FILE *f)
     opts_help_line(f, "--system TEXT", "system message (implies --chat)");
     opts_help(f, GEN_OPTS, text);
     opts_help_line(f, "--transcript FILE", "continue the conversation in FILE (JSONL) and save it back\n"
-                                           "atomically; implies --chat");
+                                           "atomically, with its state in a snapshot beside it (c.jsonl:\n"
+                                           "c.state), so the next run computes only what is new;\n"
+                                           "implies --chat");
     opts_help(f, OPEN_OPTS, text);
     opts_help(f, OPTS_ENDPOINT_MASK, text);
     fprintf(f,
-        "The answer goes to stdout; reasoning goes to stderr. A summary line\n"
-        "(context, reused and prefilled tokens, prefill time, decode s/token, bytes\n"
+        "The answer goes to stdout; reasoning goes to stderr. A summary line (context,\n"
+        "reused, restored and prefilled tokens, prefill time, decode s/token, bytes\n"
         "read per token) goes to stderr at the end; on a terminal, a progress line\n"
         "shows a long prompt's tokens, rate and ETA while it is processed.\n"
         "exit status: 0 done, 1 runtime failure, 2 bad input, 130 stopped by Ctrl-C\n");
@@ -187,9 +192,9 @@ static void stream_note(rm_session *s)
 
 static void summary(const run_ctx *r)
 {
-    fprintf(stderr, "[ctx %d, %d reused, %d prefilled in %.2f s (%.1f tok/s), decode %.3f s/token over %llu tokens, "
-            "%.1f MB read/token, %llu of %llu drafted tokens accepted]%s\n",
-            r->prompt.ctx, r->prompt.reused, r->prompt.done, r->prefill_s,
+    fprintf(stderr, "[ctx %d, %d reused, %d restored, %d prefilled in %.2f s (%.1f tok/s), decode %.3f s/token over "
+            "%llu tokens, %.1f MB read/token, %llu of %llu drafted tokens accepted]%s\n",
+            r->prompt.ctx, r->prompt.reused, r->prompt.restored, r->prompt.done, r->prefill_s,
             r->prefill_s > 0 ? r->prompt.done / r->prefill_s : 0.0,
             r->tokens ? r->decode_s / (double)r->tokens : 0.0, (unsigned long long)r->tokens,
             r->tokens ? (double)r->bytes / (double)r->tokens / 1e6 : 0.0, (unsigned long long)r->accepted,
@@ -331,19 +336,31 @@ int cmd_run(int argc, char **argv)
     }
     stream_note(s);
     run_ctx r = { 0 };
-    if (transcript && access(transcript, F_OK) == 0 && rm_session_load(s, transcript, &err)) {
+    rm_resume res = { 0 };
+    if (transcript && access(transcript, F_OK) == 0 && rm_session_load_with_state(s, transcript, &res, &err)) {
         fprintf(stderr, "remora run: %s\n", err.msg);
         rc = 2;
     } else if (system && rm_session_set_system(s, system)) {
         fprintf(stderr, "remora run: out of memory\n");
         rc = 1;
-    } else if (generate(&(gen_target){ .ses = s, .chat = chat }, prompt, &so.gen, &r, &err)) {
-        fprintf(stderr, "remora run: %s\n", err.msg);
-        rc = rm_err_status(&err, 1);
     } else {
-        summary(&r);
-        if (transcript && rm_session_save(s, transcript, &err)) { fprintf(stderr, "remora run: %s\n", err.msg); rc = 1; }
-        if (!rc && stop_flag && !out_errno) rc = 130;
+        /* a snapshot that cannot be used is said; the conversation is computed again */
+        if (transcript && access(transcript, F_OK) == 0 && res.found && !res.restored)
+            fprintf(stderr, "remora run: %s; the conversation is computed again\n", res.why);
+        else if (transcript && res.restored)
+            fprintf(stderr, "remora run: %d tokens of state restored from the snapshot (%.1f MB) in %.3f s\n",
+                    res.restored, (double)res.bytes / 1e6, res.seconds);
+        if (generate(&(gen_target){ .ses = s, .chat = chat }, prompt, &so.gen, &r, &err)) {
+            fprintf(stderr, "remora run: %s\n", err.msg);
+            rc = rm_err_status(&err, 1);
+        } else {
+            summary(&r);
+            if (transcript && rm_session_save_with_state(s, transcript, &err)) {
+                fprintf(stderr, "remora run: %s\n", err.msg);
+                rc = 1;
+            }
+            if (!rc && stop_flag && !out_errno) rc = 130;
+        }
     }
     if (check_stdout() && (!rc || rc == 130)) rc = 1;
     rm_session_free(s);

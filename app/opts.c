@@ -57,6 +57,9 @@ static const struct rule {
                           .what = "send the API key held in environment variable VAR, only to\nthe endpoint's host over HTTPS or to a loopback address" },
     [OPT_ENDPOINT_TIMEOUT] = { "endpoint-timeout", "S", K_REAL, 0.1, 86400,
                           .what = "give a request up after S seconds without data (default 300)" },
+    [OPT_PREFIX_CACHE] = { "prefix-cache", "GB", K_REAL, 0, 1e6,
+                          .what = "size bound of the prefix cache of prompt beginnings\n"
+                                  "(default $REMORA_PREFIX_CACHE_GB, else 4); 0 turns it off" },
 };
 
 /* ---- the number rules -------------------------------------------------- */
@@ -206,6 +209,7 @@ int opts_parse(int id, const char *arg, opts_shared *o, char *msg, size_t msglen
     case OPT_ENDPOINT_MODEL: o->endpoint_model = arg; break;
     case OPT_API_KEY_ENV: o->api_key_env = arg; break;
     case OPT_ENDPOINT_TIMEOUT: o->endpoint_timeout = d; break;
+    case OPT_PREFIX_CACHE: o->open.prefix_cache_gb = d > 0 ? d : -1; break;   /* 0 is "off" here, "default" there */
     }
     o->given |= OPT_BIT(id);
     return 0;
@@ -240,7 +244,7 @@ const struct option *opts_longopts(const struct option *own, unsigned mask)
 int opts_endpoint(const char *cmd, const opts_shared *o, struct ui_endpoint_opts *e)
 {
     static const int local[] = { OPT_MODEL, OPT_THREADS, OPT_IO_THREADS, OPT_RAM, OPT_TRACE, OPT_PREFILL_CHUNK,
-                                 OPT_MAX_CTX, OPT_SPEC };
+                                 OPT_MAX_CTX, OPT_SPEC, OPT_PREFIX_CACHE };
     memset(e, 0, sizeof *e);
     if (!o->endpoint) {
         for (int id = OPT_ENDPOINT_MODEL; id <= OPT_ENDPOINT_TIMEOUT; id++)

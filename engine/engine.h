@@ -100,6 +100,10 @@ typedef struct rm_open_opts {
     int prefill_chunk;      /* prompt tokens per layer-major pass; 0 = the planner's choice */
     int max_ctx;            /* sessions: the most tokens a context may hold; 0 = the model's
                              * max_position_embeddings (no limit when the config has none) */
+    /* sessions: the prefix cache (README.md, "Snapshots"), bounded to this
+     * many GB; 0 = $REMORA_PREFIX_CACHE_GB, else 4; negative = no cache */
+    double prefix_cache_gb;
+    const char *prefix_cache_dir;   /* NULL = $XDG_CACHE_HOME/remora/prefix (~/.cache/remora/prefix) */
 } rm_open_opts;
 
 /* What a caller may want to know about an open model. */
@@ -144,6 +148,11 @@ typedef struct rm_model_info {
 int  rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_err *err);
 void rm_model_free(rm_model *m);
 const rm_model_info *rm_model_get_info(const rm_model *m);
+/* What a snapshot names its model by: 128 bits (FNV-1a) over config.json,
+ * the weight index, the tokenizer files, every shard header's tensor table
+ * and the norm vectors held in RAM (engine/model/fingerprint.c says why).
+ * Computed at the first call. */
+int  rm_model_fingerprint(rm_model *m, uint8_t fp[16], rm_err *err);
 
 /* Per-sequence state: KDA recurrent and conv states, MLA latent cache,
  * position. max_tokens bounds the MLA cache; it grows on demand past it. */
@@ -202,6 +211,19 @@ typedef struct rm_forward_ctl {
     void (*on_chunk)(void *ud, int fed);
     void *ud;
     rm_prompt_figures base;     /* ctx, reused, restored, reprefill to report */
+    /* A position inside the feed (0 < capture < n; 0: none) whose state the
+     * caller wants without a pass ending there (an extra pass would read
+     * the experts again): the pass that holds it calls on_capture(ud, l)
+     * for every layer l in order, as soon as that layer holds the state
+     * after the first `capture` tokens of the feed (a KDA layer: its
+     * recurrent and convolution state at that moment; an MLA layer: its
+     * cache rows up to there, which later positions do not change). The
+     * capture is complete when that pass is (on_chunk); a stopped pass
+     * leaves it incomplete. A capture on a pass boundary is not called:
+     * the state at on_chunk is that position's. Results are the same bits
+     * with or without a capture. */
+    int capture;
+    void (*on_capture)(void *ud, int layer);
 } rm_forward_ctl;
 
 /* rm_forward for prompts: feeds n tokens in passes of ctl->chunk_tokens (or
@@ -405,7 +427,8 @@ typedef struct rm_gen_opts {
     int      max_new;               /* 0 = until end of message */
     float    temperature;           /* 0 = greedy */
     float    top_p;                 /* 1 = off */
-    uint64_t seed;
+    uint64_t seed;                  /* sampling: a conversation's first turn starts from it, later
+                                     * turns from seeds mixed from it and the turn's number */
     int      think;                 /* 1: open the think channel */
     const char *thinking_effort;    /* NULL: none */
     int      spec;                  /* RM_SPEC_*: n-gram drafts (greedy only) */
@@ -525,6 +548,57 @@ typedef struct rm_reply_info {
  * stopped) or -1 on error. */
 int  rm_session_reply(rm_session *s, const rm_prompt *p, const rm_gen_opts *o, const rm_gen_events *ev,
                       volatile int *stop, rm_reply_info *info, rm_err *err);
+
+/* ---- snapshots: a conversation's state on disk (engine/session/snapshot.c) */
+
+/* A snapshot holds what the model has consumed of a conversation — its
+ * token ids, the KDA recurrent and convolution states, the MLA latent cache,
+ * the next-token logits, the speculation estimates and the router choices
+ * of every position — so that a conversation goes on
+ * after a restart exactly (bit for bit) as it would have without one,
+ * without computing it again. README.md's "Snapshots" has the format. A
+ * snapshot is used only when it was made by this model (its fingerprint),
+ * is whole (every size, and its CRC) and its tokens are a prefix of the
+ * conversation as rendered now; otherwise the conversation is computed
+ * again at the next turn, and the reason is reported. */
+
+/* The snapshot that goes with a transcript: PATH with a final ".jsonl"
+ * replaced by ".state", else PATH + ".state". -1 if it does not fit. */
+int rm_snapshot_path(const char *transcript, char *out, size_t cap);
+
+/* What a load did with the state. */
+typedef struct rm_resume {
+    int found;          /* there was a snapshot (restored, or refused for r->why) */
+    int restored;       /* tokens of the conversation restored from the snapshot; 0 none */
+    int ctx;            /* tokens of the conversation as rendered (without a generation prompt) */
+    uint64_t bytes;     /* the snapshot's size, when there was one */
+    double seconds;     /* the load's time (rm_now), transcript and snapshot */
+    char why[1024];     /* when nothing was restored: why, naming the snapshot */
+} rm_resume;
+
+/* Writes the session's state to PATH (atomically, mode 0600), after an
+ * open speculation checkpoint is committed. A state that does not belong to
+ * the conversation (after rm_session_clear or rm_session_load) is dropped
+ * first, and the snapshot holds no tokens. */
+int rm_session_save_state(rm_session *s, const char *path, rm_err *err);
+/* Restores the state from the snapshot PATH for the session's
+ * conversation. Returns 0 (r->restored tokens), or -1 with the reason in
+ * err and r->why; the session is then as it was. */
+int rm_session_load_state(rm_session *s, const char *path, rm_resume *r, rm_err *err);
+/* The transcript at PATH (rm_session_save) and the snapshot beside it
+ * (rm_snapshot_path). The transcript is written first: returns 0 when both
+ * were written, 1 when the transcript was but its snapshot was not (disk
+ * full, ...: the message says why; the previous snapshot is left whole, and
+ * a later load uses it as far as it fits the conversation, or refuses it),
+ * -1 when nothing was written. */
+int rm_session_save_with_state(rm_session *s, const char *path, rm_err *err);
+/* Loads the transcript at PATH and its snapshot. When the transcript
+ * cannot be read, -1 and nothing changes. Otherwise the conversation is
+ * replaced (0), and the state comes from the snapshot when it can be used
+ * (r->restored tokens); when it cannot (none, damaged, other model, other
+ * conversation), r->restored is 0, r->why says why, and the next turn
+ * computes the conversation again. */
+int rm_session_load_with_state(rm_session *s, const char *path, rm_resume *r, rm_err *err);
 
 /* ---- transcripts (engine/session/transcript.c) ------------------------- */
 

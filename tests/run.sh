@@ -4,6 +4,11 @@
 # Prints per-suite results and one closing "N passed, N failed" line.
 cd "$(dirname "$0")/.." || exit 2
 export REMORA_FIXTURES="${REMORA_FIXTURES:-$(pwd)/tests/fixtures}"
+# the prefix cache is off (and would be in a folder of the run's) unless a
+# test turns it on: a prompt cached by one test would skip another's prefill
+export REMORA_PREFIX_CACHE_GB=0
+export XDG_CACHE_HOME="$(pwd)/build/test-cache"
+rm -rf build/test-cache
 pass=0; fail=0
 count() { # $1 = log file of a unit run
   p=$(grep -c '^PASS ' "$1"); f=$(grep -c '^FAIL ' "$1")
@@ -32,5 +37,6 @@ for t in tests/sh/*.sh; do
     echo "FAIL $name"; tail -20 "build/logs/$name.log" | sed 's/^/    /'; fail=$((fail + 1))
   fi
 done
+rm -rf build/test-cache
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

@@ -19,6 +19,7 @@ typedef struct ui_main_opts {
     int           mouse;
     const char   *system;        /* initial system prompt, or NULL */
     double        panel_hz;      /* panel and status redraws per second; 0: UI_PANEL_HZ */
+    const char   *resume;        /* a transcript to go on from; "": the last session; NULL: none */
 } ui_main_opts;
 
 /* Panels and the status line are redrawn at most this often by default:

@@ -23,6 +23,9 @@ typedef struct ui_source_vt {
                  volatile int *stop, rm_err *err);
     int  (*set_system)(ui_source *s, const char *text, rm_err *err);
     void (*clear)(ui_source *s);
+    /* the conversation (with its state, where the source has one); a load
+     * that fails changes nothing, and one that works may leave a note in
+     * err->msg (where the state comes from) */
     int  (*save)(ui_source *s, const char *path, rm_err *err);
     int  (*load)(ui_source *s, const char *path, rm_err *err);
     int  (*messages)(ui_source *s, const rm_chat_msg **msgs);

@@ -1,5 +1,6 @@
 /* source_engine.c — the chat's source backed by the engine: every call goes
- * straight to the rm_session of the model directory. */
+ * straight to the rm_session of the model directory; saving and loading
+ * keep the conversation's snapshot beside its transcript. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,25 @@ static int set_system(ui_source *s, const char *text, rm_err *err)
 }
 
 static void clear(ui_source *s) { rm_session_clear(ses(s)); }
-static int save(ui_source *s, const char *path, rm_err *err) { return rm_session_save(ses(s), path, err); }
-static int load(ui_source *s, const char *path, rm_err *err) { return rm_session_load(ses(s), path, err); }
+/* The transcript and its snapshot; a snapshot that could not be written
+ * (the transcript was) fails the save with the message that says so. */
+static int save(ui_source *s, const char *path, rm_err *err)
+{
+    return rm_session_save_with_state(ses(s), path, err) ? -1 : 0;
+}
+
+/* The transcript and its snapshot; the note of a load that worked says
+ * where the conversation's state comes from. */
+static int load(ui_source *s, const char *path, rm_err *err)
+{
+    rm_resume r;
+    if (rm_session_load_with_state(ses(s), path, &r, err)) return -1;
+    if (r.restored)
+        rm_errf(err, "its state restored from the snapshot (%d tokens, %.1f MB, in %.2f s)", r.restored,
+                (double)r.bytes / 1e6, r.seconds);
+    else rm_errf(err, "its state is computed again at the next message (%s)", r.why);
+    return 0;
+}
 static int messages(ui_source *s, const rm_chat_msg **m) { return rm_session_messages(ses(s), m); }
 static int last_interrupted(ui_source *s) { return rm_session_last_interrupted(ses(s)); }
 static double probe(ui_source *s, double seconds) { return rm_session_probe_device(ses(s), seconds); }

@@ -32,6 +32,15 @@
  * A stoppable pass (rm_forward_ex) marks the state first; a stop (looked at
  * between blocks, products and experts) or an error puts it back, so the
  * state is always that of the last complete pass.
+ *
+ * A capture (rm_forward_ctl.capture) hands out the state at a position
+ * inside a pass without ending the pass there, which would read every
+ * expert the layers need once more: the blocks of the per-position work end
+ * at it, and right after each layer's mixer has consumed the block that ends
+ * there, that layer's state is the state at that position (a KDA layer's
+ * recurrent and convolution state; an MLA layer's cache rows up to there,
+ * which later positions leave alone). Cutting a block changes no row's
+ * arithmetic, so the pass gives the same bits with or without a capture.
  */
 #include <math.h>
 #include <stdio.h>
@@ -57,6 +66,9 @@ typedef struct pass_ctx {
     int dbg_T, dbg_t0;
     void (*after_layer)(void *ud, int layer);
     void *ud;
+    int cap;                    /* 0 < cap < T: blocks end at it, and each layer's state there goes to on_capture */
+    void (*on_capture)(void *ud, int layer);
+    void *cap_ud;
 } pass_ctx;
 
 static int stopped(const pass_ctx *p) { return p->stop && *p->stop; }
@@ -140,8 +152,9 @@ static int mixer_half(rm_model *m, rm_state *s, pass_buf *b, int l, int T, phase
         b->blocks[b->nb++] = b->P;
         if (!(b->P = malloc((size_t)T * D * sizeof *b->P))) return rm_errf(err, "out of memory in the forward pass");
     }
-    for (int t0 = 0; t0 < T; t0 += FWD_BLOCK) {
-        const int n = T - t0 < FWD_BLOCK ? T - t0 : FWD_BLOCK;
+    for (int t0 = 0, n; t0 < T; t0 += n) {
+        n = T - t0 < FWD_BLOCK ? T - t0 : FWD_BLOCK;
+        if (p->cap > t0 && p->cap < t0 + n) n = p->cap - t0;    /* a block ends at the capture */
         const size_t off = (size_t)t0 * D, nd = (size_t)n * D;
         if (B) {
             if (nb0) mix_rows(b->blocks, nb0, Pin + off, w->attn_res_w, b->xin, t0, n, D, eps);
@@ -155,6 +168,7 @@ static int mixer_half(rm_model *m, rm_state *s, pass_buf *b, int l, int T, phase
                               : mla_forward(c, &w->mla, &s->mla[l], l, s->pos + t0, b->xn, b->ym, n, p->stop, err);
         phase_mark(pt, RM_PHASE_ATTN);
         if (rc) return rc;
+        if (p->cap && p->cap == t0 + n) p->on_capture(p->cap_ud, l);
         float *P = b->P + off;
         if (fresh) memcpy(P, b->ym, nd * sizeof *P);
         else for (size_t i = 0; i < nd; i++) P[i] += b->ym[i];
@@ -268,7 +282,7 @@ int rm_forward(rm_model *m, rm_state *s, const int32_t *ids, int n, float *logit
     const int V = m->cfg.vocab_size, size = pass_size(n, m->prefill_chunk);
     for (int t = 0; t < n; t += size) {
         const int T = n - t < size ? n - t : size;
-        pass_ctx p = { NULL, on_route, route_ud, m->test_hidden, n, t, NULL, NULL };
+        pass_ctx p = { NULL, on_route, route_ud, m->test_hidden, n, t, NULL, NULL, 0, NULL, NULL };
         if (pass(m, s, ids + t, T, logits ? logits + (size_t)t * V : NULL, t + T == n ? last_logits : NULL, &p, err))
             return -1;
     }
@@ -398,7 +412,10 @@ int rm_forward_ex(rm_model *m, rm_state *s, const int32_t *ids, int n, float *lo
         mt.pass_bytes0 = bytes_now(m);
         meter_publish(&mt, 0);
         if (state_mark(s, err)) return -1;
-        pass_ctx p = { ctl->stop, on_route, route_ud, m->test_hidden, n, t, meter_after_layer, &mt };
+        /* a capture inside this pass; one on its end is the pass's own end */
+        const int cap = ctl->capture - t;
+        pass_ctx p = { ctl->stop, on_route, route_ud, m->test_hidden, n, t, meter_after_layer, &mt,
+                       ctl->on_capture && cap > 0 && cap < T ? cap : 0, ctl->on_capture, ctl->ud };
         int rc = pass(m, s, ids + t, T, logits ? logits + (size_t)t * V : NULL, t + T == n ? last_logits : NULL,
                       &p, err);
         if (rc) {

@@ -35,6 +35,8 @@ struct rm_model {
     int *prev_route;            /* [L][topk] experts of the last position */
     int prefill_chunk;          /* the planner's pass size in tokens (load.c) */
     model_counters ctr;         /* since the last model_take_stats */
+    uint8_t fingerprint[16];    /* rm_model_fingerprint, once computed */
+    int fingerprint_done;
 };
 
 struct rm_state {
@@ -56,6 +58,16 @@ int  state_reserve(rm_state *s, int n, rm_err *err);
 int  state_mark(rm_state *s, rm_err *err);
 void state_restore_mark(rm_state *s);
 void state_forget_mark(rm_state *s);
+/* Snapshots (session/snapshot.c) hold a state layer by layer: layer l's
+ * part at position pos is, for a KDA layer, its recurrent state S then its
+ * convolution history; for an MLA layer, its latent cache rows [0, pos).
+ * state_layer_bytes is its size; state_layer_io hands each array of it to
+ * io(ud, p, n) in that order (to write from, or to read into once the
+ * state holds pos rows: state_reserve), stopping at the first non-zero
+ * return. state_set_pos makes a state read that way hold pos tokens. */
+uint64_t state_layer_bytes(const rm_config *c, int l, int pos);
+int  state_layer_io(rm_state *s, int l, int pos, int (*io)(void *ud, void *p, size_t n), void *ud);
+void state_set_pos(rm_state *s, int pos);
 
 /* The planner's figures of a pass (forward.c): bytes the layer loop keeps
  * per position, and the positions of one block of per-position work. */

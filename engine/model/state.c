@@ -1,7 +1,8 @@
 /* state.c — the per-sequence state: KDA recurrent and convolution states,
- * the MLA latent cache (grown on demand) and the position; and the
- * checkpoint / rollback / commit that speculation uses to undo tokens
- * exactly (kda.c records the recurrence inputs, kda_rollback replays them).
+ * the MLA latent cache (grown on demand) and the position; the checkpoint /
+ * rollback / commit that speculation uses to undo tokens exactly (kda.c
+ * records the recurrence inputs, kda_rollback replays them); and the arrays
+ * of each layer as a snapshot holds them (state_layer_io).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,35 @@ void rm_state_reset(rm_state *s)
 }
 
 int rm_state_pos(const rm_state *s) { return s->pos; }
+
+/* Floats of a KDA layer's recurrent state and of its convolution history. */
+static size_t kda_S_floats(const rm_config *c) { return (size_t)c->kda_heads * c->kda_head_dim * c->kda_head_dim; }
+static size_t kda_conv_floats(const rm_config *c)
+{
+    return 3 * (size_t)(c->conv_size > 1 ? c->conv_size - 1 : 1) * c->kda_heads * c->kda_head_dim;
+}
+
+uint64_t state_layer_bytes(const rm_config *c, int l, int pos)
+{
+    if (c->is_kda[l]) return (uint64_t)(kda_S_floats(c) + kda_conv_floats(c)) * sizeof(float);
+    return (uint64_t)pos * ((uint64_t)c->kv_lora_rank + c->qk_rope) * sizeof(float);
+}
+
+int state_layer_io(rm_state *s, int l, int pos, int (*io)(void *ud, void *p, size_t n), void *ud)
+{
+    const rm_config *c = &s->m->cfg;
+    if (c->is_kda[l])
+        return io(ud, s->kda[l].S, kda_S_floats(c) * sizeof(float)) ||
+               io(ud, s->kda[l].conv, kda_conv_floats(c) * sizeof(float));
+    if (pos > s->cap) return -1;
+    return pos ? io(ud, s->mla[l].latent, (size_t)pos * ((size_t)c->kv_lora_rank + c->qk_rope) * sizeof(float)) : 0;
+}
+
+void state_set_pos(rm_state *s, int pos)
+{
+    commit(s);
+    s->pos = pos;
+}
 
 /* Saves every KDA layer's S and convolution history in S0/conv0 and sets
  * the checkpoint at the current position; with `recording`, the inputs of

@@ -3,8 +3,7 @@
  * Reading: the aligned bulk of the file goes straight into the caller's
  * (aligned) slot with O_DIRECT, like a shard read, and the last partial
  * block with the trailer through the page cache; so cached experts cost no
- * page-cache memory beyond one block each. The CRC is slicing-by-8, about
- * 8 bytes per step, cheap next to the read itself.
+ * page-cache memory beyond one block each. The CRC is base/crc.h's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,10 +12,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 #include "remote/xcache.h"
 #include "base/file.h"
 #include "base/align.h"
+#include "base/crc.h"
 
 static const char xc_magic[4] = { 'R', 'M', 'X', '2' };
 
@@ -38,21 +37,6 @@ uint64_t xc_revision(const char *etag)
     uint64_t h = 1469598103934665603ull;
     for (const unsigned char *p = (const unsigned char *)etag; *p; p++) { h ^= *p; h *= 1099511628211ull; }
     return h ? h : 1;
-}
-
-/* zlib's CRC-32 (the same one `crc32` and gzip compute), fed in pieces of at
- * most 1 GiB because its length argument is 32 bits wide. */
-uint32_t xc_crc32(uint32_t crc, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    uLong c = crc;
-    while (n) {
-        uInt part = n > (1u << 30) ? (1u << 30) : (uInt)n;
-        c = crc32(c, p, part);
-        p += part;
-        n -= part;
-    }
-    return (uint32_t)c;
 }
 
 void xc_path(char *buf, size_t cap, const char *dir, int layer, int expert)
@@ -87,7 +71,7 @@ int xc_store(const char *path, const void *raw, uint64_t n, const xc_id *id, rm_
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0) return rm_errf(err, "%s: cannot create: %s", tmp, strerror(errno));
     uint8_t t[XC_TRAILER];
-    put_trailer(t, xc_crc32(0, raw, (size_t)n), n, id);
+    put_trailer(t, crc_update(0, raw, (size_t)n), n, id);
     if (file_write_all(fd, raw, (size_t)n) || file_write_all(fd, t, XC_TRAILER) || fdatasync(fd)) {
         int e = errno;
         close(fd);
@@ -148,6 +132,6 @@ int xc_load(const char *path, void *dst, uint64_t n, const xc_id *id, int verify
     if (get_le(tail + 8, 8) != n || get_le(tail + 16, 4) != (uint32_t)id->layer ||
         get_le(tail + 20, 4) != (uint32_t)id->expert || get_le(tail + 24, 8) != id->off || get_le(tail + 32, 8) != id->rev)
         return damaged_file(path, damaged);
-    if (verify && get_le(tail + 4, 4) != xc_crc32(0, dst, (size_t)n)) return damaged_file(path, damaged);
+    if (verify && get_le(tail + 4, 4) != crc_update(0, dst, (size_t)n)) return damaged_file(path, damaged);
     return 0;
 }

@@ -27,7 +27,6 @@ typedef struct xc_id {
     uint64_t rev;           /* xc_revision of the shard's ETag */
 } xc_id;
 
-uint32_t xc_crc32(uint32_t crc, const void *p, size_t n);
 /* The revision number of an ETag (FNV-1a, 64 bits); 0 for NULL or "". */
 uint64_t xc_revision(const char *etag);
 void xc_path(char *buf, size_t cap, const char *dir, int layer, int expert);

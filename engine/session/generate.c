@@ -87,6 +87,7 @@ typedef struct prompt_run {
     rm_token_stats total;       /* since the prompt began */
     rm_token_stats pass;        /* since the pass in progress began */
     double t0, last;
+    int base, np;               /* tokens in the state when the feed began; the prompt's */
 } prompt_run;
 
 static void prompt_take(prompt_run *r)
@@ -125,42 +126,89 @@ static void on_prompt_pass(void *ud, int fed)
     r->pass.token_index = (uint64_t)fed;
     if (s->trace) session_trace_pass(s, &r->pass);
     memset(&r->pass, 0, sizeof r->pass);
+    /* prefix cache entries: a capture this pass completes (on its boundary,
+     * the state now is the capture's), then the pass boundary itself */
+    const int at = r->base + fed, cap = s->prefix.cap;
+    if (cap && at >= cap) {
+        if (at == cap)
+            for (int l = 0; l < s->m->cfg.num_layers; l++) prefix_capture_layer(s, l);
+        prefix_capture_end(s, 1);
+    }
+    if (at < r->np && at != cap) prefix_store(s, at, NULL, 1);
+}
+
+static void on_prompt_capture(void *ud, int layer) { prefix_capture_layer(((prompt_run *)ud)->s, layer); }
+
+/* Where the prompt's first message ends (after its end-of-message token),
+ * 0 if it does not: the beginning conversations share most. */
+static int first_message_end(const rm_session *s, const int32_t *prompt, int np)
+{
+    for (int i = 0; s->eom_id >= 0 && i < np; i++)
+        if (prompt[i] == s->eom_id) return i + 1;
+    return 0;
 }
 
 /* Makes the state hold the prompt: what it has consumed is kept when the
  * prompt extends it, else the state is reset (and the figures say the
- * whole context is computed again); the rest is fed in layer-major passes
- * (rm_forward_ex), which leave the last position's logits. *stop ends it
- * between layers and experts, keeping the complete passes: returns 1 then.
- * The prompt's record (RM_REC_PROMPT) says how many tokens the context
- * holds, how many were reused and how many computed. */
+ * whole context is computed again) and the longest beginning of the prompt
+ * the prefix cache holds is restored; the rest is fed in layer-major passes
+ * (rm_forward_ex), which leave the last position's logits. A state that
+ * holds exactly the prompt with its logits (a snapshot, a cache entry) is
+ * used as it is. *stop ends it between layers and experts, keeping the
+ * complete passes: returns 1 then. The prompt's record (RM_REC_PROMPT) says
+ * how many tokens the context holds, how many were reused, restored from a
+ * snapshot or the cache, and computed. */
 static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, const rm_gen_events *ev,
                    volatile int *stop, rm_err *err)
 {
     int lcp = 0;
     while (lcp < s->nseq && lcp < np && s->seq[lcp] == prompt[lcp]) lcp++;
-    int reprefill = 0;
-    if (lcp < s->nfed || lcp == np) {
-        reprefill = s->nfed > 0;
+    int reprefill = 0, restored, fresh = 0;
+    const int whole = lcp == np && s->nfed == np && s->logits_pos == np;
+    const int had = s->nfed > 0 || s->stale;      /* a conversation was there before this prompt */
+    if (lcp < s->nfed || (lcp == np && !whole)) {
         rm_state_reset(s->st);
-        s->nfed = 0;
-        lcp = 0;
+        s->nfed = s->nseq = 0;
+        s->logits_pos = -1;
     }
+    if (s->nfed == 0) {
+        restored = lcp = prefix_restore(s, prompt, np);
+        reprefill = had && !restored;
+        fresh = 1;
+    } else {
+        restored = s->restored_pending < s->nfed ? s->restored_pending : s->nfed;
+    }
+    s->restored_pending = 0;
+    s->stale = 0;
     s->nseq = lcp;
     for (int i = lcp; i < np; i++)
         if (seq_push(s, prompt[i])) return rm_errf(err, "out of memory");
-    const int reused = s->nfed, todo = s->nseq - s->nfed;
-    prompt_run r = { s, ev, { 0 }, { 0 }, rm_now(), 0 };
+    const int reused = s->nfed - restored, todo = s->nseq - s->nfed;
+    prompt_run r = { s, ev, { 0 }, { 0 }, rm_now(), 0, s->nfed, np };
     r.last = r.t0;
     rm_forward_ctl ctl = { .stop = stop, .on_progress = on_prompt_progress, .on_chunk = on_prompt_pass, .ud = &r };
-    ctl.base = (rm_prompt_figures){ .ctx = np, .reused = reused, .total = todo, .reprefill = reprefill, .eta = -1 };
+    ctl.base = (rm_prompt_figures){ .ctx = np, .reused = reused, .restored = restored, .total = todo,
+                                    .reprefill = reprefill, .eta = -1 };
+    const int cap = first_message_end(s, prompt, np);
+    if (todo > 0 && cap > s->nfed && cap < np && prefix_capture_begin(s, cap)) {
+        ctl.capture = cap - s->nfed;
+        ctl.on_capture = on_prompt_capture;
+    }
     int fed = 0, rc = 0;
     if (todo > 0) {
-        if (route_hist_reserve(&s->routes, s->nseq)) return rm_errf(err, "out of memory");
-        rc = rm_forward_ex(s->m, s->st, s->seq + s->nfed, todo, NULL, logits, on_route, s, &ctl, &fed, err);
+        if (route_hist_reserve(&s->routes, s->nseq)) rc = rm_errf(err, "out of memory");
+        else rc = rm_forward_ex(s->m, s->st, s->seq + s->nfed, todo, NULL, logits, on_route, s, &ctl, &fed, err);
         s->nfed += fed;
-        if (rc < 0) return -1;
+    } else {
+        memcpy(logits, s->logits, (size_t)s->m->cfg.vocab_size * sizeof *logits);
     }
+    prefix_capture_end(s, 0);       /* one the prompt did not complete */
+    /* a conversation that goes on in its own state has no use for its
+     * prompt in the cache (a snapshot keeps it); a new one, or one whose
+     * state was elsewhere (a server's clients), does */
+    if (rc == 0 && fresh && todo >= PREFIX_MIN_TOKENS) prefix_store(s, np, logits, 0);
+    prefix_prompt_done(s);
+    if (rc < 0) return -1;
     memset(&s->stats, 0, sizeof s->stats);
     s->stats.kind = RM_REC_PROMPT;      /* this take ages the cache, once per prompt */
     prompt_take(&r);
@@ -284,28 +332,41 @@ static int verify(gen *g, int32_t id, int32_t *draft, int k, double t1, int *don
     return 0;
 }
 
+/* After a failed step the state may hold part of it: it is dropped, and
+ * the next turn computes the conversation again. */
+static void drop_state(rm_session *s)
+{
+    rm_state_reset(s->st);
+    s->nfed = s->nseq = 0;
+    s->logits_pos = -1;
+}
+
 /* Generates after the prompt ids: shared by chat turns and raw completion.
  * Each step samples a token and emits it; then either a plain step feeds it
  * alone, or (greedy decoding, and the drafter's gate says it pays) a verify
- * pass feeds it with the drafts after it. */
-static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_opts *o,
+ * pass feeds it with the drafts after it. The sampler starts from the seed
+ * of the conversation's turn `turn` (sampler_turn_seed; raw completion and
+ * replies to a conversation given whole: 0). The logits after the last
+ * token fed are kept in s->logits for a snapshot. */
+static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_opts *o, int turn,
                     out_sink *cs, const rm_gen_events *ev, volatile int *stop, gen_end *end,
                     rm_err *err)
 {
     *end = (gen_end){ 0 };
     const int V = s->m->cfg.vocab_size;
+    const uint64_t seed = sampler_turn_seed(o ? o->seed : 0, turn);
     gen g = { s, cs, ev, np, o && o->max_new > 0 ? o->max_new : 1 << 30, 0, V,
               malloc((size_t)V * sizeof(float)), malloc((size_t)(SPEC_KMAX + 1) * V * sizeof(float)) };
     sampler smp;
     if (!g.logits || !g.vlog || sampler_init(&smp, V, o ? o->temperature : 0, o && o->top_p > 0 ? o->top_p : 1,
-                                             o ? o->seed : 0)) {
+                                             seed)) {
         free(g.logits);
         free(g.vlog);
         return rm_errf(err, "out of memory");
     }
     int rc = prefill(s, prompt, np, g.logits, ev, stop, err);
-    if (rc == 1) { end->interrupted = RM_STOPPED_PROMPT; rc = 0; goto out; }
-    if (rc) goto out;
+    if (rc == 1) { end->interrupted = RM_STOPPED_PROMPT; rc = 0; s->logits_pos = -1; goto out; }
+    if (rc) { s->logits_pos = -1; goto out; }
     /* speculation is lossless only for greedy decoding */
     const int greedy = !o || o->temperature <= 0;
     s->spec.mode = greedy ? (o ? o->spec : RM_SPEC_AUTO) : RM_SPEC_OFF;
@@ -320,6 +381,7 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
     while (g.n < g.max_new) {
         if (stop && *stop) { end->interrupted = RM_STOPPED_REPLY; break; }
         double t1 = rm_now();
+        if (s->test_logits) s->test_logits(s->test_logits_ud, g.logits, V);
         int32_t id = (int32_t)sampler_pick(&smp, g.logits);
         if (seq_push(s, id) || spec_push(&s->spec, &id, 1)) { rc = rm_errf(err, "out of memory"); break; }
         done = sink_feed(s, cs, id);
@@ -344,6 +406,12 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
     end->tokens = g.n;
     sink_finish(cs);
     if (!rc && cs->tc->failed) rc = text_failed(cs->tc, err);
+    if (rc) {
+        drop_state(s);
+    } else {
+        memcpy(s->logits, g.logits, (size_t)V * sizeof *s->logits);
+        s->logits_pos = s->nfed;
+    }
 out:
     sampler_free(&smp);
     free(g.logits);
@@ -352,7 +420,7 @@ out:
 }
 
 /* The reply of a chat turn or a raw completion (session.h). */
-int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int think, const rm_gen_opts *o,
+int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int think, int turn, const rm_gen_opts *o,
                      const rm_gen_events *ev, volatile int *stop, rm_buf kept[2], gen_end *end, rm_err *err)
 {
     turn_ctx tc = { s, ev, kept, 0 };
@@ -363,7 +431,7 @@ int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int th
         sink.eos = s->m->cfg.eos_id;
         sink.eos2 = rm_tokenizer_special_id(s->tok, "[EOS]");
     }
-    int rc = generate(s, ids, np, o, &sink, ev, stop, end, err);
+    int rc = generate(s, ids, np, o, turn, &sink, ev, stop, end, err);
     rm_chat_stream_free(sink.chat);
     return rc;
 }
@@ -371,6 +439,8 @@ int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int th
 int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, const rm_gen_events *ev,
                     volatile int *stop, rm_err *err)
 {
+    int turn = 0;       /* replies so far: this turn's number */
+    for (int i = 0; i < s->nmsgs; i++) turn += !strcmp(s->msgs[i].role, "assistant");
     if (session_push_msg(s, "user", user_text, NULL)) return rm_errf(err, "out of memory");
     int n;
     if (session_build_view(s, &n)) return rm_errf(err, "out of memory");
@@ -383,7 +453,8 @@ int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, 
     /* only XTML's generation prompt opens the think channel; an im-format
      * model opens <think> itself when it has one */
     gen_end end;
-    int rc = session_generate(s, ids, np, 1, co.thinking && s->fmt == RM_CHAT_XTML, o, ev, stop, kept, &end, err);
+    int rc = session_generate(s, ids, np, 1, co.thinking && s->fmt == RM_CHAT_XTML, turn, o, ev, stop, kept, &end,
+                              err);
     free(ids);
     if (!rc) {
         if (session_push_msg(s, "assistant", kept[1].p ? kept[1].p : "", kept[0].p))
@@ -404,7 +475,7 @@ int rm_session_complete(rm_session *s, const char *text, const rm_gen_opts *o, c
     if (np == 0) { free(ids); return rm_errf_input(err, "empty prompt"); }
     if (session_check_ctx(s, np, err)) { free(ids); return -1; }
     gen_end end;
-    int rc = session_generate(s, ids, np, 0, 0, o, ev, stop, NULL, &end, err);
+    int rc = session_generate(s, ids, np, 0, 0, 0, o, ev, stop, NULL, &end, err);
     free(ids);
     return rc ? rc : session_trace_failed(s, err);
 }

@@ -106,7 +106,7 @@ int rm_session_reply(rm_session *s, const rm_prompt *p, const rm_gen_opts *o, co
     reply_ctx r = { ev, { 0 }, 0, -1, -1 };
     rm_gen_events mine = { &r, reply_text, reply_stats };
     gen_end end;
-    int rc = session_generate(s, p->ids, p->n, p->mode != RM_REPLY_RAW, p->mode == RM_REPLY_REASONING, o, &mine,
+    int rc = session_generate(s, p->ids, p->n, p->mode != RM_REPLY_RAW, p->mode == RM_REPLY_REASONING, 0, o, &mine,
                               stop, NULL, &end, err);
     r.info.completion_tokens = end.tokens;
     r.info.reasoning_tokens = r.first_answer >= 0 ? r.first_answer : r.last_reasoning + 1;

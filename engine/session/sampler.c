@@ -40,6 +40,12 @@ static uint64_t splitmix64(uint64_t *x)
     return z ^ (z >> 31);
 }
 
+uint64_t sampler_turn_seed(uint64_t seed, int turn)
+{
+    uint64_t x = seed ^ ((uint64_t)turn << 32);
+    return turn > 0 ? splitmix64(&x) : seed;
+}
+
 static int cmp_desc(const void *a, const void *b, void *probs)
 {
     const float *p = probs;

@@ -38,6 +38,13 @@ int rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **o
     }
     const int model_max = s->m->cfg.max_pos;
     s->max_ctx = o && o->max_ctx > 0 && (!model_max || o->max_ctx < model_max) ? o->max_ctx : model_max;
+    s->eom_id = rm_tokenizer_special_id(s->tok, s->fmt == RM_CHAT_XTML ? "<|end_of_msg|>" : "<|im_end|>");
+    s->logits_pos = -1;
+    if (!(s->logits = malloc((size_t)s->m->cfg.vocab_size * sizeof *s->logits))) {
+        rm_session_free(s);
+        return rm_errf(err, "out of memory");
+    }
+    if (prefix_open(&s->prefix, o, err)) { rm_session_free(s); return -1; }
     if (spec_init(&s->spec, RM_SPEC_AUTO)) { rm_session_free(s); return rm_errf(err, "out of memory"); }
     const rm_config *c = &s->m->cfg;
     if (!(s->moe_index = malloc((size_t)c->num_layers * sizeof *s->moe_index))) {
@@ -77,6 +84,8 @@ void rm_session_free(rm_session *s)
     free(s->msgs);
     free(s->view);
     free(s->seq);
+    free(s->logits);
+    prefix_capture_end(s, 0);
     free(s->system);
     free(s->moe_index);
     if (s->trace) fclose(s->trace);
@@ -105,6 +114,8 @@ void rm_session_clear(rm_session *s)
 {
     free_msgs(s);
     s->nseq = 0;
+    s->restored_pending = 0;
+    s->stale = 0;
 }
 
 int rm_session_add_message(rm_session *s, const char *role, const char *content, const char *reasoning,
@@ -194,28 +205,44 @@ int rm_session_save(const rm_session *s, const char *path, rm_err *err)
     return rc;
 }
 
+int session_take_transcript(rm_session *s, const rm_transcript *t)
+{
+    /* everything is copied first; the conversation changes only then */
+    char *sys = t->system ? strdup(t->system) : NULL;
+    session_msg *old = s->msgs;
+    const int nold = s->nmsgs, oldcap = s->cap;
+    s->msgs = NULL;
+    s->nmsgs = s->cap = 0;
+    int rc = t->system && !sys ? -1 : 0;
+    for (int i = 0; i < t->n && !rc; i++) {
+        if (session_push_msg(s, t->msgs[i].role, t->msgs[i].content, t->msgs[i].reasoning_content)) rc = -1;
+        else s->msgs[s->nmsgs - 1].interrupted = t->interrupted[i];
+    }
+    session_msg *drop = rc ? s->msgs : old;     /* keep the old conversation if the new one failed */
+    const int ndrop = rc ? s->nmsgs : nold;
+    if (rc) {
+        s->msgs = old;
+        s->nmsgs = nold;
+        s->cap = oldcap;
+        free(sys);
+    } else {
+        if (sys) { free(s->system); s->system = sys; }
+        /* the state holds none of it: the next turn feeds it again */
+        s->nseq = 0;
+        s->restored_pending = 0;
+        s->stale = t->n > 0;
+    }
+    for (int i = 0; i < ndrop; i++) { free(drop[i].role); free(drop[i].content); free(drop[i].reasoning); }
+    free(drop);
+    return rc;
+}
+
 int rm_session_load(rm_session *s, const char *path, rm_err *err)
 {
     rm_transcript t;
     if (rm_transcript_load(path, &t, err)) return -1;
-    /* the conversation is replaced only once the whole file has been read */
-    session_msg *old = s->msgs;
-    int nold = s->nmsgs, oldcap = s->cap;
-    s->msgs = NULL;
-    s->nmsgs = s->cap = 0;
-    int rc = t.system && rm_session_set_system(s, t.system) ? rm_errf(err, "out of memory") : 0;
-    for (int i = 0; i < t.n && !rc; i++) {
-        if (session_push_msg(s, t.msgs[i].role, t.msgs[i].content, t.msgs[i].reasoning_content))
-            rc = rm_errf(err, "out of memory");
-        else s->msgs[s->nmsgs - 1].interrupted = t.interrupted[i];
-    }
+    int rc = session_take_transcript(s, &t) ? rm_errf(err, "out of memory") : 0;
     rm_transcript_free(&t);
-    session_msg *drop = rc ? s->msgs : old;     /* keep the old conversation if the new one failed */
-    int ndrop = rc ? s->nmsgs : nold;
-    if (rc) { s->msgs = old; s->nmsgs = nold; s->cap = oldcap; }
-    else s->nseq = 0;                           /* as rm_session_clear: the state is fed again */
-    for (int i = 0; i < ndrop; i++) { free(drop[i].role); free(drop[i].content); free(drop[i].reasoning); }
-    free(drop);
     return rc;
 }
 
@@ -226,3 +253,9 @@ void session_test_draft_oracle(rm_session *s, int (*fn)(void *, const int32_t *,
 }
 
 void session_test_text_max(rm_session *s, size_t max) { s->text_max = max; }
+
+void session_test_logits(rm_session *s, void (*fn)(void *, const float *, int), void *ud)
+{
+    s->test_logits = fn;
+    s->test_logits_ud = ud;
+}

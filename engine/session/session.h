@@ -10,6 +10,10 @@
  *   stats.c       the per-token rm_token_stats records
  *   trace.c       the JSONL trace line of each record
  *   transcript.c  saving and loading a conversation
+ *   snapshot.c    the state on disk: the snapshot format, saving and
+ *                 restoring a session's state (with its transcript)
+ *   prefix.c      the prefix cache: snapshots of prompt beginnings shared
+ *                 by every session of the machine
  */
 #ifndef REMORA_SESSION_H
 #define REMORA_SESSION_H
@@ -22,6 +26,19 @@ typedef struct session_msg {
     char *role, *content, *reasoning;
     int interrupted;
 } session_msg;
+
+/* The prefix cache as a session uses it (prefix.c). */
+typedef struct prefix_cache {
+    char dir[4096];             /* "" when the cache is off */
+    uint64_t limit;             /* bytes the entries may take */
+    char in_use[256];           /* the entry restored last: never evicted by this session */
+    char pass_entry[256];       /* written at the last pass boundary of the prompt in progress */
+    int cap;                    /* a capture in progress: its position, 0 none */
+    struct snap_out *capw;      /* its writer */
+    char cap_name[256];
+    int stores, restores;       /* entries written and used by this session */
+    rm_err error;               /* the last failure to write an entry, "" none */
+} prefix_cache;
 
 struct rm_session {
     rm_model *m;
@@ -52,6 +69,16 @@ struct rm_session {
     int max_ctx;                /* the most tokens a context may hold; 0 = no limit */
     size_t text_max;            /* test hook (session_test_text_max): cap of a
                                  * turn's kept text, 0 = memory only */
+    /* what a snapshot holds besides the state */
+    float *logits;              /* [V] the logits after the first nfed tokens */
+    int logits_pos;             /* nfed when they were kept; -1: none */
+    int restored_pending;       /* state tokens from a snapshot, reported at the next prompt */
+    int stale;                  /* a conversation was loaded without its state */
+    int32_t eom_id;             /* the chat format's end-of-message token, -1 none */
+    prefix_cache prefix;
+    /* test hook (session_test_logits): every logits row a turn samples from */
+    void (*test_logits)(void *ud, const float *logits, int n);
+    void *test_logits_ud;
 };
 
 /* session.c */
@@ -62,6 +89,10 @@ int  session_push_msg(rm_session *s, const char *role, const char *content, cons
 int  session_check_ctx(const rm_session *s, int n, rm_err *err);
 /* Rebuilds s->view: the system prompt first, then the messages; *n gets the count. */
 int  session_build_view(rm_session *s, int *n);
+/* Makes the transcript t the session's conversation (system prompt and
+ * messages; t keeps its strings). Returns 0, or -1 (out of memory) with the
+ * conversation as it was. */
+int  session_take_transcript(rm_session *s, const rm_transcript *t);
 
 /* generate.c */
 /* How a reply ended: interrupted is 0 or RM_STOPPED_REPLY/PROMPT (the
@@ -72,9 +103,74 @@ typedef struct gen_end { int interrupted, message, tokens; } gen_end;
  * (chat = 1; the reply starts in the think channel when think) or raw
  * (chat = 0: token bytes as answer text, ending at end-of-message or
  * [EOS]). The state is reused when the prompt extends what it consumed.
- * kept (may be NULL) receives the reasoning [0] and answer [1] text. */
-int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int think, const rm_gen_opts *o,
+ * turn numbers the reply in its conversation for the sampler's seed
+ * (sampler_turn_seed: 0 is the seed itself). kept (may be NULL) receives the reasoning [0] and answer [1] text. */
+int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int think, int turn, const rm_gen_opts *o,
                      const rm_gen_events *ev, volatile int *stop, rm_buf kept[2], gen_end *end, rm_err *err);
+
+/* snapshot.c */
+/* What a snapshot holds besides the state (the header's flags). */
+enum { SNAP_LOGITS = 1, SNAP_ROUTES = 2, SNAP_SPEC = 4 };
+/* A snapshot being written, also layer by layer while a pass runs. */
+typedef struct snap_out snap_out;
+/* Starts PATH (a temporary file beside it): the header and ids[0..pos). */
+snap_out *snap_begin(rm_session *s, const char *path, const int32_t *ids, int pos, unsigned flags, rm_err *err);
+/* Layer l of st at position pos; layers must come in order. */
+void snap_layer(snap_out *o, rm_state *st, int l, int pos);
+/* The sections after the layers (logits from `logits` when flags say so),
+ * the CRC, and the atomic commit; o is freed. Returns 0 or -1 (the file
+ * left as it was; why names PATH). */
+int  snap_finish(snap_out *o, rm_session *s, const float *logits, rm_err *err);
+void snap_abort(snap_out *o);
+/* The size of a snapshot of pos tokens with these sections. */
+uint64_t snap_file_bytes(const rm_session *s, int pos, unsigned flags);
+/* The whole snapshot of state st at pos with ids in one call. */
+int  snap_write(rm_session *s, const char *path, rm_state *st, const int32_t *ids, int pos, unsigned flags,
+                const float *logits, rm_err *err);
+/* A snapshot read back and checked, not yet part of a session. */
+typedef struct snap_data {
+    int tokens;
+    unsigned flags;
+    int32_t *ids;
+    rm_state *st;               /* at position `tokens` */
+    float *logits;              /* [V] (SNAP_LOGITS) */
+    int16_t *routes;            /* [tokens][MoE layers][topk] (SNAP_ROUTES) */
+    double spec[SPEC_STATS_N];  /* SNAP_SPEC */
+} snap_data;
+enum { SNAP_MISMATCH = -2 };
+/* Reads PATH for this session's model; every size is checked against the
+ * file and the model before anything is allocated, and the CRC before it is
+ * used. With expect, the snapshot's ids must be a prefix of expect[0..n)
+ * (else SNAP_MISMATCH). Returns 0, SNAP_MISMATCH or -1 ("PATH: ..." why). */
+int  snap_read(rm_session *s, const char *path, const int32_t *expect, int n, snap_data *d, rm_err *err);
+void snap_data_free(snap_data *d);
+/* Makes d the session's state (d is emptied): the state, seq = the ids,
+ * and what else it holds; `restored` counts its tokens for the next
+ * prompt's figures. */
+int  session_install_snap(rm_session *s, snap_data *d, rm_err *err);
+
+/* prefix.c */
+/* Shorter prefixes are not kept: on the embedded model 32 tokens are
+ * computed in about as long as an entry takes to write and read back. */
+#define PREFIX_MIN_TOKENS 32
+/* Where the cache is and how large it may grow, from o and the
+ * environment; -1 with a message for a bad REMORA_PREFIX_CACHE_GB. */
+int  prefix_open(prefix_cache *pc, const rm_open_opts *o, rm_err *err);
+/* Restores the longest cached prefix of prompt[0..np) (an entry of exactly
+ * np tokens only with its logits); returns its tokens, 0 for none. */
+int  prefix_restore(rm_session *s, const int32_t *prompt, int np);
+/* Stores the state (at pos = s->st's position, ids s->seq) as an entry,
+ * with logits when not NULL; `pass` marks one taken at a pass boundary,
+ * which replaces the one the prompt's previous pass boundary left. */
+void prefix_store(rm_session *s, int pos, const float *logits, int pass);
+/* A capture inside a pass (rm_forward_ctl.capture): begin writes the
+ * header and ids, layer writes each layer as the pass reaches the
+ * position, end commits it (ok) or drops it. */
+int  prefix_capture_begin(rm_session *s, int pos);
+void prefix_capture_layer(rm_session *s, int layer);
+void prefix_capture_end(rm_session *s, int ok);
+/* The end of a prompt's feed: forgets its pass-boundary entry. */
+void prefix_prompt_done(rm_session *s);
 
 /* stats.c */
 /* Starts the figures of one emitted token. */
@@ -111,6 +207,9 @@ void session_test_draft_oracle(rm_session *s, int (*fn)(void *ud, const int32_t 
 /* Test hook: a turn's kept reply may hold at most max bytes (0: no cap), so
  * a test can make keeping it fail the way running out of memory does. */
 void session_test_text_max(rm_session *s, size_t max);
+/* Test hook: fn (NULL: none) sees every logits row a turn samples from, so
+ * a test can compare two runs bit for bit. */
+void session_test_logits(rm_session *s, void (*fn)(void *ud, const float *logits, int n), void *ud);
 #endif
 
 #endif

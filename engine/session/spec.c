@@ -18,6 +18,7 @@
  * beyond what was predicted (miss_pos, running) are added to it. Every 16
  * declined chances a one-token probe keeps the acceptance estimate alive.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "session/spec.h"
@@ -189,4 +190,39 @@ void spec_verified(spec *s, int drafted, int accepted, double seconds, double by
         int trials = accepted + (accepted < drafted);
         for (int i = 0; i < trials; i++) *p = 0.9 * *p + 0.1 * (i < accepted ? 1.0 : 0.0);
     }
+}
+
+void spec_export(const spec *s, double out[SPEC_STATS_N])
+{
+    const double v[SPEC_STATS_N] = { s->t_plain, s->plain_steps, s->t_pos, s->bytes_plain, s->bw, s->miss_pos,
+                                     s->calibrations, s->since_probe, (double)s->drafted, (double)s->accepted,
+                                     (double)s->verify_passes, s->p_accept[0], s->p_accept[1], s->p_accept[2],
+                                     s->p_accept[3], s->p_accept[4], s->last_match_n, s->pred_last };
+    memcpy(out, v, sizeof v);
+}
+
+int spec_import(spec *s, const double in[SPEC_STATS_N])
+{
+    _Static_assert(SPEC_NMAX == 4, "spec_export lists p_accept[0..4]");
+    for (int i = 0; i < SPEC_STATS_N - 1; i++)      /* pred_last may be -1 */
+        if (!(in[i] >= 0 && in[i] < 1e18)) return -1;
+    for (int i = 11; i <= 15; i++)
+        if (in[i] > 1) return -1;
+    if (in[1] > INT_MAX || in[6] > INT_MAX || in[7] > INT_MAX) return -1;
+    if (in[16] > SPEC_NMAX || !(in[17] >= -1 && in[17] < 1e18)) return -1;
+    s->t_plain = in[0];
+    s->plain_steps = (int)in[1];
+    s->t_pos = in[2];
+    s->bytes_plain = in[3];
+    s->bw = in[4];
+    s->miss_pos = in[5];
+    s->calibrations = (int)in[6];
+    s->since_probe = (int)in[7];
+    s->drafted = (uint64_t)in[8];
+    s->accepted = (uint64_t)in[9];
+    s->verify_passes = (uint64_t)in[10];
+    for (int n = 0; n <= SPEC_NMAX; n++) s->p_accept[n] = in[11 + n];
+    s->last_match_n = (int)in[16];
+    s->pred_last = in[17];
+    return 0;
 }

@@ -69,5 +69,12 @@ int  spec_draft(spec *s, int32_t *out, int kmax);
  * `accepted` of them, took `seconds` and read `bytes` of experts. */
 void spec_plain(spec *s, double seconds, double bytes, double gbps);
 void spec_verified(spec *s, int drafted, int accepted, double seconds, double bytes, double gbps);
+/* The running estimates and totals as numbers (a snapshot keeps them, so a
+ * resumed conversation drafts as well as it did before); import takes
+ * back what export wrote and refuses (-1, nothing changed) values no run
+ * produces: negative times or counts, acceptances outside [0, 1]. */
+#define SPEC_STATS_N 18
+void spec_export(const spec *s, double out[SPEC_STATS_N]);
+int  spec_import(spec *s, const double in[SPEC_STATS_N]);
 
 #endif

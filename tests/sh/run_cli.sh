@@ -35,9 +35,8 @@ $BIN run --model "$FX/k3-tiny" --system "You are Kimi, a helpful assistant." \
 rm -f "$T/tr"
 $BIN run --model "$FX/k3-tiny" --prompt "hello" --max-new 100000 --trace "$T/tr" > "$T/out" 2> "$T/err" &
 pid=$!
-# (the trace also has the prompt's lines: count the tokens' own)
-tokens() { c=$(grep -c '"prefill":false' "$T/tr" 2>/dev/null); echo "${c:-0}"; }
-i=0; while [ $i -lt 200 ] && [ "$(tokens)" -lt 5 ]; do sleep 0.05; i=$((i+1)); done
+decoded() { n=$(grep -c '"prefill":false' "$T/tr" 2>/dev/null); echo "${n:-0}"; }
+i=0; while [ $i -lt 200 ] && [ "$(decoded)" -lt 5 ]; do sleep 0.05; i=$((i+1)); done
 kill -INT $pid; wait $pid; rc=$?
 n=$(grep -c '"prefill":false' "$T/tr")
 [ $rc = 130 ] && grep -q "(stopped)" "$T/err" && [ "$n" -ge 5 ] && [ "$n" -lt 100000 ] && [ -s "$T/out" ] \

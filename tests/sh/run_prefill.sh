@@ -10,6 +10,7 @@ cd "$(dirname "$0")/../.." || exit 2
 BIN=build/rel/remora
 M=assets/model
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+export REMORA_PREFIX_CACHE_GB=0     # every run computes its prompt
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 python3 - > "$T/long.txt" <<'PY'

@@ -33,9 +33,9 @@ a_pid=$(pgrep -P "$(t display-message -p -t =A: '#{pane_pid}')")
 [ -n "$a_pid" ] || fail "no chat A under its shell"
 kill -KILL "$a_pid"
 t send-keys -t =A: Enter      # the shell's prompt again (the tty may be raw: Enter still ends the line)
-# chat B quits normally (Ctrl-D twice: its turn is not saved)
+# chat B quits normally (Ctrl-D once: its turn is autosaved)
 until_in sb '^ ready( |$)' || fail "chat B did not finish its turn"
-t send-keys -t =B: C-d; sleep 0.3; t send-keys -t =B: C-d
+t send-keys -t =B: C-d
 n=50; until sb | grep -v '^$' | tail -n 1 | grep -qE '^\$ ?$'; do
   n=$((n - 1)); [ $n -gt 0 ] || fail "chat B did not exit"; sleep 0.1
 done

@@ -30,6 +30,20 @@ char *t_read_file(const char *path, size_t *len);
     { t_register(#name, name); }                                          \
     static void name(void)
 
+/* CHILD(name) defines code that a test runs in a process of its own (a
+ * restart, for instance): not a test, it runs only as
+ * `remora-tests --child NAME ARG...` and returns the exit status.
+ * t_run_child runs one from a test and returns its exit status (-1 when it
+ * could not be run or did not exit). */
+typedef int (*child_fn)(int argc, char **argv);
+void t_register_child(const char *name, child_fn fn);
+int  t_run_child(const char *name, const char *const *args);
+#define CHILD(name)                                                       \
+    static int name(int argc, char **argv);                               \
+    __attribute__((constructor)) static void regc_##name(void)            \
+    { t_register_child(#name, name); }                                    \
+    static int name(int argc, char **argv)
+
 #define CHECK(c) do { if (!(c)) t_fail(__FILE__, __LINE__, #c); } while (0)
 #define REQUIRE(c) do { if (!(c)) { t_fail(__FILE__, __LINE__, #c); return; } } while (0)
 #define CHECKF(c, ...) do { if (!(c)) { t_fail(__FILE__, __LINE__, #c); \

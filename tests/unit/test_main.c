@@ -1,19 +1,49 @@
 /* test_main.c — runner for the unit tests: runs every registered test (or
  * those whose names contain argv[1]), prints PASS/FAIL per test and ends with
- * "N passed, N failed". Exit status 1 if any test failed. */
+ * "N passed, N failed". Exit status 1 if any test failed. `--child NAME`
+ * runs a CHILD entry point instead (test.h). The prefix cache
+ * of sessions is off (REMORA_PREFIX_CACHE_GB=0) unless a test opens one in
+ * a folder of its own. */
 #include <limits.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include "test.h"
 
 #define MAX_TESTS 1024
 static struct { const char *name; test_fn fn; } tests[MAX_TESTS];
 static int ntests, cur_failed;
+#define MAX_CHILDREN 32
+static struct { const char *name; child_fn fn; } children[MAX_CHILDREN];
+static int nchildren;
 
 void t_register(const char *name, test_fn fn)
 {
     if (ntests < MAX_TESTS) { tests[ntests].name = name; tests[ntests].fn = fn; ntests++; }
+}
+
+void t_register_child(const char *name, child_fn fn)
+{
+    if (nchildren < MAX_CHILDREN) { children[nchildren].name = name; children[nchildren].fn = fn; nchildren++; }
+}
+
+int t_run_child(const char *name, const char *const *args)
+{
+    const char *argv[40] = { "remora-tests", "--child", name };
+    int n = 3;
+    for (; args && args[n - 3] && n < 39; n++) argv[n] = args[n - 3];
+    argv[n] = NULL;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        execv("/proc/self/exe", (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
+    return WEXITSTATUS(st);
 }
 
 void t_fail(const char *file, int line, const char *expr)
@@ -91,6 +121,15 @@ char *t_read_file(const char *path, size_t *len)
 int main(int argc, char **argv)
 {
     int pass = 0, fail = 0;
+    /* sessions keep no prefix cache (in the user's ~/.cache) unless a test
+     * gives one a folder of its own */
+    setenv("REMORA_PREFIX_CACHE_GB", "0", 1);
+    if (argc >= 3 && !strcmp(argv[1], "--child")) {
+        for (int i = 0; i < nchildren; i++)
+            if (!strcmp(children[i].name, argv[2])) return children[i].fn(argc - 3, argv + 3);
+        fprintf(stderr, "no child entry point %s\n", argv[2]);
+        return 2;
+    }
     for (int i = 0; i < ntests; i++) {
         if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
         cur_failed = 0;

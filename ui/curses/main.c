@@ -6,7 +6,9 @@
  * WORKER_WAIT_S to return; if the source is still busy then (a prompt the
  * engine cannot interrupt), the terminal is restored and the history merged
  * all the same, and the process exits around the running thread. SIGTERM and
- * SIGHUP exit with 128 + the signal, as a shell reports them. */
+ * SIGHUP exit with 128 + the signal, as a shell reports them. On the way
+ * out, the conversation is saved where the autosave keeps it (autosave.c),
+ * and the last line says where. */
 #include <langinfo.h>
 #include <locale.h>
 #include <stdio.h>
@@ -75,11 +77,23 @@ fail:
     return rc;
 }
 
+void ui_main_probe(ui_tui *a)
+{
+    /* the storage ceiling of the I/O panel, measured long enough to be
+     * stable while the user types the first message */
+    char secs[32];
+    snprintf(secs, sizeof secs, "%.1f", UI_PROBE_SECONDS);
+    if (ui_worker_submit(a->worker, UI_CMD_PROBE, secs, NULL) == 0) a->probing = a->busy_cmd = 1;
+}
+
 int ui_main_close(ui_tui *a, rm_err *err)
 {
     a->worker_stuck = ui_worker_close(a->worker, WORKER_WAIT_S) != 0;
+    /* the source is this thread's now, unless the worker is stuck in it */
+    int saved = ui_autosave_close(a);
     int rc = ui_input_free(err);
     ui_term_close(&a->term);
+    if (saved < 0 && !rc) rc = 1;
     if (a->worker_stuck) return rc;     /* the source is the worker's still: left as it is */
     a->src->vt->free(a->src);
     ui_pane_free(&a->answer);
@@ -132,17 +146,16 @@ int ui_main_run(const ui_main_opts *o)
     if (o->panel_hz > 0) a->panel_hz = o->panel_hz;
     if (o->system) a->system_text = strdup(o->system);
     ui_slash_welcome(a);
-    /* the storage ceiling of the I/O panel, measured long enough to be
-     * stable while the user types the first message */
-    char secs[32];
-    snprintf(secs, sizeof secs, "%.1f", UI_PROBE_SECONDS);
-    if (ui_worker_submit(a->worker, UI_CMD_PROBE, secs, NULL) == 0) a->probing = a->busy_cmd = 1;
+    /* a conversation to resume is loaded first; the probe follows it */
+    ui_autosave_open(a, o->resume);
+    if (!a->busy_cmd) ui_main_probe(a);
     rc = ui_loop_run(a) ? 1 : 0;
     if (a->exit_status) rc = a->exit_status;
-    if (ui_main_close(a, &err)) {       /* the terminal is back: say it there */
-        fprintf(stderr, "remora chat: the input history was not saved: %s\n", err.msg);
-        if (!rc) rc = 1;
-    }
+    int crc = ui_main_close(a, &err);
+    /* the terminal is back: say it there */
+    if (a->quit_note[0]) fprintf(stderr, "remora chat: %s\n", a->quit_note);
+    if (crc < 0) fprintf(stderr, "remora chat: the input history was not saved: %s\n", err.msg);
+    if (crc && !rc) rc = 1;
     if (a->worker_stuck) {
         /* the worker is still inside the engine: leave without running
          * exit handlers under it */

@@ -8,10 +8,10 @@
  * Typed text is never thrown away: a line that cannot be acted on now (a
  * message or a command that needs the worker while a reply is generated, an
  * unknown command) goes back into the input line, and the hint row says
- * why; a message sent while the storage probe runs is queued and goes when
- * it ends. Commands check that they can run before they change anything,
- * so the UI's copy of the conversation (the system prompt included) always
- * is the engine's. When a pane's document cannot take text (out of memory),
+ * why; a message sent while the storage probe or the autosave runs is
+ * queued and goes when it ends. Commands check that they can run before
+ * they change anything, so the UI's copy of the conversation (the system
+ * prompt included) always is the engine's. When a pane's document cannot take text (out of memory),
  * the hint row says so at once, a streaming turn is stopped, and the turn
  * ends with an error note: the transcript never loses text without saying
  * so.
@@ -91,6 +91,8 @@ static void note(ui_tui *a, int style, const char *text)
     a->dirty |= UI_D_ANSWER;
 }
 
+void ui_slash_note(ui_tui *a, int style, const char *text) { note(a, style, text); }
+
 /* Puts a line the UI could not act on back into the input line, and says
  * why in the hint row. */
 static void keep(ui_tui *a, int role, const char *line, const char *fmt, ...)
@@ -154,12 +156,15 @@ void ui_slash_submit(ui_tui *a, const char *text)
     a->reprefill_said = 0;
     a->generating = 1;
     a->eof_armed = 0;
+    ui_autosave_changed(a);
     a->dirty |= UI_D_STATUS | UI_D_PANELS;
 }
 
-/* A message: sent now, queued behind the storage probe, or kept. */
+/* A message: sent now, queued behind the storage probe or the autosave,
+ * or kept. */
 static void message(ui_tui *a, const char *text, const char *line)
 {
+    if (ui_autosave_queue(a, text)) return;
     if (a->probing && !a->generating && !a->queued) {
         a->queued = strdup(text);
         if (!a->queued) { keep(a, UI_C_ERROR, line, "out of memory: the message waits in the input line"); return; }
@@ -283,6 +288,7 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
         if (!d->rc) turn_summary(a, d);
         a->unsaved++;
         if (a->bench) a->quit = 1;
+        ui_autosave_turn(a);
         a->dirty |= UI_D_ANSWER | UI_D_REASONING | UI_D_STATUS | UI_D_INPUT | UI_D_PANELS;
         return;
     }
@@ -310,6 +316,11 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
         }
         return;
     }
+    if (ui_autosave_done(a, d)) return;
+    if (d->cmd == UI_CMD_LOAD && a->resuming) {       /* --resume's load: the probe comes now */
+        a->resuming = 0;
+        ui_main_probe(a);
+    }
     if (d->rc) {
         note(a, UI_S_ERROR, d->msg);
         free(a->pending_system);
@@ -322,15 +333,23 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
         a->system_text = a->pending_system;
         a->pending_system = NULL;
         note(a, UI_S_NOTE, "system prompt set");
+        ui_autosave_changed(a);
         break;
-    case UI_CMD_CLEAR:  note(a, UI_S_NOTE, "conversation cleared"); a->unsaved = 0; break;
-    case UI_CMD_SAVE:   note(a, UI_S_NOTE, "conversation saved"); a->unsaved = 0; break;
+    case UI_CMD_CLEAR:
+        note(a, UI_S_NOTE, "conversation cleared");
+        a->unsaved = 0;
+        ui_autosave_changed(a);
+        break;
+    case UI_CMD_SAVE:   note(a, UI_S_NOTE, "conversation saved with its state"); a->unsaved = 0; break;
     case UI_CMD_LOAD:
         rebuild(a);
         ui_pane_end(&a->answer);
         ui_pane_end(&a->reasoning);
         a->unsaved = 0;
-        snprintf(buf, sizeof buf, "conversation loaded: %d turns", a->turns);
+        ui_autosave_loaded(a);
+        /* the source's note says where the state comes from */
+        snprintf(buf, sizeof buf, "conversation loaded: %d turns, from %.400s%s%.600s", a->turns, a->load_path,
+                 d->msg[0] ? "; " : "", d->msg);
         note(a, UI_S_NOTE, buf);
         a->dirty |= UI_D_ANSWER | UI_D_REASONING;
         break;
@@ -339,7 +358,8 @@ void ui_slash_done(ui_tui *a, const ui_done *d)
 
 void ui_slash_eof(ui_tui *a)
 {
-    if (a->eof_armed || (!a->generating && a->unsaved == 0)) { a->quit = 1; return; }
+    /* turns the autosave keeps are not at risk: only a reply is asked about */
+    if (a->eof_armed || (!a->generating && (a->unsaved == 0 || ui_autosave_covers(a)))) { a->quit = 1; return; }
     a->eof_armed = 1;
     if (a->generating)
         ui_slash_hint(a, UI_C_MARK, "a reply is being generated: Ctrl-D again to quit");
@@ -362,8 +382,10 @@ const ui_command ui_commands[] = {
     { "/system [TEXT]", "set the system prompt; without TEXT, show it" },
     { "/think on|off",  "open the reasoning channel in the next turns, or not" },
     { "/clear",         "forget the conversation" },
-    { "/save FILE",     "write the conversation to FILE (JSON lines), atomically" },
-    { "/load FILE",     "replace the conversation with FILE's, only when all of it is valid" },
+    { "/save FILE",     "write the conversation to FILE (JSON lines) and its state to FILE's snapshot, "
+                        "atomically" },
+    { "/load FILE|last", "replace the conversation with FILE's (last: the latest autosaved one of "
+                         "another chat), only when all of it is valid; its snapshot is used when it fits" },
     { "/stats [all]",   "the last turn's figures (while a reply streams: a live page); all: a page "
                         "with every turn of the conversation as a table" },
     { "/copy",          "put the last answer on the clipboard (OSC 52: works over SSH; in tmux, "
@@ -380,11 +402,16 @@ static void show_stats(ui_tui *a, const char *arg)
     if (a->generating) { ui_overlay_open(a, UI_OVL_STATS); return; }
     ui_summary s;
     ui_stats_summary(a->stats, &s);
-    char prompt[200], buf[700];
-    if (s.prompt_state == UI_PROMPT_NONE) { note(a, UI_S_NOTE, "no statistics yet: send a message first"); return; }
+    char prompt[200], sessions[4800], buf[5600];
+    ui_autosave_stats(a, sessions, sizeof sessions);
+    if (s.prompt_state == UI_PROMPT_NONE) {
+        snprintf(buf, sizeof buf, "no statistics yet: send a message first\n%s", sessions);
+        note(a, UI_S_NOTE, buf);
+        return;
+    }
     ui_fmt_prompt(prompt, sizeof prompt, &s);
     if (!s.window) {
-        snprintf(buf, sizeof buf, "last turn: no tokens; prompt: %s", prompt);
+        snprintf(buf, sizeof buf, "last turn: no tokens; prompt: %s\n%s", prompt, sessions);
         note(a, UI_S_NOTE, buf);
         return;
     }
@@ -395,10 +422,10 @@ static void show_stats(ui_tui *a, const char *arg)
     ui_fmt_bytes(cache, sizeof cache, s.cache_bytes_per_token);
     snprintf(buf, sizeof buf,
              "last turn: %d tokens at %.1f tok/s; prompt: %s; last %d tokens: median %s, p90 %s per token, "
-             "storage %s/token, cache %s/token; hit rate %.1f%% (turn); speculation %llu/%llu accepted",
+             "storage %s/token, cache %s/token; hit rate %.1f%% (turn); speculation %llu/%llu accepted\n%s",
              s.tokens, s.tok_per_s, prompt, s.window, med, p90, io, cache,
              s.hit_rate >= 0 ? s.hit_rate * 100 : 0.0,
-             (unsigned long long)s.accepted, (unsigned long long)s.drafted);
+             (unsigned long long)s.accepted, (unsigned long long)s.drafted, sessions);
     note(a, UI_S_NOTE, buf);
 }
 
@@ -499,18 +526,22 @@ static void find(ui_tui *a, const char *arg)
     a->dirty |= UI_D_ANSWER;
 }
 
-/* /save FILE and /load FILE: the name expanded (~), a folder refused. */
+/* /save FILE and /load FILE|last: the name expanded (~), a folder refused;
+ * "last" is the latest autosaved conversation of another chat. */
 static void save_load(ui_tui *a, int load, const char *arg, const char *line)
 {
-    if (!*arg) { note(a, UI_S_ERROR, load ? "usage: /load FILE" : "usage: /save FILE"); return; }
+    if (!*arg) { note(a, UI_S_ERROR, load ? "usage: /load FILE|last" : "usage: /save FILE"); return; }
     if (busy(a, line)) return;
     char path[4096];
     rm_err err = { "" };
-    if (ui_path_expand(arg, path, sizeof path, &err) || ui_path_not_dir(path, arg, &err)) {
+    if (load && !strcasecmp(arg, "last")) {
+        if (ui_autosave_resolve(a, arg, path, sizeof path)) { note(a, UI_S_ERROR, "no other saved conversation"); return; }
+    } else if (ui_path_expand(arg, path, sizeof path, &err) || ui_path_not_dir(path, arg, &err)) {
         note(a, UI_S_ERROR, err.msg);
         return;
     }
-    command(a, load ? UI_CMD_LOAD : UI_CMD_SAVE, path, load ? "loading" : "saving");
+    if (load) ui_autosave_load(a, path);
+    else command(a, UI_CMD_SAVE, path, "saving");
 }
 
 static void slash(ui_tui *a, char *line, const char *orig)

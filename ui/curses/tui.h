@@ -1,7 +1,8 @@
 /* tui.h — the state of the running terminal UI (struct ui_tui), shared by
  * the front end's own files: main.c (start-up and teardown), loop.c (event
- * loop and drawing), slash.c (messages, slash commands and the transcript)
- * and bench.c. Not for app/, which calls ui/main.h. */
+ * loop and drawing), slash.c (messages, slash commands and the transcript),
+ * autosave.c (the conversation kept on disk) and bench.c. Not for app/,
+ * which calls ui/main.h. */
 #ifndef REMORA_UI_CURSES_TUI_H
 #define REMORA_UI_CURSES_TUI_H
 
@@ -92,18 +93,28 @@ typedef struct ui_tui {
     int            panels_all;      /* the next redraw draws every panel */
     uint64_t       frames;
     int            bench;           /* quit when the first turn ends */
+    char           session[4096];   /* this chat's autosaved transcript; "" none */
+    char           load_path[4096]; /* the transcript a /load (or --resume) is loading */
+    int            resuming;        /* the load is --resume's: the probe follows it */
+    int            autosaving;      /* the running command is the autosave */
+    int            autosave_failed; /* the last autosave failed: unsaved turns are at risk */
+    int            saved_clean;     /* the session's files hold the conversation as it is */
+    char           quit_note[4600]; /* said on the way out: where the conversation is */
 } ui_tui;
 
 /* main.c: sets up everything around a source (which the UI then owns);
  * in_fd < 0 means no keyboard (the benchmark). */
 int  ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int mouse,
                  const char *history_path, const char *log_path, char *err, size_t errlen);
-/* Stops the worker (waiting at most a second and a half for it), restores
- * the terminal and merges the history. Returns 0, or -1 when the history
- * could not be saved (why in err; the terminal is restored by then, so the
- * caller can print it). When the worker did not stop in time, worker_stuck
- * is set: the source was left to it, not freed, and the caller must exit at
- * once. */
+/* Starts the storage probe (a busy command). */
+void ui_main_probe(ui_tui *a);
+/* Stops the worker (waiting at most a second and a half for it), saves
+ * what the autosave does not hold yet (where, or why not, in a->quit_note),
+ * restores the terminal and merges the history. Returns 0; -1 when the
+ * history could not be saved (why in err; the terminal is restored by then,
+ * so the caller can print it); 1 when the conversation could not be saved.
+ * When the worker did not stop in time, worker_stuck is set: the source was
+ * left to it, not freed, and the caller must exit at once. */
 int  ui_main_close(ui_tui *a, rm_err *err);
 
 /* loop.c */
@@ -132,5 +143,37 @@ void ui_slash_eof(ui_tui *a);
  * streaming turn, and leaves an error note when the turn ends. */
 void ui_slash_lost(ui_tui *a);
 int    ui_slash_role(int style);
+/* A note in the transcript pane (the hint row while a reply streams). */
+void ui_slash_note(ui_tui *a, int style, const char *text);
+
+/* autosave.c */
+/* Picks this chat's session file; resume (NULL: none, "": the last session,
+ * else a transcript) is loaded through the worker. */
+void ui_autosave_open(ui_tui *a, const char *resume);
+/* Loads a transcript and its snapshot through the worker (/load, --resume). */
+void ui_autosave_load(ui_tui *a, const char *path);
+/* The file /load ARG means: ARG, or for "last" the latest other session.
+ * Returns 0, or -1 when there is none. */
+int  ui_autosave_resolve(ui_tui *a, const char *arg, char *out, size_t n);
+/* A load worked: a session brought back goes on in its own file. */
+void ui_autosave_loaded(ui_tui *a);
+/* The conversation changed (a message, /system, /clear). */
+void ui_autosave_changed(ui_tui *a);
+/* A turn ended: the worker saves the conversation with its state. */
+void ui_autosave_turn(ui_tui *a);
+/* A message sent while the autosave writes the snapshot (a large model's
+ * takes a while) is queued (a->queued) and goes when it ends: returns 1
+ * then. */
+int  ui_autosave_queue(ui_tui *a, const char *text);
+/* 1 when d was the autosave (a failure is a note; the chat goes on; a
+ * queued message is sent). */
+int  ui_autosave_done(ui_tui *a, const ui_done *d);
+/* Whether a quit keeps every turn: the autosave works and saves at the end. */
+int  ui_autosave_covers(const ui_tui *a);
+/* On the way out, the worker stopped: saves what the last autosave did
+ * not hold and says where in a->quit_note. -1 when it could not. */
+int  ui_autosave_close(ui_tui *a);
+/* The /stats line of the sessions folder. */
+void ui_autosave_stats(ui_tui *a, char *buf, size_t n);
 
 #endif

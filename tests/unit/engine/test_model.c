@@ -313,6 +313,70 @@ static void check_pass_sizes(const char *name)
 TEST(model_k3_pass_sizes_are_bit_identical) { check_pass_sizes(models[0]); }
 TEST(model_kl_pass_sizes_are_bit_identical) { check_pass_sizes(models[1]); }
 
+/* A capture (rm_forward_ctl.capture) inside a pass hands out, layer by
+ * layer, exactly the state of having fed the tokens before it, and the
+ * pass's logits are those without a capture; one on a pass boundary is not
+ * called (the state at the pass's end is it). */
+typedef struct capture_buf { rm_state *st; int pos, layers; rm_buf bytes; } capture_buf;
+
+static int add_bytes(void *ud, void *p, size_t n) { return rm_buf_add(ud, p, n); }
+
+static void on_capture(void *ud, int layer)
+{
+    capture_buf *c = ud;
+    CHECK(layer == c->layers);
+    c->layers++;
+    CHECK(state_layer_io(c->st, layer, c->pos, add_bytes, &c->bytes) == 0);
+}
+
+static void check_capture(const char *name)
+{
+    rm_model *m = open_fixture(name);
+    REQUIRE(m);
+    json_t *meta = load_json(name, "meta.json");
+    REQUIRE(meta);
+    const int n = 300, V = m->cfg.vocab_size, L = m->cfg.num_layers;
+    int32_t *ids = long_ids(meta, n);
+    float *ref = malloc((size_t)V * sizeof *ref), *got = malloc((size_t)V * sizeof *got);
+    rm_err err;
+    REQUIRE(ids && ref && got);
+    rm_state *st = rm_state_new(m, &err);
+    REQUIRE(st);
+    CHECK(rm_forward(m, st, ids, n, NULL, ref, NULL, NULL, &err) == 0);
+    static const struct { int at, chunk, called; } cases[] = {
+        { 1, 0, 1 }, { 293, 0, 1 }, { 150, 100, 1 }, { 100, 100, 0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        rm_state_reset(st);
+        capture_buf c = { st, cases[i].at, 0, { 0 } };
+        rm_forward_ctl ctl = { .chunk_tokens = cases[i].chunk, .capture = cases[i].at, .on_capture = on_capture,
+                               .ud = &c };
+        CHECK(rm_forward_ex(m, st, ids, n, NULL, got, NULL, NULL, &ctl, NULL, &err) == 0);
+        CHECKF(!memcmp(ref, got, (size_t)V * sizeof *ref), "%s: capture at %d: the logits differ", name, cases[i].at);
+        CHECKF(c.layers == (cases[i].called ? L : 0), "%s: capture at %d: %d layers handed out", name, cases[i].at,
+               c.layers);
+        if (cases[i].called) {
+            rm_state *want = rm_state_new(m, &err);
+            rm_buf wb = { 0 };
+            REQUIRE(want);
+            CHECK(rm_forward(m, want, ids, cases[i].at, NULL, NULL, NULL, NULL, &err) == 0);
+            for (int l = 0; l < L; l++) CHECK(state_layer_io(want, l, cases[i].at, add_bytes, &wb) == 0);
+            CHECKF(wb.len == c.bytes.len && !memcmp(wb.p, c.bytes.p, wb.len), "%s: capture at %d is not the state there",
+                   name, cases[i].at);
+            rm_buf_free(&wb);
+            rm_state_free(want);
+        }
+        rm_buf_free(&c.bytes);
+    }
+    rm_state_free(st);
+    free(ids); free(ref); free(got);
+    json_decref(meta);
+    rm_model_free(m);
+}
+
+TEST(model_k3_capture_is_the_state_there) { check_capture(models[0]); }
+TEST(model_kl_capture_is_the_state_there) { check_capture(models[1]); }
+
 /* A stop in the middle of a pass leaves the state of the last complete
  * pass: continuing from there gives the logits of an uninterrupted feed.
  * The stop is raised from the progress hook at a layer of the second pass,

@@ -1,7 +1,7 @@
-/* test_xcache.c — remote/xcache.c, the stream-mode disk cache: the CRC-32
- * against known vectors and in pieces, and cache files that are whole,
- * missing, damaged by a flipped byte (caught and removed), short, or of
- * another expert's size, read into aligned and unaligned buffers. */
+/* test_xcache.c — remote/xcache.c, the stream-mode disk cache: cache files
+ * that are whole, missing, damaged by a flipped byte (caught and removed),
+ * short, or of another expert's size, read into aligned and unaligned
+ * buffers. */
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <stdint.h>
@@ -11,17 +11,6 @@
 #include "../test.h"
 #include "helpers.h"
 #include "remote/xcache.h"
-
-TEST(xcache_crc32_vectors)
-{
-    CHECK(xc_crc32(0, "", 0) == 0);
-    CHECK(xc_crc32(0, "123456789", 9) == 0xCBF43926u);
-    CHECK(xc_crc32(0, "The quick brown fox jumps over the lazy dog", 43) == 0x414FA339u);
-    uint8_t buf[1000];
-    for (int i = 0; i < 1000; i++) buf[i] = (uint8_t)(i * 7 + 3);
-    uint32_t whole = xc_crc32(0, buf, sizeof buf);
-    CHECK(xc_crc32(xc_crc32(0, buf, 333), buf + 333, 667) == whole);    /* incremental */
-}
 
 TEST(xcache_files_whole_damaged_short_missing)
 {

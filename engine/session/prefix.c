@@ -1,0 +1,354 @@
+/* prefix.c — the prefix cache: snapshots (snapshot.c's format) of prompt
+ * beginnings, shared by every session on the machine, so a conversation
+ * that starts as an earlier one did (the same system prompt, an agent's
+ * preamble, a pasted document, a client that resends the whole
+ * conversation) restores that beginning and computes only the rest.
+ *
+ * Entries live in $XDG_CACHE_HOME/remora/prefix/ (~/.cache/remora/prefix/),
+ * one file each, named FINGERPRINT-TOKENS-HASH.snap: the model's
+ * fingerprint, the prefix's length and a 64-bit FNV-1a hash of its token
+ * ids. A lookup hashes the prompt once, takes the names whose model, length
+ * and hash fit, longest first, and reads the entry with its ids compared one
+ * by one against the prompt (snap_read): only an exact token prefix is ever
+ * restored, whatever the hash says. An entry that fails (damaged, or ids
+ * that do not match its name) is removed.
+ *
+ * Entries are taken while a prompt is computed (generate.c's prefill):
+ *   - at the end of the prompt's first message (usually the system
+ *     prompt), in the middle of a pass, without an extra pass
+ *     (rm_forward_ctl.capture): the beginning conversations share most;
+ *   - at every pass boundary of a long prompt, each replacing the one
+ *     before, so a prompt stopped or killed after hours of passes resumes
+ *     from its last complete pass;
+ *   - at the end of a prompt that did not go on from the session's own
+ *     state, with its next-token logits (replacing the last pass
+ *     boundary's): the same prompt again needs no computing at all, and a
+ *     client that resends the conversation with its next message continues
+ *     from there (a conversation that goes on in its own state has its
+ *     snapshot for that).
+ * Prefixes of fewer than PREFIX_MIN_TOKENS tokens are not kept.
+ *
+ * The cache is bounded (default 4 GB): before an entry is written, the
+ * least recently used ones (by modification time, which a restore renews)
+ * are removed until it fits, never the entry this session restored last
+ * (nor a capture being written); when it cannot fit without those, it is
+ * not written.
+ * Writes go through the atomic replacement, so another process sees a
+ * whole entry or none; one that is removed while another reads it stays
+ * readable to that reader. A failure to write an entry (a full disk) is
+ * kept in prefix_cache.error and never fails the turn.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "session/session.h"
+#include "base/file.h"
+
+#define PREFIX_DEFAULT_GB 4.0
+#define PREFIX_SUFFIX ".snap"
+
+int prefix_open(prefix_cache *pc, const rm_open_opts *o, rm_err *err)
+{
+    memset(pc, 0, sizeof *pc);
+    double gb = PREFIX_DEFAULT_GB;
+    const char *env = getenv("REMORA_PREFIX_CACHE_GB");
+    if (o && o->prefix_cache_gb != 0) {
+        gb = o->prefix_cache_gb < 0 ? 0 : o->prefix_cache_gb;
+    } else if (env && *env) {
+        char *end;
+        errno = 0;
+        gb = strtod(env, &end);
+        if (errno || *end || !isfinite(gb) || gb < 0 || gb > 1e6 || strspn(env, "0123456789.eE+-") != strlen(env))
+            return rm_errf(err, "REMORA_PREFIX_CACHE_GB=%s: must be a size in GB in [0, 1000000] "
+                           "(0 turns the prefix cache off)", env);
+    }
+    if (gb <= 0) return 0;
+    pc->limit = (uint64_t)(gb * 1e9);
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    if (o && o->prefix_cache_dir && *o->prefix_cache_dir) n = snprintf(pc->dir, sizeof pc->dir, "%s", o->prefix_cache_dir);
+    else if (xdg && xdg[0] == '/') n = snprintf(pc->dir, sizeof pc->dir, "%s/remora/prefix", xdg);
+    else if (home && home[0] == '/') n = snprintf(pc->dir, sizeof pc->dir, "%s/.cache/remora/prefix", home);
+    else n = -1;                         /* nowhere to keep it: off */
+    if (n < 0 || (size_t)n >= sizeof pc->dir) pc->dir[0] = 0;
+    return 0;
+}
+
+/* FNV-1a, 64 bits, over the ids' bytes, continued from h. */
+static uint64_t ids_hash(uint64_t h, const int32_t *ids, int n)
+{
+    for (int i = 0; i < n; i++) {
+        const uint32_t v = (uint32_t)ids[i];
+        for (int b = 0; b < 4; b++) {
+            h ^= (v >> (8 * b)) & 0xff;
+            h *= 0x100000001b3ull;
+        }
+    }
+    return h;
+}
+#define HASH0 0xcbf29ce484222325ull
+
+static int fp_hex(rm_session *s, char out[33])
+{
+    uint8_t fp[16];
+    rm_err e;
+    if (rm_model_fingerprint(s->m, fp, &e)) return -1;
+    for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", fp[i]);
+    return 0;
+}
+
+static void entry_name(char *buf, size_t cap, const char *fp, int tokens, uint64_t h)
+{
+    snprintf(buf, cap, "%s-%d-%016llx" PREFIX_SUFFIX, fp, tokens, (unsigned long long)h);
+}
+
+static void entry_path(const prefix_cache *pc, const char *name, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s/%s", pc->dir, name);
+}
+
+/* ---- restoring ------------------------------------------------------------ */
+
+typedef struct candidate {
+    int tokens;
+    uint64_t h, at;             /* the name's hash, the prompt's at that length */
+    char name[256];
+} candidate;
+
+static int by_tokens(const void *a, const void *b)
+{
+    const candidate *x = a, *y = b;
+    return (x->tokens > y->tokens) - (x->tokens < y->tokens);
+}
+
+/* The entries of this model named for at most np tokens. */
+static int list_candidates(const prefix_cache *pc, const char *fp, int np, candidate **out)
+{
+    *out = NULL;
+    DIR *d = opendir(pc->dir);
+    if (!d) return 0;
+    int n = 0, cap = 0;
+    struct dirent *e;
+    const size_t fl = strlen(fp);
+    while ((e = readdir(d))) {
+        int tokens, used = 0;
+        unsigned long long h;
+        if (strncmp(e->d_name, fp, fl) || e->d_name[fl] != '-') continue;
+        if (sscanf(e->d_name + fl, "-%d-%16llx" PREFIX_SUFFIX "%n", &tokens, &h, &used) != 2 ||
+            e->d_name[fl + used] || tokens <= 0 || tokens > np || strlen(e->d_name) >= sizeof (*out)->name)
+            continue;
+        if (RM_GROW(*out, cap, n + 1)) break;
+        candidate *c = &(*out)[n++];
+        c->tokens = tokens;
+        c->h = h;
+        snprintf(c->name, sizeof c->name, "%s", e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+int prefix_restore(rm_session *s, const int32_t *prompt, int np)
+{
+    prefix_cache *pc = &s->prefix;
+    char fp[33];
+    if (!pc->dir[0] || np <= 0 || fp_hex(s, fp)) return 0;
+    candidate *c;
+    int n = list_candidates(pc, fp, np, &c);
+    if (!n) { free(c); return 0; }
+    /* the prompt's hash at each candidate length, in one sweep */
+    qsort(c, (size_t)n, sizeof *c, by_tokens);
+    uint64_t h = HASH0;
+    for (int i = 0, at = 0; i < n; i++) {
+        h = ids_hash(h, prompt + at, c[i].tokens - at);
+        at = c[i].tokens;
+        c[i].at = h;
+    }
+    int restored = 0;
+    for (int i = n - 1; i >= 0 && !restored; i--) {
+        if (c[i].h != c[i].at) continue;            /* another prompt's beginning */
+        char path[4400];
+        entry_path(pc, c[i].name, path, sizeof path);
+        snap_data d;
+        rm_err e;
+        int rc = snap_read(s, path, prompt, np, &d, &e);
+        if (rc == 0 && d.tokens == np && !d.logits) {   /* the whole prompt, but no logits to go on from */
+            snap_data_free(&d);
+            continue;
+        }
+        if (rc) {           /* damaged, or not what its name says: it cannot serve anyone */
+            unlink(path);
+            continue;
+        }
+        const int tokens = d.tokens;
+        if (session_install_snap(s, &d, &e)) { snap_data_free(&d); break; }
+        utimensat(AT_FDCWD, path, NULL, 0);        /* used now: last out */
+        snprintf(pc->in_use, sizeof pc->in_use, "%s", c[i].name);
+        pc->restores++;
+        restored = tokens;
+    }
+    free(c);
+    return restored;
+}
+
+/* ---- storing -------------------------------------------------------------- */
+
+typedef struct entry { char name[256]; uint64_t bytes; struct timespec mtime; } entry;
+
+static int older(const void *a, const void *b)
+{
+    const entry *x = a, *y = b;
+    if (x->mtime.tv_sec != y->mtime.tv_sec) return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+    if (x->mtime.tv_nsec != y->mtime.tv_nsec) return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+    return strcmp(x->name, y->name);
+}
+
+static int protected_entry(const prefix_cache *pc, const char *name)
+{
+    return !strcmp(name, pc->in_use) || (pc->capw && !strcmp(name, pc->cap_name));
+}
+
+/* Removes the least recently used entries until they take at most
+ * `budget` bytes (not the protected ones), and the leftovers of writers
+ * that died; returns the bytes the entries take then. */
+static uint64_t evict(prefix_cache *pc, uint64_t budget)
+{
+    DIR *d = opendir(pc->dir);
+    if (!d) return 0;
+    entry *v = NULL;
+    int n = 0, cap = 0;
+    uint64_t total = 0;
+    struct dirent *e;
+    char path[4400];
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        entry_path(pc, e->d_name, path, sizeof path);
+        if (strstr(e->d_name, PREFIX_SUFFIX ".tmp.")) {
+            if (file_tmp_stale(e->d_name)) unlink(path);
+            continue;
+        }
+        size_t len = strlen(e->d_name), sl = strlen(PREFIX_SUFFIX);
+        struct stat st;
+        if (len < sl || len >= sizeof v->name || strcmp(e->d_name + len - sl, PREFIX_SUFFIX) || stat(path, &st) ||
+            !S_ISREG(st.st_mode))
+            continue;
+        if (RM_GROW(v, cap, n + 1)) break;
+        snprintf(v[n].name, sizeof v[n].name, "%s", e->d_name);
+        v[n].bytes = (uint64_t)st.st_size;
+        v[n].mtime = st.st_mtim;
+        total += v[n].bytes;
+        n++;
+    }
+    closedir(d);
+    if (total > budget) qsort(v, (size_t)n, sizeof *v, older);
+    for (int i = 0; i < n && total > budget; i++) {
+        if (protected_entry(pc, v[i].name)) continue;
+        entry_path(pc, v[i].name, path, sizeof path);
+        if (unlink(path) == 0 || errno == ENOENT) total -= v[i].bytes;
+    }
+    free(v);
+    return total;
+}
+
+/* Makes room for an entry of `bytes` and the folder for it. Returns 0 when
+ * it may be written. */
+static int make_room(rm_session *s, uint64_t bytes)
+{
+    prefix_cache *pc = &s->prefix;
+    if (bytes > pc->limit) return -1;          /* it alone would not fit */
+    rm_err e;
+    if (file_mkdirs(pc->dir, &e)) {
+        pc->error = e;
+        return -1;
+    }
+    chmod(pc->dir, 0700);                      /* the cache holds conversations */
+    /* when only the entries in use are left and it still does not fit, it
+     * is not written: the bound holds */
+    return evict(pc, pc->limit - bytes) + bytes > pc->limit ? -1 : 0;
+}
+
+/* The entry's name for seq[0..pos); 0 when it is to be written, 1 when it
+ * is there already (now renewed), -1 when it cannot be written. */
+static int new_entry(rm_session *s, int pos, unsigned flags, char *name, size_t cap, char *path, size_t pcap)
+{
+    prefix_cache *pc = &s->prefix;
+    char fp[33];
+    if (!pc->dir[0] || pos < PREFIX_MIN_TOKENS || pos > s->nseq || fp_hex(s, fp)) return -1;
+    entry_name(name, cap, fp, pos, ids_hash(HASH0, s->seq, pos));
+    entry_path(pc, name, path, pcap);
+    if (access(path, F_OK) == 0) {
+        utimensat(AT_FDCWD, path, NULL, 0);
+        return 1;
+    }
+    return make_room(s, snap_file_bytes(s, pos, flags)) ? -1 : 0;
+}
+
+void prefix_store(rm_session *s, int pos, const float *logits, int pass)
+{
+    prefix_cache *pc = &s->prefix;
+    const unsigned flags = SNAP_ROUTES | (logits ? SNAP_LOGITS : 0);
+    char name[256], path[4400];
+    int rc = rm_state_pos(s->st) == pos ? new_entry(s, pos, flags, name, sizeof name, path, sizeof path) : -1;
+    if (rc == 0) {
+        rm_err e;
+        if (snap_write(s, path, s->st, s->seq, pos, flags, logits, &e)) {
+            pc->error = e;
+            rc = -1;
+        } else {
+            pc->stores++;
+        }
+    }
+    if (rc < 0) return;
+    /* a later boundary of the same prompt replaces the one before */
+    if (pc->pass_entry[0] && strcmp(pc->pass_entry, name) && strcmp(pc->pass_entry, pc->in_use)) {
+        char old[4400];
+        entry_path(pc, pc->pass_entry, old, sizeof old);
+        unlink(old);
+    }
+    if (pass) snprintf(pc->pass_entry, sizeof pc->pass_entry, "%s", name);
+    else pc->pass_entry[0] = 0;
+}
+
+void prefix_prompt_done(rm_session *s) { s->prefix.pass_entry[0] = 0; }
+
+int prefix_capture_begin(rm_session *s, int pos)
+{
+    prefix_cache *pc = &s->prefix;
+    char name[256], path[4400];
+    if (pc->capw || new_entry(s, pos, SNAP_ROUTES, name, sizeof name, path, sizeof path)) return 0;
+    rm_err e;
+    if (!(pc->capw = snap_begin(s, path, s->seq, pos, SNAP_ROUTES, &e))) {
+        pc->error = e;
+        return 0;
+    }
+    pc->cap = pos;
+    snprintf(pc->cap_name, sizeof pc->cap_name, "%s", name);
+    return 1;
+}
+
+void prefix_capture_layer(rm_session *s, int layer)
+{
+    prefix_cache *pc = &s->prefix;
+    if (pc->capw) snap_layer(pc->capw, s->st, layer, pc->cap);
+}
+
+void prefix_capture_end(rm_session *s, int ok)
+{
+    prefix_cache *pc = &s->prefix;
+    if (!pc->capw) return;
+    if (ok) {
+        rm_err e;
+        if (snap_finish(pc->capw, s, NULL, &e)) pc->error = e;
+        else pc->stores++;
+    } else {
+        snap_abort(pc->capw);
+    }
+    pc->capw = NULL;
+    pc->cap = 0;
+    pc->cap_name[0] = 0;
+}
