@@ -170,10 +170,13 @@ b = [json.loads(l) for l in open(sys.argv[1]) if '"POST"' in l][-1]['body']
 users = [m['content'] for m in b['messages'] if m['role'] == 'user']
 sys.exit(0 if users[0] == sys.argv[2] and sys.argv[3] in users and users[-1] == sys.argv[2] and len(users) >= 4 else 1)
 PY
-t send-keys C-d
-wait_for '1 turn not saved \(/save FILE\): Ctrl-D again to quit' 30 || fail "Ctrl-D with an unsaved remote turn did not ask"
+# the remote conversation is autosaved as a local one is: Ctrl-D quits at
+# once and says where, and the session file holds the turns
 t send-keys C-d
 at_prompt 100 || fail "did not exit"
+screen | grep -q "remora chat: the conversation is saved in $XDG_STATE_HOME/remora/sessions/" ||
+  fail "the quit did not say where the remote conversation is"
+grep -lqF -- "$Q1" "$XDG_STATE_HOME"/remora/sessions/*.jsonl 2>/dev/null || fail "the remote conversation was not autosaved"
 seen
 python3 - "$T/rlog" "$KEY" <<'PY' || fail "the key did not go with every request to the replay server"
 import json, sys

@@ -200,10 +200,17 @@ void ui_panel_timing(ui_rect r, const ui_panel_in *in)
         char buf[200], alt[300];
         ui_fmt_prompt(buf, sizeof buf, s);
         const rm_prompt_figures *p = &s->prompt;
-        /* the time goes first, then the reused count, then the new tokens */
-        snprintf(alt, sizeof alt, "ctx %d, %d reused, %d prefilled\vctx %d, %d reused, %d new\vctx %d, %d new\vctx %d",
-                 p->ctx, p->reused + p->restored, p->total, p->ctx, p->reused + p->restored, p->total, p->ctx,
-                 p->total, p->ctx);
+        /* the time goes first, then the restored count is told apart from
+         * the reused one as long as it fits, then the reused count, then
+         * the new tokens */
+        if (p->restored)
+            snprintf(alt, sizeof alt, "ctx %d, %d reused, %d restored, %d prefilled\vctx %d, %d reused, %d restored, "
+                     "%d new\vctx %d, %d reused, %d new\vctx %d, %d new\vctx %d",
+                     p->ctx, p->reused, p->restored, p->total, p->ctx, p->reused, p->restored, p->total, p->ctx,
+                     p->reused + p->restored, p->total, p->ctx, p->total, p->ctx);
+        else
+            snprintf(alt, sizeof alt, "ctx %d, %d reused, %d prefilled\vctx %d, %d reused, %d new\vctx %d, %d new\vctx %d",
+                     p->ctx, p->reused, p->total, p->ctx, p->reused, p->total, p->ctx, p->total, p->ctx);
         y = put_split(y, x, w, end - y >= 5 ? y + 2 : y + 1, ui_attr(UI_C_TEXT), buf,
                       s->prompt_state == UI_PROMPT_STOPPED ? NULL : alt);
     }
