@@ -43,7 +43,7 @@ static void on_route(void *ud, int layer, int pos, const int *ids, const float *
     c->choices += (uint64_t)k;
 }
 
-static uint64_t peak_rss(void)
+uint64_t bench_peak_rss(void)
 {
     FILE *f = fopen("/proc/self/status", "r");
     char line[256];
@@ -143,7 +143,7 @@ int bench_prefill(rm_model *m, const char *model, int n, int chunk, double dev_s
      * (1024 x 7168 bf16, 15 MB) to stay inside a budget + overhead memory
      * limit; at 256 positions the product is compute-bound, so the rows do
      * not change the rate (bench-kernels times the full 12288-row shapes) */
-    f.hwm = peak_rss();
+    f.hwm = bench_peak_rss();
     f.bf16_ceiling = rm_bench_gemm(0, 256, 1024, 7168, 1.0);
     f.expert_ceiling = rm_bench_gemm(in->expert_mxfp4, 256, 3072, 3584, 1.0);
     uint64_t chosen_bytes = 0;

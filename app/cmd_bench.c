@@ -47,18 +47,6 @@ static void usage(FILE *f)
     fprintf(f, "exit status: 0 done, 1 runtime failure, 2 bad input\n");
 }
 
-/* Peak resident set of this process (VmHWM), bytes. */
-static uint64_t peak_rss(void)
-{
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    unsigned long long kb = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "VmHWM: %llu kB", &kb) == 1) break;
-    if (f) fclose(f);
-    return kb * 1024;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -295,7 +283,7 @@ int cmd_bench(int argc, char **argv)
     }
     figures f;
     compute(&col, dev, wall, &f);
-    const uint64_t hwm = peak_rss();
+    const uint64_t hwm = bench_peak_rss();
     print_figures(&f, &col, in, s != NULL, hwm);
     if (json) print_json(model, &f, &col, in, block, qd, hwm);
 out:
