@@ -4,9 +4,12 @@
  *
  * Every level computes a row in the same order, and a row is always computed
  * whole by one thread, so the results depend neither on the level nor on the
- * thread count. The gemm forms decode a block of weight rows to fp32 once and
- * take the dot product of each decoded row with every input row — the same
- * fmas as the gemv, but reading the weights once for all T inputs.
+ * thread count. The gemm forms decode the weights to fp32 a column block at a
+ * time and take each block's part of every dot product, keeping the 16 lane
+ * accumulators of each output between blocks — the same fmas as the gemv, in
+ * the same order, but with the operands in L1 and each weight read once per
+ * tile of inputs (gemm_tile). kern_matmul_f32 is the other order of
+ * accumulation, attention's axpy chains, blocked the same way.
  */
 #include <math.h>
 #include <pthread.h>
@@ -29,8 +32,8 @@ _Alignas(64) uint8_t kern_mx_bf16[256][64];
 #define PAR_MIN_WEIGHTS 65536
 /* Rows per pool work item of a gemv (the row kernels take rows by fours). */
 #define GEMV_ROWS 4
-/* Rows decoded together by a gemm task; their fp32 copy stays in L2 while
- * each input row is streamed past them. */
+/* Weight rows decoded together, a column block at a time: their fp32 copy
+ * (16 x GEMM_KC floats) stays in L1 while the inputs go past it. */
 #define GEMM_ROWS 16
 /* x of a gemv_mxfp4 up to this many columns is reordered on the stack. */
 #define XP_STACK 4096
@@ -115,6 +118,47 @@ void kern_axpy_f32(float a, const float *x, float *y, int n)
     impl()->axpy_f32(a, x, y, n);
 }
 
+/* Columns of B per pass of kern_matmul_f32's k loop: a block of B of
+ * MATMUL_KC rows x 64 columns (32 KB) stays in L1 for every group of 4 rows
+ * of A. */
+#define MATMUL_KC 128
+
+void kern_matmul_f32(const float *A, size_t lda, const float *B, size_t ldb, float *C, size_t ldc,
+                     int M, int N, const int *klen)
+{
+    const kern_impl *k = impl();
+    int kmax = 0;
+    for (int m = 0; m < M; m++) kmax = klen[m] > kmax ? klen[m] : kmax;
+    const int nb = k->matmul4x64_f32 ? N & ~63 : 0;
+    /* k in blocks, in increasing order: each element's chain of fmas is
+     * the same whatever the blocking */
+    for (int k0 = 0; k0 < kmax; k0 += MATMUL_KC) {
+        const int k1 = kmax - k0 < MATMUL_KC ? kmax : k0 + MATMUL_KC;
+        for (int n0 = 0; n0 < nb; n0 += 64)
+            for (int m0 = 0; m0 < M; m0 += 4) {
+                /* the k every row of the group takes in this block ... */
+                int kn = k1 - k0;
+                for (int m = m0; m < m0 + 4 && m < M; m++)
+                    if (klen[m] - k0 < kn) kn = klen[m] - k0;
+                if (m0 + 4 <= M && kn > 0)
+                    k->matmul4x64_f32(A + m0 * lda + k0, lda, B + (size_t)k0 * ldb + n0, ldb, C + m0 * ldc + n0, ldc, kn);
+                else
+                    kn = 0;
+                /* ... and each row's rest */
+                for (int m = m0; m < m0 + 4 && m < M; m++) {
+                    const int ke = klen[m] < k1 ? klen[m] : k1;
+                    for (int kk = k0 + kn; kk < ke; kk++)
+                        k->axpy_f32(A[m * lda + kk], B + (size_t)kk * ldb + n0, C + m * ldc + n0, 64);
+                }
+            }
+        for (int m = 0; m < M && nb < N; m++) {
+            const int ke = klen[m] < k1 ? klen[m] : k1;
+            for (int kk = k0; kk < ke; kk++)
+                k->axpy_f32(A[m * lda + kk], B + (size_t)kk * ldb + nb, C + m * ldc + nb, N - nb);
+        }
+    }
+}
+
 void kern_kda_step(float *S, const float *alpha, const float *k, const float *q,
                    const float *v, float beta, float *o, float *u, int hd)
 {
@@ -134,6 +178,7 @@ typedef struct {
     const float *X, *xp;      /* xp: gemv_mxfp4's reordered x */
     float *Y;
     int T, rows, cols;
+    size_t ldw;               /* F32: floats between rows of W (cols unless a column range) */
 } product;
 
 static void gemv_rows(const product *p, int r0, int r1)
@@ -206,96 +251,233 @@ void kern_gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *x
     gemv(W_MXFP4, packed, scale, x, y, rows, cols);
 }
 
-/* Rows [r0, r1) of a gemm: decode up to GEMM_ROWS weight rows to fp32, then
- * take the dot products with the input rows in tiles of 4 rows x 4 tokens. */
-static void gemm_block(const product *p, float *buf, int r0, int r1)
+/* The weight of column c of row r, for the columns past the last group of
+ * 16 (never MXFP4, whose rows are whole blocks of 32). */
+static float weight_at(const product *p, int r, int c)
+{
+    if (p->enc == W_F32) return ((const float *)p->W)[(size_t)r * p->ldw + c];
+    return bf16_to_f32(((const uint16_t *)p->W)[(size_t)r * p->cols + c]);
+}
+
+/* A gemm task's tile (gemm_tile): GEMM_TILE_ROWS weight rows, as many
+ * inputs as keep their accumulators (64 bytes per output) within
+ * GEMM_ACC_BYTES of L2, the columns in blocks of GEMM_KC. Measured on the
+ * 2-core development machine (Sapphire Rapids, 2 MB L2), 2 threads, against
+ * 16-row tiles over 2 MB sweeps of the inputs: bf16 1024 x 7168 at T = 256
+ * 141 -> 157 GFLOP/s, 12288 x 7168 at T = 1024 135 -> 151, MXFP4 3072 x
+ * 3584 at T = 42 (a routed expert's rows in a 2048-token prompt) 170 -> 175;
+ * 64 or 256 rows and 512 KB of accumulators were no better. */
+#define GEMM_TILE_ROWS 128
+#define GEMM_KC 256
+#define GEMM_ACC_BYTES (1u << 20)
+
+/* A task's working memory: one decoded column block of GEMM_ROWS rows and
+ * the accumulators of its rows x inputs. Kept per thread between products
+ * (a fresh megabyte per product is a megabyte of page faults). */
+static pthread_key_t work_key;
+static pthread_once_t work_once = PTHREAD_ONCE_INIT;
+static void work_key_init(void) { pthread_key_create(&work_key, free); }
+
+typedef struct { size_t floats; float f[]; } work_buf;
+
+static float *task_work(size_t floats)
+{
+    pthread_once(&work_once, work_key_init);
+    work_buf *w = pthread_getspecific(work_key);
+    if (w && w->floats >= floats) return w->f;
+    free(w);
+    w = aligned_alloc(64, (sizeof *w + floats * sizeof(float) + 63) & ~(size_t)63);
+    if (w) w->floats = floats;
+    pthread_setspecific(work_key, w);
+    return w ? w->f : NULL;
+}
+
+/* Asks for the encoded weights of rows [r0, r0+nr), columns [c0, c0+kc),
+ * the ones the next decode reads: they are a row length apart, which the
+ * hardware prefetchers do not follow, and they come from memory. */
+static void prefetch_rows(const product *p, int r0, int nr, int c0, int kc)
+{
+    if (p->enc == W_F32 || nr <= 0) return;
+    const size_t row = p->enc == W_BF16 ? (size_t)p->cols * 2 : (size_t)p->cols / 2;
+    const size_t off = p->enc == W_BF16 ? (size_t)c0 * 2 : (size_t)c0 / 2;
+    const size_t len = p->enc == W_BF16 ? (size_t)kc * 2 : (size_t)kc / 2;
+    for (int r = r0; r < r0 + nr; r++) {
+        const char *q = (const char *)p->W + (size_t)r * row + off;
+        for (size_t b = 0; b < len; b += 64) __builtin_prefetch(q + b, 0, 2);
+        if (p->enc == W_MXFP4) __builtin_prefetch(p->scale + (size_t)r * (p->cols / 32) + c0 / 32, 0, 2);
+    }
+}
+
+/* Decodes rows [r0, r0+nr), columns [c0, c0+kc) to fp32 rows of GEMM_KC. */
+static void decode_block(const product *p, int r0, int nr, int c0, int kc, float *out)
 {
     const int cols = p->cols;
-    const float *w = buf;
-    for (int r = r0; r < r1; r++) {
-        float *o = buf + (size_t)(r - r0) * cols;
+    for (int r = 0; r < nr; r++) {
+        float *o = out + (size_t)r * GEMM_KC;
         if (p->enc == W_BF16)
-            p->k->decode_bf16((const uint16_t *)p->W + (size_t)r * cols, o, cols);
-        else if (p->enc == W_MXFP4)
-            p->k->decode_mxfp4((const uint8_t *)p->W + (size_t)r * (cols / 2),
-                               p->scale + (size_t)r * (cols / 32), o, cols);
+            p->k->decode_bf16((const uint16_t *)p->W + (size_t)(r0 + r) * cols + c0, o, kc);
+        else
+            p->k->decode_mxfp4((const uint8_t *)p->W + (size_t)(r0 + r) * (cols / 2) + c0 / 2,
+                               p->scale + (size_t)(r0 + r) * (cols / 32) + c0 / 32, o, kc);
     }
-    if (p->enc == W_F32)
-        w = (const float *)p->W + (size_t)r0 * cols;
-    for (int t = 0; t < p->T; t += 4) {
-        int nx = p->T - t < 4 ? p->T - t : 4;
-        for (int r = r0; r < r1; r += 4)
-            p->k->tile_f32(w + (size_t)(r - r0) * cols, (size_t)cols, r1 - r < 4 ? r1 - r : 4,
-                           p->X + (size_t)t * cols, (size_t)cols, nx, cols,
-                           p->Y + (size_t)t * p->rows + r, (size_t)p->rows);
+}
+
+/* Outputs of rows [r0, r1) x inputs [t0, t0+nt): the tile of a task.
+ *
+ * Its accumulators (16 lanes per output, acc) stay in L2 while the columns
+ * go by in blocks of GEMM_KC: per block, each group of GEMM_ROWS weight rows
+ * is decoded to fp32 (wbuf, in L1) and every 4 x 4 tile of those rows x 4
+ * inputs takes the block's columns, with the inputs' block (nt x GEMM_KC)
+ * staying in L2 for all the row groups. So each weight is decoded once per
+ * tile and each input read from memory once per tile: at 128 rows x 64
+ * inputs, 1/64 and 1/128 of a byte per flop, where cutting only the inputs
+ * (16 rows at a time) read the 33792-column weights of K3's dense layer
+ * again every 16 inputs. The column tail and the reduction end each output. */
+static void gemm_tile(const product *p, float *wbuf, float *acc, int r0, int r1, int t0, int nt)
+{
+    const int cols = p->cols, full = cols & ~15, nr = r1 - r0;
+    const int nrg = (nr + GEMM_ROWS - 1) / GEMM_ROWS, tgs = (nt + 3) / 4;
+    const int rgs = GEMM_ROWS / 4;             /* tiles of 4 rows per row group */
+    const size_t per_group = (size_t)tgs * rgs * 256;
+    memset(acc, 0, (size_t)nrg * per_group * sizeof *acc);
+    const float *X = p->X + (size_t)t0 * cols;
+    for (int c0 = 0; c0 < full; c0 += GEMM_KC) {
+        const int kc = full - c0 < GEMM_KC ? full - c0 : GEMM_KC;
+        for (int g = 0; g < nrg; g++) {
+            const int gr0 = r0 + g * GEMM_ROWS, gn = r1 - gr0 < GEMM_ROWS ? r1 - gr0 : GEMM_ROWS;
+            const float *w = wbuf;
+            size_t ldw = (size_t)GEMM_KC;
+            if (p->enc == W_F32) {
+                w = (const float *)p->W + (size_t)gr0 * p->ldw + c0;
+                ldw = p->ldw;
+            } else {
+                decode_block(p, gr0, gn, c0, kc, wbuf);
+            }
+            /* the next group's weights (or the next block's first), asked
+             * for a few rows per input group while this group computes */
+            int nx_r0 = gr0 + GEMM_ROWS, nx_c0 = c0;
+            if (g + 1 == nrg) { nx_r0 = r0; nx_c0 = c0 + GEMM_KC; }
+            const int nx_n = nx_c0 >= full ? 0 : (r1 - nx_r0 < GEMM_ROWS ? r1 - nx_r0 : GEMM_ROWS);
+            const int nx_kc = full - nx_c0 < GEMM_KC ? full - nx_c0 : GEMM_KC;
+            const int per_tg = (nx_n + tgs - 1) / tgs;
+            const int grgs = (gn + 3) / 4;
+            float *gacc = acc + (size_t)g * per_group;
+            for (int tg = 0; tg < tgs; tg++) {
+                const int pr = tg * per_tg;
+                if (pr < nx_n) prefetch_rows(p, nx_r0 + pr, nx_n - pr < per_tg ? nx_n - pr : per_tg, nx_c0, nx_kc);
+                const float *xr[4], *wr[4];
+                for (int t = 0; t < 4; t++)
+                    xr[t] = X + (size_t)(4 * tg + t < nt ? 4 * tg + t : nt - 1) * cols + c0;
+                for (int rg = 0; rg < grgs; rg++) {
+                    for (int j = 0; j < 4; j++)
+                        wr[j] = w + (size_t)(4 * rg + j < gn ? 4 * rg + j : gn - 1) * ldw;
+                    p->k->tile_acc_f32(wr, xr, kc, gacc + ((size_t)tg * rgs + rg) * 256);
+                }
+            }
+        }
     }
+    float *Y = p->Y + (size_t)t0 * p->rows;
+    for (int g = 0; g < nrg; g++) {
+        const int gr0 = g * GEMM_ROWS, gn = nr - gr0 < GEMM_ROWS ? nr - gr0 : GEMM_ROWS;
+        const float *gacc = acc + (size_t)g * per_group;
+        for (int tg = 0; tg < tgs; tg++)
+            for (int rg = 0; rg < (gn + 3) / 4; rg++) {
+                const float *tile = gacc + ((size_t)tg * rgs + rg) * 256;
+                float sum[16];
+                if (full == cols)              /* no column tail: 16 reductions at once */
+                    p->k->reduce16x16(tile, sum);
+                for (int t = 4 * tg; t < 4 * tg + 4 && t < nt; t++)
+                    for (int j = 4 * rg; j < 4 * rg + 4 && j < gn; j++) {
+                        const int k = 4 * (t % 4) + j % 4, r = r0 + gr0 + j;
+                        if (full < cols) {
+                            float l[16];
+                            memcpy(l, tile + 16 * k, sizeof l);
+                            for (int c = full; c < cols; c++)
+                                l[c & 15] = fmaf(weight_at(p, r, c), X[(size_t)t * cols + c], l[c & 15]);
+                            sum[k] = kern_reduce16(l);
+                        }
+                        Y[(size_t)t * p->rows + r] = sum[k];
+                    }
+            }
+    }
+}
+
+/* Inputs per tile: as many as keep the tile's accumulators within
+ * GEMM_ACC_BYTES, a multiple of 4. */
+static int tile_inputs(const product *p)
+{
+    int n = (int)(GEMM_ACC_BYTES / ((size_t)GEMM_TILE_ROWS * 64)) & ~3;
+    if (n < 4) n = 4;
+    return n < p->T ? n : p->T;
 }
 
 static void gemm_task(void *ud, int b, int e)
 {
     const product *p = ud;
-    int r0 = b * GEMM_ROWS, r1 = e * GEMM_ROWS < p->rows ? e * GEMM_ROWS : p->rows;
-    float *buf = NULL;
-    if (p->enc != W_F32 && !(buf = malloc((size_t)GEMM_ROWS * p->cols * sizeof *buf))) {
-        /* No room to decode: one gemv per input row gives the same bits. */
+    const int r0 = b * GEMM_TILE_ROWS, r1 = e * GEMM_TILE_ROWS < p->rows ? e * GEMM_TILE_ROWS : p->rows;
+    const int nt = tile_inputs(p);
+    const int tgs = (nt + 3) / 4, nrg = (GEMM_TILE_ROWS + GEMM_ROWS - 1) / GEMM_ROWS;
+    float *buf = task_work((size_t)GEMM_ROWS * GEMM_KC + (size_t)nrg * tgs * (GEMM_ROWS / 4) * 256);
+    if (!buf) {
+        /* No room to decode: one gemv (for a column range, one dot product)
+         * per input row gives the same bits. */
         for (int t = 0; t < p->T; t++) {
             product q = *p;
             q.k = &kern_impl_scalar;
             q.X = p->X + (size_t)t * p->cols;
             q.Y = p->Y + (size_t)t * p->rows;
-            gemv_rows(&q, r0, r1);
+            if (p->enc != W_F32 || p->ldw == (size_t)p->cols)
+                gemv_rows(&q, r0, r1);
+            else
+                for (int r = r0; r < r1; r++)
+                    q.Y[r] = kern_impl_scalar.dot_f32((const float *)p->W + (size_t)r * p->ldw, q.X, p->cols);
         }
         return;
     }
-    for (int r = r0; r < r1; r += GEMM_ROWS)
-        gemm_block(p, buf, r, r1 - r < GEMM_ROWS ? r1 : r + GEMM_ROWS);
-    free(buf);
+    for (int r = r0; r < r1; r += GEMM_TILE_ROWS)
+        for (int t0 = 0; t0 < p->T; t0 += nt)
+            gemm_tile(p, buf, buf + (size_t)GEMM_ROWS * GEMM_KC, r, r1 - r < GEMM_TILE_ROWS ? r1 : r + GEMM_TILE_ROWS,
+                      t0, p->T - t0 < nt ? p->T - t0 : nt);
 }
 
-/* Tokens of X taken per sweep over the weights: every block of decoded
- * weight rows is dotted with each of them, so they should stay in the last
- * level cache between blocks. Past it, X streams from memory once per
- * GEMM_ROWS rows: at T = 1024 and 7168 columns (28 MB of X) a 7168x12288
- * bf16 product fell from 145 to 108 GFLOP/s on the 2-core development
- * machine (32 MB L3); in sweeps of <= 8 MB of X it keeps the T = 256 rate.
- * Each sweep decodes the weights again, which costs less than one more
- * 4-token tile. */
-#define GEMM_SWEEP_BYTES (8u << 20)
-
-static void gemm(int enc, const void *W, const uint8_t *scale, const float *X, float *Y,
+static void gemm(int enc, const void *W, size_t ldw, const uint8_t *scale, const float *X, float *Y,
                  int T, int rows, int cols)
 {
     if (T <= 0 || rows <= 0) return;
-    if (T == 1) {
+    if (T == 1 && ldw == (size_t)cols) {
         gemv(enc, W, scale, X, Y, rows, cols);
         return;
     }
-    int sweep = (int)(GEMM_SWEEP_BYTES / ((size_t)cols * sizeof *X)) & ~3;
-    if (sweep < 16) sweep = 16;
-    for (int t0 = 0; t0 < T; t0 += sweep) {
-        const int nt = T - t0 < sweep ? T - t0 : sweep;
-        product p = { .k = impl(), .enc = enc, .W = W, .scale = scale, .X = X + (size_t)t0 * cols,
-                      .Y = Y + (size_t)t0 * rows, .T = nt, .rows = rows, .cols = cols };
-        int items = (rows + GEMM_ROWS - 1) / GEMM_ROWS;
-        if ((size_t)nt * rows * cols < PAR_MIN_WEIGHTS)
-            gemm_task(&p, 0, items);
-        else
-            pool_for(items, gemm_task, &p);
+    if (T == 1) {               /* a column range: each row's dot product */
+        for (int r = 0; r < rows; r++) Y[r] = impl()->dot_f32((const float *)W + (size_t)r * ldw, X, cols);
+        return;
     }
+    product p = { .k = impl(), .enc = enc, .W = W, .scale = scale, .X = X, .Y = Y,
+                  .T = T, .rows = rows, .cols = cols, .ldw = ldw };
+    int items = (rows + GEMM_TILE_ROWS - 1) / GEMM_TILE_ROWS;
+    if ((size_t)T * rows * cols < PAR_MIN_WEIGHTS)
+        gemm_task(&p, 0, items);
+    else
+        pool_for(items, gemm_task, &p);
 }
 
 void kern_gemm_f32(const float *W, const float *X, float *Y, int T, int rows, int cols)
 {
-    gemm(W_F32, W, NULL, X, Y, T, rows, cols);
+    gemm(W_F32, W, (size_t)cols, NULL, X, Y, T, rows, cols);
+}
+
+void kern_gemm_f32_ld(const float *W, size_t ldw, const float *X, float *Y, int T, int rows, int cols)
+{
+    gemm(W_F32, W, ldw, NULL, X, Y, T, rows, cols);
 }
 
 void kern_gemm_bf16(const uint16_t *W, const float *X, float *Y, int T, int rows, int cols)
 {
-    gemm(W_BF16, W, NULL, X, Y, T, rows, cols);
+    gemm(W_BF16, W, (size_t)cols, NULL, X, Y, T, rows, cols);
 }
 
 void kern_gemm_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *X,
                      float *Y, int T, int rows, int cols)
 {
-    gemm(W_MXFP4, packed, scale, X, Y, T, rows, cols);
+    gemm(W_MXFP4, packed, (size_t)cols, scale, X, Y, T, rows, cols);
 }

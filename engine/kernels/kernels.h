@@ -43,6 +43,9 @@ void kern_gemm_f32(const float *W, const float *X, float *Y, int T, int rows, in
 void kern_gemm_bf16(const uint16_t *W, const float *X, float *Y, int T, int rows, int cols);
 void kern_gemm_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *X,
                      float *Y, int T, int rows, int cols);
+/* kern_gemm_f32 with the rows of W ldw >= cols floats apart (a column range
+ * of a wider matrix, such as one part of each row of a cache). */
+void kern_gemm_f32_ld(const float *W, size_t ldw, const float *X, float *Y, int T, int rows, int cols);
 
 /* Dot product with the same fixed order (for attention and norms where a
  * reproducible order matters). */
@@ -50,6 +53,13 @@ float kern_dot_f32(const float *a, const float *b, int n);
 /* y[i] = fmaf(a, x[i], y[i]): an exact per-element multiply-add, the same
  * bits at every SIMD level (attention's weighted sums). */
 void kern_axpy_f32(float a, const float *x, float *y, int n);
+/* C[m, n] += Σ_k A[m, k] · B[k, n] for m < M, n < N, k < klen[m], each
+ * element one fmaf per term in increasing k: bit-identical to
+ * kern_axpy_f32(A[m, k], B[k, :], C[m, :], N) for k = 0, 1, .. — the order
+ * of attention's weighted sums — at the speed of a blocked product. Rows are
+ * lda, ldb, ldc floats apart. Runs on the calling thread. */
+void kern_matmul_f32(const float *A, size_t lda, const float *B, size_t ldb, float *C, size_t ldc,
+                     int M, int N, const int *klen);
 /* One step of the gated delta rule for one head (KDA; model/kda.c), S the
  * [hd][hd] state with one row per key channel:
  *   S[d][j] *= alpha[d];  u[j] = v[j] - Σ_d S[d][j] k[d]   (fmas in d order)

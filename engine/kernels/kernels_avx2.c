@@ -90,12 +90,30 @@ static void dot4_f32(const float *w, size_t ldw, int nw, const float *x, int n, 
     }
 }
 
-/* With 16 registers, a tile is one token at a time through dot4_f32. */
-static void tile_f32(const float *w, size_t ldw, int nw, const float *x, size_t ldx, int nx,
-                     int n, float *y, size_t ldy)
+/* With 16 registers, a tile is one input row at a time: 8 accumulators
+ * (4 weight rows x 2 halves), loaded from and stored back to acc. */
+static void tile_acc_f32(const float *const w[4], const float *const x[4], int n, float *acc)
 {
-    for (int t = 0; t < nx; t++)
-        dot4_f32(w, ldw, nw, x + t * ldx, n, y + t * ldy);
+    for (int t = 0; t < 4; t++) {
+        float *a = acc + 4 * t * 16;
+        __m256 lo[ROWS], hi[ROWS];
+        for (int j = 0; j < ROWS; j++) {
+            lo[j] = _mm256_loadu_ps(a + 16 * j);
+            hi[j] = _mm256_loadu_ps(a + 16 * j + 8);
+        }
+        const float *xt = x[t];
+        for (int c = 0; c + 16 <= n; c += 16) {
+            __m256 x0 = _mm256_loadu_ps(xt + c), x1 = _mm256_loadu_ps(xt + c + 8);
+            for (int j = 0; j < ROWS; j++) {
+                lo[j] = _mm256_fmadd_ps(_mm256_loadu_ps(w[j] + c), x0, lo[j]);
+                hi[j] = _mm256_fmadd_ps(_mm256_loadu_ps(w[j] + c + 8), x1, hi[j]);
+            }
+        }
+        for (int j = 0; j < ROWS; j++) {
+            _mm256_storeu_ps(a + 16 * j, lo[j]);
+            _mm256_storeu_ps(a + 16 * j + 8, hi[j]);
+        }
+    }
 }
 
 static void gemv_f32(const float *W, const float *x, float *y, int r0, int r1, int cols)
@@ -302,7 +320,8 @@ static void kda_step(float *S, const float *alpha, const float *k, const float *
 const kern_impl kern_impl_avx2 = {
     .name = "avx2",
     .dot_f32 = dot_f32,
-    .tile_f32 = tile_f32,
+    .tile_acc_f32 = tile_acc_f32,
+    .reduce16x16 = kern_reduce16x16_each,
     .gemv_f32 = gemv_f32,
     .gemv_bf16 = gemv_bf16,
     .gemv_mxfp4 = gemv_mxfp4,

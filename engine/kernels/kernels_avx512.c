@@ -89,25 +89,22 @@ static void dot4_f32(const float *w, size_t ldw, int nw, const float *x, int n, 
 
 /* A 4-row x 4-token tile in 16 accumulators: per group of 16 columns, 8
  * loads feed 16 fmas (dot4_f32 alone needs 5 loads for 4), which is what
- * makes the gemm forms compute-bound rather than load-bound. Missing rows or
- * tokens repeat the last one and are dropped. */
-static void tile_f32(const float *w, size_t ldw, int nw, const float *x, size_t ldx, int nx,
-                     int n, float *y, size_t ldy)
+ * makes the gemm forms compute-bound rather than load-bound as long as the
+ * operands come from L1 (kernels.c cuts the columns so that they do). */
+static void tile_acc_f32(const float *const w[4], const float *const x[4], int n, float *acc)
 {
-    const float *wr[ROWS], *xr[4];
-    for (int j = 0; j < ROWS; j++)
-        wr[j] = w + (size_t)(j < nw ? j : nw - 1) * ldw;
-    for (int t = 0; t < 4; t++)
-        xr[t] = x + (size_t)(t < nx ? t : nx - 1) * ldx;
     /* written out so that the 16 accumulators stay in registers */
-    __m512 a00 = _mm512_setzero_ps(), a01 = a00, a02 = a00, a03 = a00;
-    __m512 a10 = a00, a11 = a00, a12 = a00, a13 = a00;
-    __m512 a20 = a00, a21 = a00, a22 = a00, a23 = a00;
-    __m512 a30 = a00, a31 = a00, a32 = a00, a33 = a00;
-    const float *w0 = wr[0], *w1 = wr[1], *w2 = wr[2], *w3 = wr[3];
-    const float *x0 = xr[0], *x1 = xr[1], *x2 = xr[2], *x3 = xr[3];
-    int c = 0;
-    for (; c + 16 <= n; c += 16) {
+    __m512 a00 = _mm512_loadu_ps(acc + 0 * 16), a01 = _mm512_loadu_ps(acc + 1 * 16);
+    __m512 a02 = _mm512_loadu_ps(acc + 2 * 16), a03 = _mm512_loadu_ps(acc + 3 * 16);
+    __m512 a10 = _mm512_loadu_ps(acc + 4 * 16), a11 = _mm512_loadu_ps(acc + 5 * 16);
+    __m512 a12 = _mm512_loadu_ps(acc + 6 * 16), a13 = _mm512_loadu_ps(acc + 7 * 16);
+    __m512 a20 = _mm512_loadu_ps(acc + 8 * 16), a21 = _mm512_loadu_ps(acc + 9 * 16);
+    __m512 a22 = _mm512_loadu_ps(acc + 10 * 16), a23 = _mm512_loadu_ps(acc + 11 * 16);
+    __m512 a30 = _mm512_loadu_ps(acc + 12 * 16), a31 = _mm512_loadu_ps(acc + 13 * 16);
+    __m512 a32 = _mm512_loadu_ps(acc + 14 * 16), a33 = _mm512_loadu_ps(acc + 15 * 16);
+    const float *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
+    const float *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
+    for (int c = 0; c + 16 <= n; c += 16) {
         __m512 v0 = _mm512_loadu_ps(w0 + c), v1 = _mm512_loadu_ps(w1 + c);
         __m512 v2 = _mm512_loadu_ps(w2 + c), v3 = _mm512_loadu_ps(w3 + c);
         __m512 xv = _mm512_loadu_ps(x0 + c);
@@ -123,16 +120,39 @@ static void tile_f32(const float *w, size_t ldw, int nw, const float *x, size_t 
         a30 = _mm512_fmadd_ps(v0, xv, a30); a31 = _mm512_fmadd_ps(v1, xv, a31);
         a32 = _mm512_fmadd_ps(v2, xv, a32); a33 = _mm512_fmadd_ps(v3, xv, a33);
     }
-    __m512 acc[4][ROWS] = { { a00, a01, a02, a03 }, { a10, a11, a12, a13 },
-                            { a20, a21, a22, a23 }, { a30, a31, a32, a33 } };
-    for (int t = 0; t < nx; t++)
-        for (int j = 0; j < nw; j++) {
-            float l[16];
-            _mm512_storeu_ps(l, acc[t][j]);
-            for (int i = c; i < n; i++)
-                l[i & 15] = fmaf(wr[j][i], xr[t][i], l[i & 15]);
-            y[t * ldy + j] = kern_reduce16(l);
-        }
+    _mm512_storeu_ps(acc + 0 * 16, a00); _mm512_storeu_ps(acc + 1 * 16, a01);
+    _mm512_storeu_ps(acc + 2 * 16, a02); _mm512_storeu_ps(acc + 3 * 16, a03);
+    _mm512_storeu_ps(acc + 4 * 16, a10); _mm512_storeu_ps(acc + 5 * 16, a11);
+    _mm512_storeu_ps(acc + 6 * 16, a12); _mm512_storeu_ps(acc + 7 * 16, a13);
+    _mm512_storeu_ps(acc + 8 * 16, a20); _mm512_storeu_ps(acc + 9 * 16, a21);
+    _mm512_storeu_ps(acc + 10 * 16, a22); _mm512_storeu_ps(acc + 11 * 16, a23);
+    _mm512_storeu_ps(acc + 12 * 16, a30); _mm512_storeu_ps(acc + 13 * 16, a31);
+    _mm512_storeu_ps(acc + 14 * 16, a32); _mm512_storeu_ps(acc + 15 * 16, a33);
+}
+
+/* kern_reduce16 of 16 accumulators at once: each step of the tree adds the
+ * same pairs (lane i and lane i + 8, then i and i + 4, i and i + 2, 0 and
+ * 1) of two accumulators side by side, so every sum is the scalar tree's,
+ * in 15 adds and shuffles for 16 outputs instead of 15 adds each. */
+static void reduce16x16(const float *acc, float *out)
+{
+    __m512 b[8], c[4], d[2];
+    for (int m = 0; m < 8; m++) {             /* b[m] = s8 of acc 2m | acc 2m+1 */
+        __m512 x = _mm512_loadu_ps(acc + 32 * m), y = _mm512_loadu_ps(acc + 32 * m + 16);
+        b[m] = _mm512_add_ps(_mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_f32x4(x, y, _MM_SHUFFLE(3, 2, 3, 2)));
+    }
+    for (int n = 0; n < 4; n++)               /* c[n] = s4 of acc 4n .. 4n+3 */
+        c[n] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * n], b[2 * n + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_f32x4(b[2 * n], b[2 * n + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    for (int n = 0; n < 2; n++)               /* quarter q of d[n]: s2 of acc 8n+q, 8n+4+q */
+        d[n] = _mm512_add_ps(_mm512_shuffle_ps(c[2 * n], c[2 * n + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                             _mm512_shuffle_ps(c[2 * n], c[2 * n + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+    /* element 4q + r: the sum of acc 4r + q */
+    __m512 e = _mm512_add_ps(_mm512_shuffle_ps(d[0], d[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                             _mm512_shuffle_ps(d[0], d[1], _MM_SHUFFLE(3, 1, 3, 1)));
+    const __m512i to_k = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    _mm512_storeu_ps(out, _mm512_permutexvar_ps(to_k, e));
 }
 
 static void gemv_f32(const float *W, const float *x, float *y, int r0, int r1, int cols)
@@ -274,6 +294,29 @@ static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out
     }
 }
 
+/* A 4 x 64 block of C in 16 registers: per k, 4 broadcasts of A and 4
+ * loads of B feed 16 fmas, each element's the same as axpy_f32's. */
+static void matmul4x64_f32(const float *A, size_t lda, const float *B, size_t ldb, float *C, size_t ldc, int kn)
+{
+    __m512 c[4][4];
+    for (int m = 0; m < 4; m++)
+        for (int v = 0; v < 4; v++) c[m][v] = _mm512_loadu_ps(C + m * ldc + 16 * v);
+    for (int k = 0; k < kn; k++) {
+        const float *b = B + (size_t)k * ldb;
+        const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+        const __m512 b2 = _mm512_loadu_ps(b + 32), b3 = _mm512_loadu_ps(b + 48);
+        for (int m = 0; m < 4; m++) {
+            const __m512 a = _mm512_set1_ps(A[m * lda + k]);
+            c[m][0] = _mm512_fmadd_ps(a, b0, c[m][0]);
+            c[m][1] = _mm512_fmadd_ps(a, b1, c[m][1]);
+            c[m][2] = _mm512_fmadd_ps(a, b2, c[m][2]);
+            c[m][3] = _mm512_fmadd_ps(a, b3, c[m][3]);
+        }
+    }
+    for (int m = 0; m < 4; m++)
+        for (int v = 0; v < 4; v++) _mm512_storeu_ps(C + m * ldc + 16 * v, c[m][v]);
+}
+
 static void axpy_f32(float a, const float *x, float *y, int n)
 {
     const __m512 av = _mm512_set1_ps(a);
@@ -324,7 +367,8 @@ static void kda_step(float *S, const float *alpha, const float *k, const float *
 const kern_impl kern_impl_avx512 = {
     .name = "avx512",
     .dot_f32 = dot_f32,
-    .tile_f32 = tile_f32,
+    .tile_acc_f32 = tile_acc_f32,
+    .reduce16x16 = reduce16x16,
     .gemv_f32 = gemv_f32,
     .gemv_bf16 = gemv_bf16,
     .gemv_mxfp4 = gemv_mxfp4,
@@ -332,5 +376,6 @@ const kern_impl kern_impl_avx512 = {
     .decode_mxfp4 = decode_mxfp4,
     .mx_order = mx_order,
     .axpy_f32 = axpy_f32,
+    .matmul4x64_f32 = matmul4x64_f32,
     .kda_step = kda_step,
 };

@@ -48,16 +48,28 @@ static inline float kern_reduce16(const float l[16])
     return s2[0] + s2[1];
 }
 
+/* The reductions of a tile one after the other (the levels without a
+ * batched form). */
+static inline void kern_reduce16x16_each(const float *acc, float *out)
+{
+    for (int k = 0; k < 16; k++)
+        out[k] = kern_reduce16(acc + 16 * k);
+}
+
 /* One SIMD level. Row functions compute rows [r0, r1) only, so kernels.c can
  * split rows across the pool. */
 typedef struct kern_impl {
     const char *name;
     float (*dot_f32)(const float *a, const float *b, int n);
-    /* The inner loop of the gemm forms: y[t*ldy + j] = dot(w + j*ldw,
-     * x + t*ldx, n) for j < nw and t < nx (both <= 4), each in the order of
-     * dot_f32. */
-    void (*tile_f32)(const float *w, size_t ldw, int nw, const float *x, size_t ldx, int nx,
-                     int n, float *y, size_t ldy);
+    /* The inner loop of the gemm forms, a tile of 4 weight rows x 4 input
+     * rows whose 16 x 16 lane accumulators stay in memory between calls, so
+     * a product can be cut into column blocks that fit the L1 cache:
+     *   acc[(4t + j) * 16 + (c % 16)] = fmaf(w[j][c], x[t][c], ·)
+     * for c = 0 .. n-1 in order (n a multiple of 16) and j, t < 4 — exactly
+     * the fmas dot_f32 makes for those columns. */
+    void (*tile_acc_f32)(const float *const w[4], const float *const x[4], int n, float *acc);
+    /* out[k] = kern_reduce16(acc + 16k) for k < 16: a tile's reductions. */
+    void (*reduce16x16)(const float *acc, float *out);
     void (*gemv_f32)(const float *W, const float *x, float *y, int r0, int r1, int cols);
     void (*gemv_bf16)(const uint16_t *W, const float *x, float *y, int r0, int r1, int cols);
     /* xp is x with each group of 16 reordered by mx_order (xp[e] = x[order[e]]),
@@ -75,6 +87,10 @@ typedef struct kern_impl {
      * gives the same bits as long as each element sees the same fmas):
      * y[i] = fmaf(a, x[i], y[i]). */
     void (*axpy_f32)(float a, const float *x, float *y, int n);
+    /* kern_matmul_f32 on rows [0, 4) of A and C and columns [0, 64) of B
+     * and C, every row taking k < kn (the caller does the rest with axpy). */
+    void (*matmul4x64_f32)(const float *A, size_t lda, const float *B, size_t ldb, float *C, size_t ldc,
+                           int kn);
     /* One gated delta-rule step of one head (kernels.h: kern_kda_step). */
     void (*kda_step)(float *S, const float *alpha, const float *k, const float *q,
                      const float *v, float beta, float *o, float *u, int hd);

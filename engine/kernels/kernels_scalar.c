@@ -18,12 +18,14 @@ static float dot_f32(const float *a, const float *b, int n)
     return kern_reduce16(l);
 }
 
-static void tile_f32(const float *w, size_t ldw, int nw, const float *x, size_t ldx, int nx,
-                     int n, float *y, size_t ldy)
+static void tile_acc_f32(const float *const w[4], const float *const x[4], int n, float *acc)
 {
-    for (int t = 0; t < nx; t++)
-        for (int j = 0; j < nw; j++)
-            y[t * ldy + j] = dot_f32(w + (size_t)j * ldw, x + t * ldx, n);
+    for (int t = 0; t < 4; t++)
+        for (int j = 0; j < 4; j++) {
+            float *l = acc + (4 * t + j) * 16;
+            for (int c = 0; c < n; c++)
+                l[c & 15] = fmaf(w[j][c], x[t][c], l[c & 15]);
+        }
 }
 
 static void gemv_f32(const float *W, const float *x, float *y, int r0, int r1, int cols)
@@ -110,7 +112,8 @@ static void kda_step(float *S, const float *alpha, const float *k, const float *
 const kern_impl kern_impl_scalar = {
     .name = "scalar",
     .dot_f32 = dot_f32,
-    .tile_f32 = tile_f32,
+    .tile_acc_f32 = tile_acc_f32,
+    .reduce16x16 = kern_reduce16x16_each,
     .gemv_f32 = gemv_f32,
     .gemv_bf16 = gemv_bf16,
     .gemv_mxfp4 = gemv_mxfp4,

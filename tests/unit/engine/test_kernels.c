@@ -141,24 +141,26 @@ static mat make_mxfp4(int rows, int cols, int lo, int hi)
     return m;
 }
 
-/* Runs gemv and gemm (T = 1, 2, 5) on every available level and compares
+/* Runs gemv and gemm (T = 1, 2, 5, 9: one, some and more than one
+ * tile of 4 input rows) on every available level and compares
  * them all with the scalar gemv. Returns the number of mismatches. */
 static int check_all_levels(const mat *m, const char *what)
 {
-    const int Ts[] = { 1, 2, 5 };
+    const int Ts[] = { 1, 2, 5, 9 };
+    enum { NT = 9 };
     int bad = 0;
-    float *X = malloc((size_t)5 * m->cols * sizeof *X);
-    float *ref = malloc((size_t)5 * m->rows * sizeof *ref);
-    float *got = malloc((size_t)5 * m->rows * sizeof *got);
-    for (int i = 0; i < 5 * m->cols; i++) X[i] = adversarial();
+    float *X = malloc((size_t)NT * m->cols * sizeof *X);
+    float *ref = malloc((size_t)NT * m->rows * sizeof *ref);
+    float *got = malloc((size_t)NT * m->rows * sizeof *got);
+    for (int i = 0; i < NT * m->cols; i++) X[i] = adversarial();
 
     kern_set_level("scalar");
-    for (int t = 0; t < 5; t++)
+    for (int t = 0; t < NT; t++)
         gemv(m, X + (size_t)t * m->cols, ref + (size_t)t * m->rows);
 
     for (int l = 0; l < 3; l++) {
         if (kern_set_level(level_names[l]) != 0) continue;
-        for (int t = 0; t < 5; t++) {
+        for (int t = 0; t < NT; t++) {
             gemv(m, X + (size_t)t * m->cols, got);
             if (!same_vec(ref + (size_t)t * m->rows, got, m->rows)) {
                 fprintf(stderr, "    %s gemv %s %dx%d differs from scalar\n",
@@ -166,7 +168,7 @@ static int check_all_levels(const mat *m, const char *what)
                 bad++;
             }
         }
-        for (int i = 0; i < 3; i++) {
+        for (int i = 0; i < 4; i++) {
             gemm(m, X, got, Ts[i]);
             if (!same_vec(ref, got, Ts[i] * m->rows)) {
                 fprintf(stderr, "    %s gemm T=%d %s %dx%d differs from the gemv\n",
@@ -383,6 +385,78 @@ TEST(kernels_elementwise_levels_bitexact)
             CHECKF(same_vec(ref_o, oo, hd) && same_vec(ref_S, SS, hd * hd), "kda_step %s hd=%d", level_names[l], hd);
         }
     }
+    best_level();
+}
+
+/* Products past one task's tile (128 rows x 128 inputs), with and without
+ * a column tail: the gemm still equals the gemv of each input row. */
+TEST(kernels_gemm_many_tiles_equals_gemv)
+{
+    const int T = 133;
+    mat ms[3] = { make_dense(BF16, 300, 544), make_dense(BF16, 300, 550), make_mxfp4(300, 544, 115, 130) };
+    for (int i = 0; i < 3; i++) {
+        const mat *m = &ms[i];
+        float *X = malloc((size_t)T * m->cols * sizeof *X);
+        float *a = malloc((size_t)T * m->rows * sizeof *a), *b = malloc((size_t)T * m->rows * sizeof *b);
+        for (size_t j = 0; j < (size_t)T * m->cols; j++) X[j] = adversarial();
+        for (int t = 0; t < T; t++) gemv(m, X + (size_t)t * m->cols, a + (size_t)t * m->rows);
+        gemm(m, X, b, T);
+        CHECKF(same_vec(a, b, T * m->rows), "gemm %dx%d T=%d", m->rows, m->cols, T);
+        free(X); free(a); free(b);
+        mat_free(&ms[i]);
+    }
+}
+
+/* A column range of a wider matrix (the MLA cache's two parts): each output
+ * is the dot product of that part of the row, for one input row and many. */
+TEST(kernels_gemm_column_range_equals_dots)
+{
+    static const int cols[] = { 64, 512, 100 }, Ts[] = { 1, 6, 133 };
+    rng_seed(78);
+    for (int ci = 0; ci < 3; ci++)
+        for (int ti = 0; ti < 3; ti++) {
+            const int rows = 150, C = cols[ci], T = Ts[ti];
+            const size_t ldw = (size_t)C + 64;
+            float *W = malloc(rows * ldw * sizeof *W), *X = malloc((size_t)T * C * sizeof *X);
+            float *Y = malloc((size_t)T * rows * sizeof *Y), *ref = malloc((size_t)T * rows * sizeof *ref);
+            for (size_t i = 0; i < rows * ldw; i++) W[i] = adversarial();
+            for (size_t i = 0; i < (size_t)T * C; i++) X[i] = adversarial();
+            for (int t = 0; t < T; t++)
+                for (int r = 0; r < rows; r++) ref[t * rows + r] = kern_dot_f32(W + r * ldw + 32, X + (size_t)t * C, C);
+            kern_gemm_f32_ld(W + 32, ldw, X, Y, T, rows, C);
+            CHECKF(same_vec(ref, Y, T * rows), "gemm_f32_ld cols=%d T=%d", C, T);
+            free(W); free(X); free(Y); free(ref);
+        }
+}
+
+/* kern_matmul_f32 against the axpy chains it stands for, on every level:
+ * row counts that do and do not fill groups of 4, column counts past and
+ * short of the 64-wide tiles, ragged (causal) k limits across k blocks. */
+TEST(kernels_matmul_equals_axpy_chains)
+{
+    static const int Ms[] = { 1, 4, 7 }, Ns[] = { 16, 64, 100, 512 }, Ks[] = { 1, 5, 130, 300 };
+    rng_seed(77);
+    for (int mi = 0; mi < 3; mi++)
+        for (int ni = 0; ni < 4; ni++)
+            for (int ki = 0; ki < 4; ki++) {
+                const int M = Ms[mi], N = Ns[ni], K = Ks[ki], lda = K + 3, ldb = N + 5, ldc = N + 1;
+                float *A = malloc((size_t)M * lda * sizeof *A), *B = malloc((size_t)K * ldb * sizeof *B);
+                float *ref = calloc((size_t)M * ldc, sizeof *ref), *got = malloc((size_t)M * ldc * sizeof *got);
+                int klen[8];
+                for (size_t i = 0; i < (size_t)M * lda; i++) A[i] = adversarial();
+                for (size_t i = 0; i < (size_t)K * ldb; i++) B[i] = adversarial();
+                for (int m = 0; m < M; m++) klen[m] = K - (M - 1 - m) > 0 ? K - (M - 1 - m) : 0;
+                REQUIRE(kern_set_level("scalar") == 0);
+                for (int m = 0; m < M; m++)
+                    for (int k = 0; k < klen[m]; k++) kern_axpy_f32(A[m * lda + k], B + (size_t)k * ldb, ref + m * ldc, N);
+                for (int l = 0; l < 3; l++) {
+                    if (kern_set_level(level_names[l]) != 0) continue;
+                    memset(got, 0, (size_t)M * ldc * sizeof *got);
+                    kern_matmul_f32(A, lda, B, ldb, got, ldc, M, N, klen);
+                    CHECKF(same_vec(ref, got, M * ldc), "matmul %s M=%d N=%d K=%d", level_names[l], M, N, K);
+                }
+                free(A); free(B); free(ref); free(got);
+            }
     best_level();
 }
 
