@@ -33,8 +33,9 @@ _Alignas(64) uint8_t kern_mx_bf16[256][64];
 /* Rows per pool work item of a gemv (the row kernels take rows by fours). */
 #define GEMV_ROWS 4
 /* Weight rows decoded together, a column block at a time: their fp32 copy
- * (16 x GEMM_KC floats) stays in L1 while the inputs go past it. */
-#define GEMM_ROWS 16
+ * (GEMM_ROWS x GEMM_KC floats, 16 KB) stays in L1 while the inputs go past
+ * it. */
+#define GEMM_ROWS 8
 /* x of a gemv_mxfp4 up to this many columns is reordered on the stack. */
 #define XP_STACK 4096
 
@@ -262,13 +263,14 @@ static float weight_at(const product *p, int r, int c)
 /* A gemm task's tile (gemm_tile): GEMM_TILE_ROWS weight rows, as many
  * inputs as keep their accumulators (64 bytes per output) within
  * GEMM_ACC_BYTES of L2, the columns in blocks of GEMM_KC. Measured on the
- * 2-core development machine (Sapphire Rapids, 2 MB L2), 2 threads, against
- * 16-row tiles over 2 MB sweeps of the inputs: bf16 1024 x 7168 at T = 256
- * 141 -> 157 GFLOP/s, 12288 x 7168 at T = 1024 135 -> 151, MXFP4 3072 x
- * 3584 at T = 42 (a routed expert's rows in a 2048-token prompt) 170 -> 175;
- * 64 or 256 rows and 512 KB of accumulators were no better. */
+ * 2-core development machine (Sapphire Rapids: 48 KB L1, 2 MB L2), 2
+ * threads, against 16-row tiles over 2 MB sweeps of the inputs: bf16 1024 x
+ * 7168 at T = 256 141 -> 158 GFLOP/s, 12288 x 7168 at T = 1024 135 -> 151,
+ * MXFP4 3072 x 3584 at T = 42 (a routed expert's rows in a 2048-token
+ * prompt) 170 -> 187. 64 or 256 rows, 512 KB of accumulators, groups of 16
+ * rows or column blocks of 256 or 1024 were each no better. */
 #define GEMM_TILE_ROWS 128
-#define GEMM_KC 256
+#define GEMM_KC 512
 #define GEMM_ACC_BYTES (1u << 20)
 
 /* A task's working memory: one decoded column block of GEMM_ROWS rows and
@@ -329,10 +331,11 @@ static void decode_block(const product *p, int r0, int nr, int c0, int kc, float
  * is decoded to fp32 (wbuf, in L1) and every 4 x 4 tile of those rows x 4
  * inputs takes the block's columns, with the inputs' block (nt x GEMM_KC)
  * staying in L2 for all the row groups. So each weight is decoded once per
- * tile and each input read from memory once per tile: at 128 rows x 64
- * inputs, 1/64 and 1/128 of a byte per flop, where cutting only the inputs
- * (16 rows at a time) read the 33792-column weights of K3's dense layer
- * again every 16 inputs. The column tail and the reduction end each output. */
+ * tile and each input read from memory once per tile: at 128 rows x 128
+ * inputs, 1/128 of a byte per flop for bf16 weights and 1/64 for the fp32
+ * inputs, where cutting only the inputs (2 MB sweeps, 16 rows at a time)
+ * read the 33792-column weights of K3's dense layer again every 16 inputs.
+ * The column tail and the reduction end each output. */
 static void gemm_tile(const product *p, float *wbuf, float *acc, int r0, int r1, int t0, int nt)
 {
     const int cols = p->cols, full = cols & ~15, nr = r1 - r0;
@@ -371,7 +374,8 @@ static void gemm_tile(const product *p, float *wbuf, float *acc, int r0, int r1,
                 for (int rg = 0; rg < grgs; rg++) {
                     for (int j = 0; j < 4; j++)
                         wr[j] = w + (size_t)(4 * rg + j < gn ? 4 * rg + j : gn - 1) * ldw;
-                    p->k->tile_acc_f32(wr, xr, kc, gacc + ((size_t)tg * rgs + rg) * 256);
+                    float *ta = gacc + ((size_t)tg * rgs + rg) * 256;
+                    p->k->tile_acc_f32(wr, xr, kc, ta);
                 }
             }
         }
