@@ -224,15 +224,21 @@ typedef struct rm_forward_ctl {
      * with or without a capture. */
     int capture;
     void (*on_capture)(void *ud, int layer);
+    /* 1: a stop or an error puts the state back where the feed began (*fed
+     * = 0), not at the last complete pass — a chat turn stopped in its
+     * prompt leaves that prompt out of the conversation (rm_chat_left_out).
+     * Passes still complete one by one (on_chunk) on the way. */
+    int stop_to_start;
 } rm_forward_ctl;
 
 /* rm_forward for prompts: feeds n tokens in passes of ctl->chunk_tokens (or
  * the planner's size), each pass layer-major (every layer sees all of its
  * tokens before the next layer starts), with bit-identical results to
  * rm_forward whatever the pass size. Returns 0 when all were fed, 1 when
- * *ctl->stop ended it: the state is then that of the last complete pass,
- * and *fed (may be NULL) says how many tokens it holds of the n; -1 on error
- * (the state is then that of the last complete pass too). */
+ * *ctl->stop ended it: the state is then that of the last complete pass
+ * (or of the start, with ctl->stop_to_start), and *fed (may be NULL) says
+ * how many tokens it holds of the n; -1 on error (the state is then that of
+ * the last complete pass, or the start, too). */
 int rm_forward_ex(rm_model *m, rm_state *s, const int32_t *ids, int n,
                   float *logits, float *last_logits, rm_route_fn on_route, void *route_ud,
                   rm_forward_ctl *ctl, int *fed, rm_err *err);
@@ -481,6 +487,14 @@ int  rm_session_messages(const rm_session *s, const rm_chat_msg **msgs);
  * the reply is empty and the state holds the prompt's complete passes). */
 enum { RM_STOPPED_REPLY = 1, RM_STOPPED_PROMPT = 2 };
 int  rm_session_last_interrupted(const rm_session *s);
+/* Whether a message stays out of what later turns give the model, from its
+ * role and how it ended and the next message's (next_role NULL for the
+ * last): a reply stopped while its prompt was processed, and the user
+ * message it answered. A stop in the prompt says "do not compute this";
+ * both messages stay in the conversation, on screen and in transcripts, and
+ * the next turn goes on from the state before them instead of computing the
+ * stopped prompt again. Every source and the snapshot reader use it. */
+int  rm_chat_left_out(const char *role, int interrupted, const char *next_role, int next_interrupted);
 /* The conversation as a transcript (rm_transcript_save below). A load
  * replaces the conversation (and the system prompt when the file has one)
  * only when the whole file is valid; on any error nothing changes. */

@@ -362,14 +362,16 @@ static int load(ui_source *src, const char *path, rm_err *err)
 
 /* The request: the whole conversation, prior reasoning both as
  * reasoning_content (SGLang, K3's template, remora serve) and as reasoning
- * (vLLM's name for it, which its interleaved thinking reads back). */
+ * (vLLM's name for it, which its interleaved thinking reads back); an
+ * exchange stopped in its prompt is not sent (rm_chat_left_out). */
 static char *request_body(const endpoint_source *e, const rm_gen_opts *o)
 {
     json_t *msgs = json_array();
     const ui_conv *c = &e->conv;
     if (c->system) json_array_append_new(msgs, json_pack("{s:s,s:s}", "role", "system", "content", c->system));
     for (int i = 0; i < c->n; i++) {
-        const ui_conv_msg *cm = &c->msgs[i];
+        const ui_conv_msg *cm = &c->msgs[i], *nx = i + 1 < c->n ? &c->msgs[i + 1] : NULL;
+        if (rm_chat_left_out(cm->role, cm->interrupted, nx ? nx->role : NULL, nx ? nx->interrupted : 0)) continue;
         json_t *m = json_pack("{s:s,s:s}", "role", cm->role, "content", cm->content);
         if (m && cm->reasoning && *cm->reasoning) {
             json_object_set_new(m, "reasoning_content", json_string(cm->reasoning));

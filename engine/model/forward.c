@@ -31,7 +31,8 @@
  *
  * A stoppable pass (rm_forward_ex) marks the state first; a stop (looked at
  * between blocks, products and experts) or an error puts it back, so the
- * state is always that of the last complete pass.
+ * state is always that of the last complete pass (with stop_to_start, the
+ * mark is taken once, before the first pass, and a stop goes back there).
  *
  * A capture (rm_forward_ctl.capture) hands out the state at a position
  * inside a pass without ending the pass there, which would read every
@@ -429,15 +430,24 @@ int rm_forward_ex(rm_model *m, rm_state *s, const int32_t *ids, int n, float *lo
     mt.f.chunks = (n + size - 1) / size;
     mt.f.layers = m->cfg.num_layers;
     mt.f.eta = -1;
+    /* one mark for the whole feed, or one per pass */
+    const int whole = ctl->stop_to_start;
+    if (whole && state_mark(s, err)) return -1;
     for (int t = 0; t < n; t += size) {
         const int T = n - t < size ? n - t : size;
-        if (ctl->stop && *ctl->stop) return 1;
+        if (ctl->stop && *ctl->stop) {
+            if (whole) {
+                state_restore_mark(s);
+                if (fed) *fed = 0;
+            }
+            return 1;
+        }
         mt.f.chunk = t / size;
         mt.f.chunk_tokens = T;
         mt.moe_done = 0;
         mt.pass_bytes0 = bytes_now(m);
         meter_publish(&mt, 0);
-        if (state_mark(s, err)) return -1;
+        if (!whole && state_mark(s, err)) return -1;
         /* a capture inside this pass; one on its end is the pass's own end */
         const int cap = ctl->capture - t;
         pass_ctx p = { ctl->stop, on_route, route_ud, m->test_hidden, n, t, meter_after_layer, &mt,
@@ -446,13 +456,15 @@ int rm_forward_ex(rm_model *m, rm_state *s, const int32_t *ids, int n, float *lo
                       &p, err);
         if (rc) {
             state_restore_mark(s);
+            if (whole && fed) *fed = 0;
             return rc;
         }
-        state_forget_mark(s);
+        if (!whole) state_forget_mark(s);
         mt.f.done = t + T;
         if (fed) *fed = t + T;
         if (ctl->on_chunk) ctl->on_chunk(ctl->ud, t + T);
     }
+    if (whole) state_forget_mark(s);
     return 0;
 }
 

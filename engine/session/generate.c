@@ -186,7 +186,11 @@ static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, 
     const int reused = s->nfed - restored, todo = s->nseq - s->nfed;
     prompt_run r = { s, ev, { 0 }, { 0 }, rm_now(), 0, s->nfed, np };
     r.last = r.t0;
-    rm_forward_ctl ctl = { .stop = stop, .on_progress = on_prompt_progress, .on_chunk = on_prompt_pass, .ud = &r };
+    /* a turn stopped in its prompt leaves it out of the conversation
+     * (rm_chat_left_out): the state goes back to where the prompt began, so
+     * the next turn goes on from there */
+    rm_forward_ctl ctl = { .stop = stop, .on_progress = on_prompt_progress, .on_chunk = on_prompt_pass, .ud = &r,
+                           .stop_to_start = 1 };
     ctl.base = (rm_prompt_figures){ .ctx = np, .reused = reused, .restored = restored, .total = todo,
                                     .reprefill = reprefill, .eta = -1 };
     const int cap = first_message_end(s, prompt, np);
@@ -443,7 +447,7 @@ int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, 
     for (int i = 0; i < s->nmsgs; i++) turn += !strcmp(s->msgs[i].role, "assistant");
     if (session_push_msg(s, "user", user_text, NULL)) return rm_errf(err, "out of memory");
     int n;
-    if (session_build_view(s, &n)) return rm_errf(err, "out of memory");
+    if (session_build_context(s, &n)) return rm_errf(err, "out of memory");
     rm_chat_opts co = { o ? o->think : 1, o ? o->thinking_effort : NULL, 1, NULL };
     int32_t *ids = NULL;
     int np = rm_chat_render(s->tok, s->fmt, s->view, n, &co, &ids, err);

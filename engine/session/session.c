@@ -152,19 +152,32 @@ int session_check_ctx(const rm_session *s, int n, rm_err *err)
                          s->max_ctx, s->max_ctx == s->m->cfg.max_pos ? "the model's max_position_embeddings" : "--max-ctx");
 }
 
-/* Rebuilds the rm_chat_msg view: the system prompt first, then messages. */
-int session_build_view(rm_session *s, int *n)
+int rm_chat_left_out(const char *role, int interrupted, const char *next_role, int next_interrupted)
+{
+    if (!strcmp(role, "assistant")) return interrupted == RM_STOPPED_PROMPT;
+    return !strcmp(role, "user") && next_role && !strcmp(next_role, "assistant") && next_interrupted == RM_STOPPED_PROMPT;
+}
+
+/* Rebuilds the rm_chat_msg view: the system prompt first, then messages;
+ * with `context`, only those the model is given (rm_chat_left_out). */
+static int build_view(rm_session *s, int context, int *n)
 {
     free(s->view);
     s->view = calloc((size_t)s->nmsgs + 1, sizeof *s->view);
     if (!s->view) return -1;
     int k = 0;
     if (s->system) s->view[k++] = (rm_chat_msg){ "system", s->system, NULL, NULL };
-    for (int i = 0; i < s->nmsgs; i++)
-        s->view[k++] = (rm_chat_msg){ s->msgs[i].role, s->msgs[i].content, s->msgs[i].reasoning, NULL };
+    for (int i = 0; i < s->nmsgs; i++) {
+        const session_msg *m = &s->msgs[i], *nx = i + 1 < s->nmsgs ? &s->msgs[i + 1] : NULL;
+        if (!context || !rm_chat_left_out(m->role, m->interrupted, nx ? nx->role : NULL, nx ? nx->interrupted : 0))
+            s->view[k++] = (rm_chat_msg){ m->role, m->content, m->reasoning, NULL };
+    }
     *n = k;
     return 0;
 }
+
+int session_build_view(rm_session *s, int *n) { return build_view(s, 0, n); }
+int session_build_context(rm_session *s, int *n) { return build_view(s, 1, n); }
 
 int rm_session_messages(const rm_session *s, const rm_chat_msg **msgs)
 {

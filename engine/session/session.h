@@ -89,6 +89,9 @@ int  session_push_msg(rm_session *s, const char *role, const char *content, cons
 int  session_check_ctx(const rm_session *s, int n, rm_err *err);
 /* Rebuilds s->view: the system prompt first, then the messages; *n gets the count. */
 int  session_build_view(rm_session *s, int *n);
+/* The same view without what the model is not given (rm_chat_left_out):
+ * what a turn renders. */
+int  session_build_context(rm_session *s, int *n);
 /* Makes the transcript t the session's conversation (system prompt and
  * messages; t keeps its strings). Returns 0, or -1 (out of memory) with the
  * conversation as it was. */

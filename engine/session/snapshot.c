@@ -527,10 +527,10 @@ int rm_session_load_state(rm_session *s, const char *path, rm_resume *r, rm_err 
 {
     memset(r, 0, sizeof *r);
     const double t0 = rm_now();
-    const rm_chat_msg *msgs;
-    int n = rm_session_messages(s, &msgs);
+    int n;
+    if (session_build_context(s, &n)) return rm_errf(err, "out of memory");
     snap_data d;
-    if (read_for(s, path, msgs, n, &d, r)) return rm_errf(err, "%s", r->why);
+    if (read_for(s, path, s->view, n, &d, r)) return rm_errf(err, "%s", r->why);
     const int tokens = d.tokens;
     if (session_install_snap(s, &d, err)) {
         snap_data_free(&d);
@@ -570,7 +570,10 @@ int rm_session_load_with_state(rm_session *s, const char *path, rm_resume *r, rm
     int n = 0;
     const char *sys = t.system ? t.system : s->system;
     if (sys) msgs[n++] = (rm_chat_msg){ "system", sys, NULL, NULL };
-    for (int i = 0; i < t.n; i++) msgs[n++] = t.msgs[i];
+    for (int i = 0; i < t.n; i++)
+        if (!rm_chat_left_out(t.msgs[i].role, t.interrupted[i], i + 1 < t.n ? t.msgs[i + 1].role : NULL,
+                              i + 1 < t.n ? t.interrupted[i + 1] : 0))
+            msgs[n++] = t.msgs[i];
     snap_data d;
     int have = read_for(s, sp, msgs, n, &d, r) == 0;
     free(msgs);

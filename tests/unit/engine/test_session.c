@@ -303,6 +303,17 @@ TEST(session_stop_in_the_prompt)
         answer_of(f, "Next question", b, &nb);
         CHECKF(na > 0 && na == nb && !memcmp(a, b, (size_t)na * sizeof *a), "%s: the turn after a stopped prompt differs",
                models[mi]);
+        /* the stopped exchange stays in the conversation but out of the
+         * model's context: the next answer is that of a fresh conversation */
+        int32_t c[64];
+        int nc = 0;
+        rm_session *g = NULL;
+        REQUIRE(rm_session_open(dir, NULL, &g, &err) == 0);
+        answer_of(g, "Next question", c, &nc);
+        CHECKF(na == nc && !memcmp(a, c, (size_t)na * sizeof *a), "%s: the stopped prompt reached the next turn's context",
+               models[mi]);
+        CHECK(rm_session_messages(s, &msgs) == 4);
+        rm_session_free(g);
         unlink(path);
         rm_session_free(f);
         rm_session_free(s);

@@ -41,6 +41,8 @@ static const char *const case_names[NCASES] = { "plain", "stopped reply", "stopp
 
 static const char *const first_q = "Tell me about the history of the lighthouse on the northern cape, in detail please.";
 static const char *const second_q = "And what happened next?";
+static const char *const stopped_q = "Then a long question, stopped while its prompt is read in passes of eight "
+                                     "tokens, which the next turns leave out.";
 
 static rm_gen_opts case_opts(int kind)
 {
@@ -104,7 +106,16 @@ static int first_turn(const char *mdir, rm_session *s, int kind)
         session_test_draft_oracle(s, oracle, &oc);
         o.spec = RM_SPEC_ON;
     }
-    int rc = run_turn(s, first_q, &o, &r);
+    /* a prompt stopped after a complete turn: it stays out of the context
+     * (rm_chat_left_out), the state goes back to the end of that turn, and
+     * the snapshot holds it */
+    if (kind == CASE_STOPPED_PROMPT) {
+        turn_rec done = { 0 };
+        const int rc0 = run_turn(s, first_q, &o, &done);
+        rec_free(&done);
+        if (rc0) return rc0;
+    }
+    int rc = run_turn(s, kind == CASE_STOPPED_PROMPT ? stopped_q : first_q, &o, &r);
     if (kind == CASE_SPEC) {
         session_test_draft_oracle(s, NULL, NULL);
         CHECKF(r.drafted > 0, "%s: no drafts in the speculative turn", mdir);
@@ -215,7 +226,7 @@ static void check_resume(const char *model)
                        rb.prompt.restored == ra.prompt.reused && rb.prompt.total == ra.prompt.total,
                    "%s, %s: restored %d, computed %d; without a restart reused %d, computed %d", model,
                    case_names[kind], rb.prompt.restored, rb.prompt.total, ra.prompt.reused, ra.prompt.total);
-            if (!strcmp(model, "embedded") || kind == CASE_STOPPED_PROMPT)
+            if (!strcmp(model, "embedded"))
                 CHECKF(rb.prompt.restored > 0, "%s, %s: the snapshot was not used", model, case_names[kind]);
         }
         rec_free(&ra);
