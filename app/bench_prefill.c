@@ -2,7 +2,9 @@
  * takes a prompt, and how close that is to what its storage and its cores
  * allow.
  *
- * It feeds N seeded token ids through the model in the planner's
+ * It waits until the expert cache's memory is faulted in (the first touch
+ * of RAM is the process's cost, not the prompt's; the wait is printed),
+ * then feeds N seeded token ids through the model in the planner's
  * layer-major passes (or --prefill-chunk) and reports: prefill s/token;
  * expert bytes per prompt token; passes over the experts it chose (expert
  * bytes read ÷ the bytes of the distinct experts the routes chose: 1.00 when
@@ -10,7 +12,7 @@
  * size; the GFLOP/s of the matrix products (their counted flops ÷ the
  * seconds not spent waiting for reads) next to the gemm kernel's own rate
  * at T = 256 (bf16 at 7168 columns, the experts' encoding at K3's expert
- * shape, measured in the same run); and
+ * shape, measured before and after the prompt, the mean used); and
  * the roofline
  *   max(bytes read ÷ device bandwidth, spine flops ÷ bf16 ceiling +
  *       expert flops ÷ expert ceiling)
@@ -59,7 +61,8 @@ typedef struct prefill_figures {
     int tokens, chunk, passes;
     double seconds, s_per_token, wait_s;
     double gb_experts_per_token, gb_spine_per_token, passes_over_chosen, chosen_gb;
-    double gflops, gflop, bf16_ceiling, expert_ceiling;
+    double gflops, gflop, bf16_ceiling, expert_ceiling;   /* the means of before and after */
+    double bf16_before, bf16_after, expert_before, expert_after;
     double dev, roof_io, roof_compute, roofline, ratio;
     double phase[RM_PHASE_COUNT];
     uint64_t hwm;
@@ -71,8 +74,10 @@ static void print_text(const prefill_figures *f, const rm_model_info *in)
            f->seconds, f->s_per_token, f->passes, f->passes == 1 ? "" : "es", f->chunk);
     printf("read per prompt token: %.4f GB experts + %.4f GB spine; passes over the chosen experts %.3f "
            "(%.2f GB chosen)\n", f->gb_experts_per_token, f->gb_spine_per_token, f->passes_over_chosen, f->chosen_gb);
-    printf("products: %.1f GFLOP at %.1f GFLOP/s (compute seconds); gemm kernel at T=256: bf16 %.1f, %s %.1f GFLOP/s\n",
-           f->gflop, f->gflops, f->bf16_ceiling, in->expert_mxfp4 ? "MXFP4" : "bf16", f->expert_ceiling);
+    printf("products: %.1f GFLOP at %.1f GFLOP/s (compute seconds); gemm kernel at T=256, before/after the prompt: "
+           "bf16 %.1f/%.1f, %s %.1f/%.1f GFLOP/s; using the means, %.1f and %.1f\n",
+           f->gflop, f->gflops, f->bf16_before, f->bf16_after, in->expert_mxfp4 ? "MXFP4" : "bf16", f->expert_before,
+           f->expert_after, f->bf16_ceiling, f->expert_ceiling);
     printf("time by phase:");
     for (int p = 0; p < RM_PHASE_COUNT; p++) printf(" %s %.1f s", rm_phase_name(p), f->phase[p]);
     printf("\nroofline: max(%.1f s of reads at %.3f GB/s, %.1f s of products at the kernel's rate) = %.1f s; "
@@ -97,6 +102,10 @@ static void print_json(const char *model, const prefill_figures *f, const rm_mod
     json_object_set_new(j, "overhead_gb", json_real(in->overhead_bytes / 1e9));
     json_object_set_new(j, "prefill_workspace_gb", json_real(in->prefill_workspace_bytes / 1e9));
     json_object_set_new(j, "wait_io_s", json_real(f->wait_s));
+    json_object_set_new(j, "gemm_bf16_gflops_before", json_real(f->bf16_before));
+    json_object_set_new(j, "gemm_bf16_gflops_after", json_real(f->bf16_after));
+    json_object_set_new(j, "gemm_expert_gflops_before", json_real(f->expert_before));
+    json_object_set_new(j, "gemm_expert_gflops_after", json_real(f->expert_after));
     char *str = json_dumps(j, JSON_COMPACT);
     if (str) printf("%s\n", str);
     free(str);
@@ -109,6 +118,10 @@ int bench_prefill(rm_model *m, const char *model, int n, int chunk, double dev_s
     prefill_figures f = { .tokens = n, .chunk = chunk > 0 ? chunk : in->prefill_chunk };
     if (f.chunk > n) f.chunk = n;
     f.passes = (n + f.chunk - 1) / f.chunk;
+    /* the prompt path, not the first touch of the budget's RAM: the expert
+     * cache's memory is faulted in first (the wait is printed) */
+    const double mem_s = rm_model_wait_memory(m);
+    if (mem_s >= 0.05) printf("waited %.1f s for the expert cache's memory to be faulted in\n", mem_s);
     int block = 0, qd = 0;
     double dev = in->total_experts ? rm_bench_device(m, dev_s, &block, &qd, err) : -1;
     if (dev > 0) printf("device random read: %.3f GB/s at %.1f MB blocks, queue depth %d\n", dev, block / 1e6, qd);
@@ -123,6 +136,10 @@ int bench_prefill(rm_model *m, const char *model, int n, int chunk, double dev_s
         x ^= x << 13; x ^= x >> 7; x ^= x << 17;
         ids[i] = (int32_t)(x % (uint64_t)in->vocab_size);
     }
+    /* the kernel's rate drifts like the device's (shared cores, turbo):
+     * measured before and after the prompt, the mean is used */
+    const double bf16_before = rm_bench_gemm(0, 256, 1024, 7168, 1.0);
+    const double expert_before = rm_bench_gemm(in->expert_mxfp4, 256, 3072, 3584, 1.0);
     rm_token_stats ts;
     rm_model_take_stats(m, &ts);                /* what the device probe read is not the prompt's */
     rm_forward_ctl ctl = { .chunk_tokens = f.chunk };
@@ -138,14 +155,21 @@ int bench_prefill(rm_model *m, const char *model, int n, int chunk, double dev_s
             dev = (dev + dev2) / 2;
         }
     }
-    /* the peak RSS is the model's: the kernel's ceiling is measured after it
-     * is read, on buffers of its own, at K3's widths but few enough rows
-     * (1024 x 7168 bf16, 15 MB) to stay inside a budget + overhead memory
-     * limit; at 256 positions the product is compute-bound, so the rows do
-     * not change the rate (bench-kernels times the full 12288-row shapes) */
+    /* the peak RSS is the prompt's: the kernel's ceiling after the prompt is
+     * measured after it is read, on buffers of its own, at K3's widths but
+     * few enough rows (1024 x 7168 bf16, 15 MB) to stay inside a budget +
+     * overhead memory limit; at 256 positions the product is compute-bound,
+     * so the rows do not change the rate (bench-kernels times the full
+     * 12288-row shapes). One second's best rate swung from 160 to 198
+     * GFLOP/s between two runs of the same prompt here, which took 105.3
+     * and 105.6 s. */
     f.hwm = bench_peak_rss();
-    f.bf16_ceiling = rm_bench_gemm(0, 256, 1024, 7168, 1.0);
-    f.expert_ceiling = rm_bench_gemm(in->expert_mxfp4, 256, 3072, 3584, 1.0);
+    f.bf16_after = rm_bench_gemm(0, 256, 1024, 7168, 1.0);
+    f.expert_after = rm_bench_gemm(in->expert_mxfp4, 256, 3072, 3584, 1.0);
+    f.bf16_before = bf16_before;
+    f.expert_before = expert_before;
+    f.bf16_ceiling = bf16_before > 0 && f.bf16_after > 0 ? (bf16_before + f.bf16_after) / 2 : -1;
+    f.expert_ceiling = expert_before > 0 && f.expert_after > 0 ? (expert_before + f.expert_after) / 2 : -1;
     uint64_t chosen_bytes = 0;
     for (int l = 0; l < in->num_layers; l++)
         for (int e = 0; e < in->num_experts; e++)

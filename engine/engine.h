@@ -666,6 +666,12 @@ double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue
 /* Storage bytes one read of expert `expert` of `layer` takes (its aligned
  * spans), 0 for a layer without experts. */
 uint64_t rm_model_expert_read_bytes(const rm_model *m, int layer, int expert);
+/* Waits until the expert cache's memory is faulted in (a background thread
+ * at the lowest priority touches it from the start, so that reads do not
+ * pay the first touch); returns the seconds waited. For benchmarks that
+ * measure the prompt path rather than the first touch of the budget's RAM
+ * (on the development machine's VM, 10 GB of it took 9-18 s of CPU). */
+double rm_model_wait_memory(rm_model *m);
 
 /* ---- stream mode: models set up from a URL (engine/remote/) ------------ */
 

@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "io/experts.h"
+#include "base/pages.h"
 
 /* Fills loc from the expert's matrices (gate, up, down). */
 static void locate(expert_loc *loc, const mlp_weights *x)
@@ -132,6 +133,13 @@ void experts_free(expert_cache *c)
 
 size_t experts_slot_bytes(const expert_cache *c) { return c->slot_size; }
 
+void experts_wait_populated(expert_cache *c)
+{
+    if (!c->populating) return;
+    pthread_join(c->populator, NULL);
+    c->populating = 0;
+}
+
 /* Faults the slots in, in index order (the order free slots are taken). */
 static void *populate(void *arg)
 {
@@ -162,6 +170,7 @@ int experts_alloc(expert_cache *c, uint64_t bytes, rm_err *err)
     if (mem == MAP_FAILED)
         return rm_errf(err, "out of memory: cannot take %.2f GB for %llu expert slots", (double)n * c->slot_size / 1e9,
                        (unsigned long long)n);
+    rm_pages_hint(mem, (size_t)n * c->slot_size);
     c->slot_mem = mem;
     for (uint64_t i = 0; i < n; i++) {
         c->slots[i].key = -1;

@@ -101,6 +101,9 @@ int  experts_init(expert_cache *c, store *st, int layers, int experts, const mlp
 void experts_free(expert_cache *c);
 /* Bytes one slot needs; the minimum cache is topk slots. */
 size_t experts_slot_bytes(const expert_cache *c);
+/* Returns when the populator has faulted in every slot (at once if none
+ * runs). */
+void experts_wait_populated(expert_cache *c);
 /* Allocates as many slots as `bytes` allows (at least one, at most all). */
 int  experts_alloc(expert_cache *c, uint64_t bytes, rm_err *err);
 

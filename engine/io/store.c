@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include "io/store.h"
 #include "base/file.h"
+#include "base/pages.h"
 #include "kernels/kernels.h"
 
 #define MERGE_GAP (64u << 10)
@@ -40,12 +41,16 @@
 
 /* Weight buffers: page-aligned anonymous memory, populated up front. Reads
  * into pages never touched before are several times slower (each page is
- * faulted in while the device waits), so budget memory is taken at once. */
+ * faulted in while the device waits), so budget memory is taken at once —
+ * in huge pages where the kernel has them (rm_pages_hint). */
 static void *buf_alloc(size_t bytes)
 {
-    void *p = mmap(NULL, bytes ? bytes : RM_ALIGN, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    const size_t n = bytes ? bytes : RM_ALIGN;
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    rm_pages_hint(p, n);
+    rm_pages_populate(p, n);
+    return p;
 }
 
 static void buf_free(void *p, size_t bytes)

@@ -79,6 +79,13 @@ uint64_t rm_model_expert_read_bytes(const rm_model *m, int layer, int expert)
     return c->loc[(size_t)layer * c->E + expert].bytes;
 }
 
+double rm_model_wait_memory(rm_model *m)
+{
+    const double t0 = rm_now();
+    experts_wait_populated(&m->experts);
+    return rm_now() - t0;
+}
+
 double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue_depth, rm_err *err)
 {
     return device_bench(&m->experts, seconds, block_bytes, queue_depth, err);
