@@ -45,14 +45,14 @@ static void on_route(void *ud, int layer, int pos, const int *ids, const float *
     c->choices += (uint64_t)k;
 }
 
-/* The gemm kernel's rate at T = 256, as the prompt's products can sustain
- * it: measured right after the prompt, with the cores still at the clock a
- * long run settles to. After an idle spell (model loading, a device probe)
- * the shared host's cores run faster for a while: one second's best rate
- * was 156-162 GFLOP/s in most measurements here and 194-201 in those that
- * followed idle time, while the 2048-token prompt itself took 97-103 s in
- * every run, so a ceiling caught in such a burst moved a run's ratio from
- * 1.18 to 1.37. Three samples of half a second, the median used. */
+/* The gemm kernel's rate at T = 256, measured as close as possible to the
+ * conditions of the prompt: right after it, before the device is probed
+ * again. The shared host's cores run in two states here: one second's best
+ * rate was 156-162 GFLOP/s in most measurements and 194-201 in the others,
+ * sometimes for minutes, while the 2048-token prompt took 97-105 s in every
+ * run; a ceiling caught in the faster state alone moved a run's ratio from
+ * about 1.2 to 1.4. Three samples of half a second, the median used, and
+ * their range printed, so a reader sees which state the ceiling met. */
 #define CEILING_SAMPLES 3
 
 static void ceiling_samples(int mxfp4, int rows, int cols, double *out)
