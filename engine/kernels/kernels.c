@@ -179,14 +179,18 @@ typedef struct {
     const float *X, *xp;      /* xp: gemv_mxfp4's reordered x */
     float *Y;
     int T, rows, cols;
-    size_t ldw;               /* F32: floats between rows of W (cols unless a column range) */
+    size_t ldw;               /* F32: floats between rows of W (cols unless a column range,
+                               * which the gemv takes as one dot product per row) */
 } product;
 
 static void gemv_rows(const product *p, int r0, int r1)
 {
     switch (p->enc) {
     case W_F32:
-        p->k->gemv_f32(p->W, p->X, p->Y, r0, r1, p->cols);
+        if (p->ldw == (size_t)p->cols)
+            p->k->gemv_f32(p->W, p->X, p->Y, r0, r1, p->cols);
+        else                    /* a column range: each row's dot product */
+            for (int r = r0; r < r1; r++) p->Y[r] = p->k->dot_f32((const float *)p->W + (size_t)r * p->ldw, p->X, p->cols);
         break;
     case W_BF16:
         p->k->gemv_bf16(p->W, p->X, p->Y, r0, r1, p->cols);
@@ -212,12 +216,12 @@ static void reorder_x(const uint8_t order[16], const float *x, float *xp, int co
             xp[g + e] = x[g + order[e]];
 }
 
-static void gemv(int enc, const void *W, const uint8_t *scale, const float *x, float *y,
+static void gemv(int enc, const void *W, size_t ldw, const uint8_t *scale, const float *x, float *y,
                  int rows, int cols)
 {
     if (rows <= 0) return;
     product p = { .k = impl(), .enc = enc, .W = W, .scale = scale, .X = x, .Y = y,
-                  .T = 1, .rows = rows, .cols = cols };
+                  .T = 1, .rows = rows, .cols = cols, .ldw = ldw };
     float stack[XP_STACK], *heap = NULL;
     if (enc == W_MXFP4 && p.k->mx_order) {
         float *xp = cols <= XP_STACK ? stack : (heap = malloc((size_t)cols * sizeof *xp));
@@ -238,18 +242,18 @@ static void gemv(int enc, const void *W, const uint8_t *scale, const float *x, f
 
 void kern_gemv_f32(const float *W, const float *x, float *y, int rows, int cols)
 {
-    gemv(W_F32, W, NULL, x, y, rows, cols);
+    gemv(W_F32, W, (size_t)cols, NULL, x, y, rows, cols);
 }
 
 void kern_gemv_bf16(const uint16_t *W, const float *x, float *y, int rows, int cols)
 {
-    gemv(W_BF16, W, NULL, x, y, rows, cols);
+    gemv(W_BF16, W, (size_t)cols, NULL, x, y, rows, cols);
 }
 
 void kern_gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *x,
                      float *y, int rows, int cols)
 {
-    gemv(W_MXFP4, packed, scale, x, y, rows, cols);
+    gemv(W_MXFP4, packed, (size_t)cols, scale, x, y, rows, cols);
 }
 
 /* The weight of column c of row r, for the columns past the last group of
@@ -374,8 +378,7 @@ static void gemm_tile(const product *p, float *wbuf, float *acc, int r0, int r1,
                 for (int rg = 0; rg < grgs; rg++) {
                     for (int j = 0; j < 4; j++)
                         wr[j] = w + (size_t)(4 * rg + j < gn ? 4 * rg + j : gn - 1) * ldw;
-                    float *ta = gacc + ((size_t)tg * rgs + rg) * 256;
-                    p->k->tile_acc_f32(wr, xr, kc, ta);
+                    p->k->tile_acc_f32(wr, xr, kc, gacc + ((size_t)tg * rgs + rg) * 256);
                 }
             }
         }
@@ -423,18 +426,13 @@ static void gemm_task(void *ud, int b, int e)
     const int tgs = (nt + 3) / 4, nrg = (GEMM_TILE_ROWS + GEMM_ROWS - 1) / GEMM_ROWS;
     float *buf = task_work((size_t)GEMM_ROWS * GEMM_KC + (size_t)nrg * tgs * (GEMM_ROWS / 4) * 256);
     if (!buf) {
-        /* No room to decode: one gemv (for a column range, one dot product)
-         * per input row gives the same bits. */
+        /* No room to decode: one gemv per input row gives the same bits. */
         for (int t = 0; t < p->T; t++) {
             product q = *p;
             q.k = &kern_impl_scalar;
             q.X = p->X + (size_t)t * p->cols;
             q.Y = p->Y + (size_t)t * p->rows;
-            if (p->enc != W_F32 || p->ldw == (size_t)p->cols)
-                gemv_rows(&q, r0, r1);
-            else
-                for (int r = r0; r < r1; r++)
-                    q.Y[r] = kern_impl_scalar.dot_f32((const float *)p->W + (size_t)r * p->ldw, q.X, p->cols);
+            gemv_rows(&q, r0, r1);
         }
         return;
     }
@@ -448,12 +446,8 @@ static void gemm(int enc, const void *W, size_t ldw, const uint8_t *scale, const
                  int T, int rows, int cols)
 {
     if (T <= 0 || rows <= 0) return;
-    if (T == 1 && ldw == (size_t)cols) {
-        gemv(enc, W, scale, X, Y, rows, cols);
-        return;
-    }
-    if (T == 1) {               /* a column range: each row's dot product */
-        for (int r = 0; r < rows; r++) Y[r] = impl()->dot_f32((const float *)W + (size_t)r * ldw, X, cols);
+    if (T == 1) {
+        gemv(enc, W, ldw, scale, X, Y, rows, cols);
         return;
     }
     product p = { .k = impl(), .enc = enc, .W = W, .scale = scale, .X = X, .Y = Y,
