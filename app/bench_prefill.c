@@ -60,7 +60,7 @@ static void ceiling_samples(int mxfp4, int rows, int cols, double *out)
     for (int i = 0; i < CEILING_SAMPLES; i++) out[i] = rm_bench_gemm(mxfp4, 256, rows, cols, 0.5);
 }
 
-static int by_value(const void *a, const void *b)
+int bench_cmp_double(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -70,7 +70,7 @@ static int by_value(const void *a, const void *b)
  * failed. */
 static double median_of(double *v, int n, double *lo, double *hi)
 {
-    qsort(v, (size_t)n, sizeof *v, by_value);
+    qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
     *lo = v[0];
     *hi = v[n - 1];
     return v[0] > 0 ? v[n / 2] : -1;

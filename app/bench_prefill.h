@@ -13,5 +13,7 @@ int bench_prefill(rm_model *m, const char *model, int n, int chunk, double dev_s
 /* Peak resident set of this process (VmHWM), bytes; 0 when unknown. Both
  * benchmarks report it. */
 uint64_t bench_peak_rss(void);
+/* qsort's comparison of doubles, ascending (both benchmarks take medians). */
+int bench_cmp_double(const void *a, const void *b);
 
 #endif

@@ -47,12 +47,6 @@ static void usage(FILE *f)
     fprintf(f, "exit status: 0 done, 1 runtime failure, 2 bad input\n");
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Per-token figures gathered from either decode path. */
 typedef struct collect {
     double *sec;
@@ -129,7 +123,7 @@ static void compute(collect *col, double dev, double wall, figures *f)
     const int n = col->n < col->cap ? col->n : col->cap;
     double decode_s = 0;
     for (int t = 0; t < n; t++) decode_s += col->sec[t];
-    qsort(col->sec, (size_t)n, sizeof *col->sec, cmp_d);
+    qsort(col->sec, (size_t)n, sizeof *col->sec, bench_cmp_double);
     f->n = n;
     f->wall = wall;
     f->dev = dev > 0 ? dev : 0;
