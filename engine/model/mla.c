@@ -84,7 +84,7 @@ static void mla_heads(void *ud, int h0, int h1)
     const mla_weights *w = j->w;
     const int nh = c->mla_heads, nope = c->qk_nope, rope = c->qk_rope, dv = c->v_head_dim;
     const int dqk = nope + rope, kvl = c->kv_lora_rank, lat = kvl + rope, per = nope + dv;
-    const int n_ctx = j->pos0 + j->T, qb = heads_block(n_ctx) < j->T ? heads_block(n_ctx) : j->T;
+    const int n_ctx = j->pos0 + j->T, fit = heads_block(n_ctx), qb = fit < j->T ? fit : j->T;
     const float scale = 1.0f / sqrtf((float)dqk);
     float *uk = malloc((size_t)nope * kvl * sizeof *uk), *qa = malloc((size_t)qb * kvl * sizeof *qa);
     float *qr = malloc((size_t)qb * rope * sizeof *qr), *ca = malloc((size_t)qb * kvl * sizeof *ca);

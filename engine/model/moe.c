@@ -208,8 +208,9 @@ static int group_by_expert(const rm_config *c, moe_buf *b, int T)
  * gather of its input rows and the weighted add of its output rows into
  * their running sums are memory-bound (a 2048-token pass moves 2 x 470 MB
  * per MoE layer at K3's widths) and ran on one core while the other waited
- * for the next product. Every row is another position's (an expert is chosen once per position),
- * so the rows are independent and each keeps its order of additions. */
+ * for the next product. Every row is another position's (an expert is
+ * chosen once per position), so the rows are independent and each keeps its
+ * order of additions. */
 typedef struct expert_io {
     const rm_config *c;
     moe_buf *b;
