@@ -30,11 +30,31 @@ endif
 CFLAGS_ALL = $(BASE_CFLAGS) $(OPT) $(CFLAGS)
 
 ENGINE_SRC := $(wildcard engine/*/*.c)
+# The optional CUDA backend (engine/gpu/, README "The GPU"): built when nvcc
+# is found, or with CUDA=1; CUDA=0 (or no nvcc) builds gpu_none.c instead,
+# whose products all run on the CPU.
+NVCC ?= $(shell command -v nvcc 2>/dev/null || (test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc))
+CUDA ?= $(if $(NVCC),1,0)
+# the sanitizers' builds stay on the CPU: the CUDA runtime's own allocations
+# are not ours to account for
+ifeq ($(MODE),asan)
+override CUDA := 0
+endif
+ifeq ($(CUDA),1)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+ENGINE_SRC := $(filter-out engine/gpu/gpu_none.c,$(ENGINE_SRC))
+GPU_OBJ    := $(patsubst %.cu,$(B)/%.o,$(wildcard engine/gpu/*.cu))
+CUDA_LIBS   = -L$(CUDA_HOME)/lib64 -lcudart_static -ldl -lrt -lstdc++
+# --fmad=false: no a*b+c is contracted (the kernels write every fma out);
+# no fast-math, so subnormals are kept: the CPU's bits (engine/gpu/gpu.h)
+NVCC_FLAGS  = -O3 -std=c++17 --fmad=false -Xptxas -v -gencode=arch=compute_90,code=sm_90 \
+              -gencode=arch=compute_80,code=sm_80 -Iengine -I. -Xcompiler -g,-pthread,-Wall
+endif
 UI_SRC     := $(wildcard ui/*.c ui/curses/*.c)
 APP_SRC    := $(wildcard app/*.c app/serve/*.c)
 TEST_SRC   := $(wildcard tests/unit/*.c tests/unit/*/*.c)
 
-ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
+ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o) $(GPU_OBJ)
 UI_OBJ     := $(UI_SRC:%.c=$(B)/%.o)
 APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
@@ -54,14 +74,14 @@ build/remora: $(B)/remora
 	@ln -sf $(MODE)/remora $@
 
 $(B)/remora: $(APP_OBJ) $(UI_OBJ) $(B)/libremora.a
-	$(CC) $(LDOPT) -o $@ $(APP_OBJ) $(UI_OBJ) $(B)/libremora.a $(PKG_LIBS)
+	$(CC) $(LDOPT) -o $@ $(APP_OBJ) $(UI_OBJ) $(B)/libremora.a $(PKG_LIBS) $(CUDA_LIBS)
 
 $(B)/libremora.a: $(ENGINE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(B)/remora-tests: $(TEST_OBJ) $(UI_OBJ) $(APP_TEST_OBJ) $(B)/libremora.a
-	$(CC) $(LDOPT) -o $@ $(TEST_OBJ) $(UI_OBJ) $(APP_TEST_OBJ) $(B)/libremora.a $(PKG_LIBS)
+	$(CC) $(LDOPT) -o $@ $(TEST_OBJ) $(UI_OBJ) $(APP_TEST_OBJ) $(B)/libremora.a $(PKG_LIBS) $(CUDA_LIBS)
 
 # SIMD variants are compiled with their own target flags; dispatch picks one at run time.
 $(B)/%_avx2.o: %_avx2.c
@@ -73,6 +93,10 @@ $(B)/%_avx512.o: %_avx512.c
 $(B)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+$(B)/%.o: %.cu
+	@mkdir -p $(dir $@)
+	@$(NVCC) $(NVCC_FLAGS) -MMD -MP -c $< -o $@ 2> $(@:.o=.ptxas) || { cat $(@:.o=.ptxas); exit 1; }
+	@echo "nvcc $<:"; grep -E 'Compiling entry|registers|spill' $(@:.o=.ptxas) | sed 's/^ptxas info *: */  /' || true
 
 # Tables generated from Debian's unicode-data (the Han script for the pre-tokeniser).
 $(GEN)/han_ranges.h: engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt
@@ -119,7 +143,7 @@ build/fuzz/obj/%.o: %.c $(wildcard engine/*.h engine/*/*.h) $(GEN)/han_ranges.h
 # the library (the release build) rather than a list of its files.
 build/fuzz/fuzz_sse: tests/fuzz/fuzz_sse.c ui/sse.c ui/sse.h engine/engine.h $(B)/libremora.a
 	@mkdir -p build/fuzz
-	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -Iengine -I. $(PKG_CFLAGS) -o $@ $< ui/sse.c $(B)/libremora.a $(PKG_LIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -Iengine -I. $(PKG_CFLAGS) -o $@ $< ui/sse.c $(B)/libremora.a $(PKG_LIBS) $(CUDA_LIBS)
 build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -Iengine -I$(GEN) $(PKG_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS)

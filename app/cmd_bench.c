@@ -24,7 +24,7 @@
 #include "bench_prefill.h"
 
 /* The shared options bench accepts (opts.h). */
-#define BENCH_OPTS (OPT_BIT(OPT_MODEL) | OPT_BIT(OPT_SPEC) | OPT_BIT(OPT_IO_THREADS) | OPT_BIT(OPT_RAM) | \
+#define BENCH_OPTS (OPT_BIT(OPT_MODEL) | OPT_BIT(OPT_GPU) | OPT_BIT(OPT_VRAM) | OPT_BIT(OPT_SPEC) | OPT_BIT(OPT_IO_THREADS) | OPT_BIT(OPT_RAM) | \
                     OPT_BIT(OPT_PREFILL_CHUNK) | OPT_BIT(OPT_MAX_CTX))
 
 static void usage(FILE *f)
@@ -145,6 +145,23 @@ static void print_model(const char *model, const rm_model_info *in)
     printf("RAM budget %.2f GB: spine %.2f of %.2f GB resident, expert cache %.2f GB (%d slots), %s reads\n",
            in->ram_budget / 1e9, in->spine_resident_bytes / 1e9, in->spine_bytes / 1e9,
            in->expert_cache_bytes / 1e9, in->expert_cache_slots, in->direct_io ? "O_DIRECT" : "page-cache");
+    rm_gpu_figures g;
+    rm_gpu_get(&g);
+    if (g.active)
+        printf("GPU %s: VRAM budget %.2f GB of %.2f GB for weights; streamed weights go to it from %d rows\n",
+               g.name, g.vram_budget / 1e9, g.vram_total / 1e9, g.min_tokens);
+    else printf("GPU: none (%s)\n", g.why);
+}
+
+/* What the GPU did over the run (nothing without one). */
+static void print_gpu(void)
+{
+    rm_gpu_figures g;
+    rm_gpu_get(&g);
+    if (!g.active) return;
+    printf("GPU: %llu products, %.1f GFLOP in %.2f s (copies included); %d matrices %.2f GB in VRAM; "
+           "copied in %.2f GB, out %.2f GB\n", (unsigned long long)g.products, g.flops / 1e9, g.seconds,
+           g.units_resident, g.vram_resident / 1e9, g.h2d_bytes / 1e9, g.d2h_bytes / 1e9);
 }
 
 static void print_figures(const figures *f, const collect *col, const rm_model_info *in, int session, uint64_t hwm)
@@ -234,7 +251,8 @@ int cmd_bench(int argc, char **argv)
     rm_session *s = NULL;
     /* no prefix cache: a repeated run would measure it instead of the prompt */
     const rm_open_opts oo = { .ram_gb = so.open.ram_gb, .io_threads = so.open.io_threads,
-                              .prefill_chunk = so.open.prefill_chunk, .prefix_cache_gb = -1 };
+                              .prefill_chunk = so.open.prefill_chunk, .prefix_cache_gb = -1,
+                              .gpu = so.open.gpu, .gpu_device = so.open.gpu_device, .vram_gb = so.open.vram_gb };
     if (prompt ? rm_session_open(model, &oo, &s, &err) : rm_model_open(model, &oo, &m, &err)) {
         fprintf(stderr, "remora bench: %s\n", err.msg);
         return 2;
@@ -245,6 +263,7 @@ int cmd_bench(int argc, char **argv)
     if (prompt_tokens) {
         int rc = bench_prefill(m, model, prompt_tokens, so.open.prefill_chunk, dev_s, json, &err);
         if (rc) fprintf(stderr, "remora bench: %s\n", err.msg);
+        else if (!json) print_gpu();
         rm_model_free(m);
         return rc;
     }
@@ -279,6 +298,7 @@ int cmd_bench(int argc, char **argv)
     compute(&col, dev, wall, &f);
     const uint64_t hwm = bench_peak_rss();
     print_figures(&f, &col, in, s != NULL, hwm);
+    if (!json) print_gpu();
     if (json) print_json(model, &f, &col, in, block, qd, hwm);
 out:
     free(col.sec);

@@ -14,13 +14,20 @@
 #include <jansson.h>
 #include "engine.h"
 #include "commands.h"
+#include "opts.h"
+
+/* The shared options that change where and how the pass runs, never its
+ * bits: the GPU tests compare the logits of each setting (tests/gpu/run.sh). */
+#define LOGITS_OPTS (OPT_BIT(OPT_PREFILL_CHUNK) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_GPU) | \
+                     OPT_BIT(OPT_VRAM))
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: remora logits --model DIR --ids-file FILE --out LOGITS [--routes ROUTES]\n"
+    fprintf(f, "usage: remora logits --model DIR --ids-file FILE --out LOGITS [--routes ROUTES] [options]\n"
                "  Writes float32 [T, vocab] logits of every position to LOGITS and, with\n"
-               "  --routes, the router choices per MoE layer and position as JSON.\n"
-               "exit status: 0 success, 1 write failure, 2 bad input\n");
+               "  --routes, the router choices per MoE layer and position as JSON.\n");
+    opts_help(f, LOGITS_OPTS, NULL);
+    fprintf(f, "exit status: 0 success, 1 write failure, 2 bad input\n");
 }
 
 /* Returns 0, -1 on bad input (exit 2) or -2 when out of memory (exit 1). */
@@ -89,12 +96,17 @@ static void on_route(void *ud, int layer, int pos, const int *ids, const float *
 int cmd_logits(int argc, char **argv)
 {
     const char *model = NULL, *ids_file = NULL, *out = NULL, *routes = NULL;
-    static const struct option opts[] = {
+    static const struct option own[] = {
         { "model", required_argument, 0, 'm' }, { "ids-file", required_argument, 0, 'i' },
         { "out", required_argument, 0, 'o' },   { "routes", required_argument, 0, 'r' },
         { "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 } };
+    const struct option *opts = opts_longopts(own, LOGITS_OPTS);
+    opts_shared so = { 0 };
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        const int t = opts_take("logits", c, optarg, &so);
+        if (t < 0) return 2;
+        if (t) continue;
         switch (c) {
         case 'm': model = optarg; break;
         case 'i': ids_file = optarg; break;
@@ -111,7 +123,7 @@ int cmd_logits(int argc, char **argv)
     if (r) return r == -2 ? 1 : 2;
     rm_err err = { "" };
     rm_model *m = NULL;
-    if (rm_model_open(model, &(rm_open_opts){ 0 }, &m, &err)) {
+    if (rm_model_open(model, &so.open, &m, &err)) {
         fprintf(stderr, "remora logits: %s\n", err.msg);
         free(ids);
         return rm_err_status(&err, 2);

@@ -44,7 +44,7 @@ static void on_sigint(int sig)
 /* The shared options run accepts (opts.h). */
 #define GEN_OPTS (OPT_BIT(OPT_THINK) | OPT_BIT(OPT_NO_THINK) | OPT_BIT(OPT_EFFORT) | OPT_BIT(OPT_MAX_NEW) | \
                   OPT_BIT(OPT_TEMPERATURE) | OPT_BIT(OPT_TOP_P) | OPT_BIT(OPT_SEED) | OPT_BIT(OPT_SPEC))
-#define OPEN_OPTS (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE) | OPT_BIT(OPT_PREFILL_CHUNK) | \
+#define OPEN_OPTS (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_GPU) | OPT_BIT(OPT_VRAM) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE) | OPT_BIT(OPT_PREFILL_CHUNK) | \
                    OPT_BIT(OPT_MAX_CTX) | OPT_BIT(OPT_PREFIX_CACHE))
 
 static void usage(FILE *f)

@@ -40,6 +40,8 @@ enum {
     OPT_API_KEY_ENV,    /* --api-key-env VAR */
     OPT_ENDPOINT_TIMEOUT, /* --endpoint-timeout S */
     OPT_PREFIX_CACHE,   /* --prefix-cache GB */
+    OPT_GPU,            /* --gpu auto|off|N */
+    OPT_VRAM,           /* --vram GB */
     OPT_COUNT
 };
 #define OPT_BIT(id) (1u << (id))
@@ -55,7 +57,7 @@ typedef struct opts_shared {
     /* an OpenAI-compatible server instead of a model (run and chat) */
     const char  *endpoint, *endpoint_model, *api_key_env;
     double       endpoint_timeout;
-    rm_open_opts open;          /* threads, io_threads, ram_gb, trace_path, prefill_chunk, prefix_cache_gb */
+    rm_open_opts open;          /* threads, io_threads, ram_gb, trace_path, prefill_chunk, prefix_cache_gb, gpu, vram_gb */
     rm_gen_opts  gen;           /* max_new, temperature, top_p, seed, think, thinking_effort, spec */
     unsigned     given;         /* OPT_BIT of each shared option seen */
 } opts_shared;

@@ -104,7 +104,38 @@ typedef struct rm_open_opts {
      * many GB; 0 = $REMORA_PREFIX_CACHE_GB, else 4; negative = no cache */
     double prefix_cache_gb;
     const char *prefix_cache_dir;   /* NULL = $XDG_CACHE_HOME/remora/prefix (~/.cache/remora/prefix) */
+    /* the GPU of a CUDA build (README "The GPU"): RM_GPU_AUTO takes device 0
+     * if there is one ($REMORA_GPU=auto|off|N replaces it), RM_GPU_OFF
+     * computes on the CPU, RM_GPU_DEVICE takes gpu_device. The first model
+     * opened in a process decides for the process. vram_gb bounds the
+     * weights placed in VRAM (0 = the card's free memory less a margin). */
+    int gpu;
+    int gpu_device;
+    double vram_gb;
 } rm_open_opts;
+
+enum { RM_GPU_AUTO = 0, RM_GPU_OFF = 1, RM_GPU_DEVICE = 2 };
+
+/* What computes the products, and what it has done since the start of the
+ * process (rm_gpu_get). Both sides give the same bits; only speed differs. */
+typedef struct rm_gpu_figures {
+    int active;                 /* products go to a GPU */
+    const char *build;          /* "cuda" or "none" */
+    char name[96];              /* the device, when active */
+    char why[160];              /* when not active: why (off, no device, no CUDA in this build) */
+    uint64_t vram_total, vram_budget, vram_resident;
+    int units_resident;         /* matrices placed in VRAM */
+    int min_tokens;             /* rows a product of streamed weights needs to go to the GPU */
+    uint64_t h2d_bytes, d2h_bytes, products, flops;
+    double seconds;             /* in device products, copies included */
+} rm_gpu_figures;
+void rm_gpu_get(rm_gpu_figures *out);
+/* bench-kernels' GPU rows, timed on the device with events on data already
+ * in VRAM: the fp32 FMA peak of a register-only loop and the read-stream
+ * ceiling; one product (kind 1 F32, 2 BF16, 3 MXFP4) as GFLOP/s and GB/s
+ * of weights read. Each returns 0, or -1 without an open device. */
+int rm_gpu_bench_peak(double *fma_gflops, double *read_gbs);
+int rm_gpu_bench_product(int kind, int rows, int cols, int T, double *gflops, double *wgbs);
 
 /* What a caller may want to know about an open model. */
 typedef struct rm_model_info {

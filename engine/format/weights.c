@@ -1,11 +1,12 @@
 /* weights.c — tensor lookups with dtype and shape checks, and the dispatch of
- * a typed matrix to the matching kernel. */
+ * a typed matrix to the GPU backend or the matching CPU kernel. */
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "format/weights.h"
 #include "kernels/kernels.h"
+#include "gpu/gpu.h"
 
 static void shape_str(const st_tensor *t, char *buf, size_t n)
 {
@@ -143,9 +144,19 @@ static void count(const wmat *m, int T)
                               memory_order_relaxed);
 }
 
+/* The product on the GPU if the backend takes it (0), else 1. */
+static int on_gpu(const wmat *m, const float *X, float *Y, int T)
+{
+    static const gpu_wkind kinds[] = { [WM_F32] = GPU_W_F32, [WM_BF16] = GPU_W_BF16, [WM_MXFP4] = GPU_W_MXFP4 };
+    if (m->kind == WM_NONE) return 1;
+    const gpu_mat g = { kinds[m->kind], m->w, m->scale, m->rows, m->cols, m->shard, m->off, !m->routed };
+    return gpu_gemm(&g, X, Y, T);
+}
+
 void wmat_gemv(const wmat *m, const float *x, float *y)
 {
     count(m, 1);
+    if (!on_gpu(m, x, y, 1)) return;
     switch (m->kind) {
     case WM_F32: kern_gemv_f32(m->w, x, y, m->rows, m->cols); break;
     case WM_BF16: kern_gemv_bf16(m->w, x, y, m->rows, m->cols); break;
@@ -157,6 +168,7 @@ void wmat_gemv(const wmat *m, const float *x, float *y)
 void wmat_gemm(const wmat *m, const float *X, float *Y, int T)
 {
     count(m, T);
+    if (!on_gpu(m, X, Y, T)) return;
     switch (m->kind) {
     case WM_F32: kern_gemm_f32(m->w, X, Y, T, m->rows, m->cols); break;
     case WM_BF16: kern_gemm_bf16(m->w, X, Y, T, m->rows, m->cols); break;

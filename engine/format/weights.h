@@ -22,6 +22,7 @@ typedef struct wmat {
      * buffer currently holds them (store.c binds them) */
     int shard;
     uint64_t off, scale_off;
+    int routed;             /* a routed expert's: copied to a GPU per use, never placed there */
 } wmat;
 
 /* name: a 2-D F32/BF16 tensor of exactly [rows, cols]. */
@@ -46,7 +47,9 @@ uint64_t wmat_bytes(const wmat *m, uint64_t *scale_bytes);
  * A_log holds head_dim entries of which the first num_heads are used). */
 int wvec_get(const st_set *s, const char *name, int n, int take, float **out, rm_err *err);
 
-/* y = W x, and Y[T] = X[T] Wᵀ, bit-identical row for row. */
+/* y = W x, and Y[T] = X[T] Wᵀ, bit-identical row for row, on the GPU
+ * when the backend takes the product (gpu/gpu.h), else on the CPU: both
+ * give the same bits. */
 void wmat_gemv(const wmat *m, const float *x, float *y);
 void wmat_gemm(const wmat *m, const float *X, float *Y, int T);
 /* Flops of all products so far (2 per weight per row), process-wide. */

@@ -15,6 +15,7 @@
 #include "model/model.h"
 #include "remote/source.h"
 #include "kernels/kernels.h"
+#include "gpu/gpu.h"
 #include "base/threadpool.h"
 
 typedef struct loader {
@@ -131,6 +132,7 @@ static int load_moe(loader *ld, const rm_config *c, moe_weights *w, int l)
                 strncat(ld->name, ".weight", sizeof ld->name - strlen(ld->name) - 1);
                 if (wmat_get(ld->st, ld->name, m3[i].rows, m3[i].cols, m3[i].dst, ld->err)) return -1;
             }
+            m3[i].dst->routed = 1;
         }
     }
     return 0;
@@ -322,6 +324,7 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     if (!opts) opts = &none;
     uint64_t cache_bytes = 0;
     pool_init(opts->threads);   /* idempotent: one compute pool per process */
+    gpu_open((gpu_mode)opts->gpu, opts->gpu_device, opts->vram_gb);     /* likewise one device */
     if (config_load(dir, &m->cfg, err) || st_open(dir, &m->st, err) ||
         (!(m->st->used = calloc((size_t)m->st->ntensors + 1, 1)) && rm_errf_runtime(err, "out of memory")) ||
         store_init(&m->store, m->st, opts->io_threads, err) || load_weights(m, err) || register_spine(m, err) ||

@@ -8,14 +8,14 @@
 # reported as FILE:LINE and what it includes; the exit status is 1 if there
 # is any. The checker then proves itself on a small tree with one upward
 # include and one cycle, which it must reject.
-ORDER="base kernels format io remote model text session tools"
+ORDER="base kernels gpu format io remote model text session tools"
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 
 # check ROOT: prints the violations under ROOT, returns 1 if there are any.
 check() {
   root=$1
-  find "$root/engine" "$root/app" "$root/ui" -type f \( -name '*.c' -o -name '*.h' \) 2>/dev/null | sort |
+  find "$root/engine" "$root/app" "$root/ui" -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' \) 2>/dev/null | sort |
   while read -r f; do
     grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" /dev/null | sed "s|^$root/||"
   done | awk -v order="$ORDER" -v root="$root" '

@@ -1,0 +1,109 @@
+/* gpu.h — the optional CUDA backend: the products of the forward pass on an
+ * NVIDIA GPU, bit-identical to the CPU kernels (kernels/kernels.h).
+ *
+ * The contract is the CPU's: every output is 16 lane accumulators (lane =
+ * column % 16), each taking one fused multiply-add per column in column
+ * order, then kern_reduce16's pairwise tree. The device code keeps that
+ * order exactly (fp32 FMAs on CUDA cores, --fmad=false, no tensor cores, no
+ * atomics in sums, no flush-to-zero), so a product gives the same bits on
+ * either side and the engine may choose per product where it runs.
+ *
+ * What lives here: one device per process (like the compute pool), device
+ * memory for the weights placed in VRAM, the staging of activations and
+ * streamed weights, and the policy that says which products run on the
+ * device. format/weights.c hands every product to gpu_gemm first and
+ * computes it on the CPU when the GPU declines; model/load.c opens the
+ * device with the user's --gpu and --vram and reads the figures back.
+ *
+ * Weights on the device are repacked once when copied in ("chain-major
+ * blocks" of 128 columns: for each row, block and lane the 8 weights that
+ * lane takes from that block, contiguous), so a lane's loads are 16-byte
+ * vectors and a half-warp's are one coalesced 256-byte read; rows are
+ * padded to whole blocks with zero weights and zero inputs, which leave
+ * every accumulator unchanged (acc + (+0) = acc for every acc the sums can
+ * produce; an accumulator that starts at +0 is never -0).
+ *
+ * Built without CUDA (gpu_none.c) every call declines and gpu_open says
+ * why; nothing above format/ and model/ knows which device computed a
+ * token, except the figures.
+ */
+#ifndef REMORA_GPU_H
+#define REMORA_GPU_H
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { GPU_W_F32 = 1, GPU_W_BF16 = 2, GPU_W_MXFP4 = 3 } gpu_wkind;
+
+/* One matrix [rows, cols] as the CPU holds it (row-major F32/BF16, or MXFP4
+ * packed nibbles [rows, cols/2] and E8M0 scales [rows, cols/32]), with the
+ * identity of its bytes in the checkpoint (shard, off), which is what a
+ * copy in VRAM is found by: the host buffer holding them (a resident unit,
+ * the stream ring, an expert slot) changes, the checkpoint bytes do not. */
+typedef struct gpu_mat {
+    gpu_wkind kind;
+    const void *w;
+    const uint8_t *scale;
+    int rows, cols;
+    int shard;
+    uint64_t off;
+    int spine;          /* 1: may be placed in VRAM for good (spine); 0: staged per use (routed experts) */
+} gpu_mat;
+
+typedef enum { GPU_AUTO = 0, GPU_OFF = 1, GPU_DEVICE = 2 } gpu_mode;
+
+/* Opens the device once per process (later calls return the first call's
+ * answer): mode GPU_AUTO takes device 0 if there is one, GPU_DEVICE the
+ * given one, GPU_OFF none. The environment variable REMORA_GPU=auto|off|N
+ * replaces GPU_AUTO (the tests compare the two sides through it). vram_gb
+ * bounds the weights placed in VRAM; 0 = the card's free memory less a
+ * margin. Returns 1 when the device is in use, 0 when not (gpu_status's
+ * `why` says why: off, no device, a build without CUDA). */
+int  gpu_open(gpu_mode mode, int device, double vram_gb);
+
+/* Y[T, rows] = X[T, cols] · Wᵀ on the device. Returns 0 when it computed Y,
+ * 1 when it declined (the caller computes it on the CPU: same bits). It
+ * declines when the device is not open, the product is too small to pay
+ * for its copies, a streamed matrix has fewer than gpu_min_tokens() rows of
+ * X (its copy over PCIe costs more than the CPU's product), or a device
+ * call failed (the device is then closed for the process, said in `why`).
+ * Thread-safe: products from the compute pool take turns. */
+int  gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T);
+
+/* Rows of X from which a streamed (not VRAM-resident) matrix is computed on
+ * the device: $REMORA_GPU_MIN_TOKENS, else 16. */
+int  gpu_min_tokens(void);
+
+typedef struct gpu_status {
+    int active;                 /* products go to the device */
+    int device;
+    char name[96];              /* the device's name, or "" */
+    char why[160];              /* when not active: why */
+    uint64_t vram_total;        /* the card's memory */
+    uint64_t vram_budget;       /* for weights placed in VRAM */
+    uint64_t vram_resident;     /* weights placed so far */
+    int units_resident;         /* matrices placed so far */
+    uint64_t h2d_bytes, d2h_bytes;  /* copied in and out, since the start */
+    uint64_t products, flops;   /* computed on the device, since the start */
+    double seconds;             /* spent in device products (copies included) */
+} gpu_status;
+
+void gpu_status_get(gpu_status *st);
+/* "cuda" or "none": what this binary was built with. */
+const char *gpu_build(void);
+
+/* Figures for bench-kernels, measured on the device with events (kernel
+ * time only, data already in VRAM): the fp32 FMA peak of a register-only
+ * loop (GFLOP/s), the read-stream ceiling (GB/s), and one product of the
+ * given kind and shape (GFLOP/s, and GB/s of weights read). Each returns 0,
+ * or -1 without a device. */
+int  gpu_bench_peak(double *fma_gflops, double *read_gbs);
+int  gpu_bench_product(gpu_wkind kind, int rows, int cols, int T, double *gflops, double *wgbs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

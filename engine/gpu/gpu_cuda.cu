@@ -1,0 +1,403 @@
+/* gpu_cuda.cu — the CUDA backend's host side (gpu.h): the device, the
+ * weights placed in VRAM, the staging of inputs and streamed weights, the
+ * policy of which products run there, and the figures.
+ *
+ * Placement. A spine matrix is placed in VRAM at its first product while
+ * the budget (--vram) has room, and found again by its checkpoint bytes
+ * (shard, offset; a row range of a placed matrix is found inside it); it
+ * then runs on the device at every pass size, decode included. A matrix
+ * that is not placed — a routed expert, or spine past the budget — is
+ * copied in per product (raw, then repacked on the device) and so runs
+ * there only for passes of at least gpu_min_tokens() rows, where the
+ * product's work pays for its copy (an MXFP4 expert is 17.6 MB: 0.3 ms at
+ * the 55 GB/s of pinned PCIe 5, 1.9 ms at the 9.4 GB/s of pageable memory,
+ * against 66 MFLOP a token on a CPU of a few hundred GFLOP/s). Products
+ * under GPU_MIN_WORK fmas stay on the CPU whatever their weights: a device
+ * call's copies and launch take tens of microseconds, more than the CPU
+ * needs for them.
+ *
+ * Failure. Any failed device call closes the device for the process (the
+ * reason goes to gpu_status.why) and the product is declined, so the CPU
+ * computes it: same bits, nothing lost.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "gpu/gpu_kernels.h"
+
+#define GPU_MIN_WORK (1u << 21)                     /* fmas ($REMORA_GPU_MIN_WORK) */
+#define GPU_MARGIN_MIN (2ull << 30)                 /* VRAM kept free: 2 GiB ... */
+#define GPU_MARGIN_SHARE 0.10                       /* ... or a tenth of the card */
+
+typedef struct placed {
+    gpu_wkind kind;
+    int shard, rows, cols;
+    uint64_t off;
+    void *P;            /* packed weights */
+    uint8_t *S;         /* packed scales (MXFP4) */
+    size_t bytes;
+} placed;
+
+typedef struct dbuf { void *p; size_t cap; } dbuf;
+
+static struct {
+    pthread_mutex_t mu;
+    int opened, active, device;
+    char name[96], why[160];
+    cudaStream_t stream;
+    uint64_t vram_total, budget, resident;
+    placed *units;
+    int nunits, capunits;
+    dbuf raw, raw_s, tmp, tmp_s, x, y;
+    uint64_t h2d, d2h, products, flops;
+    double seconds;
+} G = { PTHREAD_MUTEX_INITIALIZER };
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+const char *gpu_build(void) { return "cuda"; }
+
+/* A positive whole number from the environment, else def. Read at every
+ * product (a getenv is tens of nanoseconds, a device product tens of
+ * microseconds), so the tests can change it. */
+static uint64_t env_count(const char *name, uint64_t def)
+{
+    const char *e = getenv(name);
+    char *end;
+    const unsigned long long n = e && *e ? strtoull(e, &end, 10) : 0;
+    return e && *e && !*end && n >= 1 ? (uint64_t)n : def;
+}
+
+int gpu_min_tokens(void) { return (int)env_count("REMORA_GPU_MIN_TOKENS", 16); }
+
+/* Closes the device for the process after a failed call (under G.mu). */
+static void fail(const char *what, cudaError_t e)
+{
+    snprintf(G.why, sizeof G.why, "the GPU failed (%s: %s); computing on the CPU", what, cudaGetErrorString(e));
+    G.active = 0;
+}
+
+int gpu_open(gpu_mode mode, int device, double vram_gb)
+{
+    pthread_mutex_lock(&G.mu);
+    if (G.opened) { const int a = G.active; pthread_mutex_unlock(&G.mu); return a; }
+    G.opened = 1;
+    const char *env = getenv("REMORA_GPU");
+    if (mode == GPU_AUTO && env && *env && strcmp(env, "auto")) {
+        if (!strcmp(env, "off")) mode = GPU_OFF;
+        else { mode = GPU_DEVICE; device = atoi(env); }
+    }
+    int n = 0;
+    cudaError_t e;
+    if (mode == GPU_OFF) {
+        snprintf(G.why, sizeof G.why, "off (--gpu off)");
+    } else if ((e = cudaGetDeviceCount(&n)) != cudaSuccess || n == 0) {
+        snprintf(G.why, sizeof G.why, "no CUDA device (%s); computing on the CPU",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "none found");
+    } else if (mode == GPU_DEVICE && (device < 0 || device >= n)) {
+        snprintf(G.why, sizeof G.why, "no CUDA device %d (this machine has %d); computing on the CPU", device, n);
+    } else {
+        if (mode != GPU_DEVICE) device = 0;
+        cudaDeviceProp p;
+        size_t fr = 0, tot = 0;
+        if ((e = cudaSetDevice(device)) != cudaSuccess || (e = cudaGetDeviceProperties(&p, device)) != cudaSuccess ||
+            (e = cudaStreamCreateWithFlags(&G.stream, cudaStreamNonBlocking)) != cudaSuccess ||
+            (e = cudaMemGetInfo(&fr, &tot)) != cudaSuccess) {
+            snprintf(G.why, sizeof G.why, "CUDA device %d could not be opened (%s); computing on the CPU", device,
+                     cudaGetErrorString(e));
+        } else {
+            G.device = device;
+            snprintf(G.name, sizeof G.name, "%s", p.name);
+            G.vram_total = tot;
+            uint64_t margin = (uint64_t)(GPU_MARGIN_SHARE * (double)tot);
+            if (margin < GPU_MARGIN_MIN) margin = GPU_MARGIN_MIN;
+            const uint64_t avail = fr > margin ? fr - margin : 0;
+            G.budget = vram_gb > 0 ? (uint64_t)(vram_gb * 1e9) : avail;
+            if (G.budget > avail) G.budget = avail;
+            G.active = 1;
+        }
+    }
+    const int a = G.active;
+    pthread_mutex_unlock(&G.mu);
+    return a;
+}
+
+void gpu_status_get(gpu_status *st)
+{
+    pthread_mutex_lock(&G.mu);
+    memset(st, 0, sizeof *st);
+    st->active = G.active;
+    st->device = G.device;
+    snprintf(st->name, sizeof st->name, "%s", G.name);
+    snprintf(st->why, sizeof st->why, "%s", G.opened ? G.why : "not opened");
+    st->vram_total = G.vram_total;
+    st->vram_budget = G.budget;
+    st->vram_resident = G.resident;
+    st->units_resident = G.nunits;
+    st->h2d_bytes = G.h2d;
+    st->d2h_bytes = G.d2h;
+    st->products = G.products;
+    st->flops = G.flops;
+    st->seconds = G.seconds;
+    pthread_mutex_unlock(&G.mu);
+}
+
+/* Bytes of one row in the CPU's layout (MXFP4: the packed nibbles). */
+static uint64_t raw_row_bytes(gpu_wkind k, int cols)
+{
+    return k == GPU_W_F32 ? 4ull * cols : k == GPU_W_BF16 ? 2ull * cols : (uint64_t)cols / 2;
+}
+
+/* The placed matrix holding m's rows, and the first of them in it. */
+static const placed *find(const gpu_mat *m, int *r0)
+{
+    const uint64_t rb = raw_row_bytes(m->kind, m->cols);
+    for (int i = 0; i < G.nunits; i++) {
+        const placed *u = &G.units[i];
+        if (u->kind != m->kind || u->shard != m->shard || u->cols != m->cols || m->off < u->off) continue;
+        const uint64_t d = m->off - u->off;
+        if (d % rb || d / rb + (uint64_t)m->rows > (uint64_t)u->rows) continue;
+        *r0 = (int)(d / rb);
+        return u;
+    }
+    return NULL;
+}
+
+static cudaError_t grow(dbuf *b, size_t need)
+{
+    if (need <= b->cap) return cudaSuccess;
+    if (b->p) cudaFree(b->p);
+    b->p = NULL;
+    b->cap = 0;
+    cudaError_t e = cudaMalloc(&b->p, need);
+    if (e == cudaSuccess) b->cap = need;
+    return e;
+}
+
+/* Copies m's weights in and repacks them into P (and S). */
+static cudaError_t upload(const gpu_mat *m, void *P, uint8_t *S)
+{
+    const size_t wb = (size_t)raw_row_bytes(m->kind, m->cols) * (size_t)m->rows;
+    const size_t sb = m->kind == GPU_W_MXFP4 ? (size_t)m->rows * (size_t)(m->cols / 32) : 0;
+    cudaError_t e;
+    if ((e = grow(&G.raw, wb)) != cudaSuccess || (sb && (e = grow(&G.raw_s, sb)) != cudaSuccess)) return e;
+    if ((e = cudaMemcpyAsync(G.raw.p, m->w, wb, cudaMemcpyHostToDevice, G.stream)) != cudaSuccess) return e;
+    if (sb && (e = cudaMemcpyAsync(G.raw_s.p, m->scale, sb, cudaMemcpyHostToDevice, G.stream)) != cudaSuccess)
+        return e;
+    G.h2d += wb + sb;
+    return gpu_repack(m->kind, G.raw.p, (const uint8_t *)G.raw_s.p, m->rows, m->cols, P, S, G.stream);
+}
+
+/* Places m in VRAM if the budget has room; NULL when it has not. */
+static const placed *place(const gpu_mat *m, cudaError_t *err)
+{
+    size_t sb = 0;
+    const size_t pb = gpu_packed_bytes(m->kind, m->rows, m->cols, &sb);
+    *err = cudaSuccess;
+    if (G.resident + pb + sb > G.budget) return NULL;
+    if (G.nunits == G.capunits) {
+        const int nc = G.capunits ? 2 * G.capunits : 256;
+        placed *nu = (placed *)realloc(G.units, (size_t)nc * sizeof *nu);
+        if (!nu) return NULL;
+        G.units = nu;
+        G.capunits = nc;
+    }
+    placed u = { m->kind, m->shard, m->rows, m->cols, m->off, NULL, NULL, pb + sb };
+    if ((*err = cudaMalloc(&u.P, pb)) != cudaSuccess) { u.P = NULL; goto fail; }
+    if (sb && (*err = cudaMalloc((void **)&u.S, sb)) != cudaSuccess) { u.S = NULL; goto fail; }
+    if ((*err = upload(m, u.P, u.S)) != cudaSuccess) goto fail;
+    G.units[G.nunits] = u;
+    G.resident += pb + sb;
+    return &G.units[G.nunits++];
+fail:
+    if (u.P) cudaFree(u.P);
+    if (u.S) cudaFree(u.S);
+    /* out of device memory is not a failure of the device: stop placing */
+    if (*err == cudaErrorMemoryAllocation) { cudaGetLastError(); *err = cudaSuccess; G.budget = G.resident; }
+    return NULL;
+}
+
+int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
+{
+    if (!G.active || T <= 0) return 1;
+    if ((uint64_t)m->rows * (uint64_t)m->cols * (uint64_t)T < env_count("REMORA_GPU_MIN_WORK", GPU_MIN_WORK))
+        return 1;
+    pthread_mutex_lock(&G.mu);
+    if (!G.active) { pthread_mutex_unlock(&G.mu); return 1; }
+    const double t0 = now_s();
+    int r0 = 0;
+    cudaError_t e = cudaSuccess;
+    const placed *u = find(m, &r0);
+    if (!u && m->spine) u = place(m, &e);
+    if (e != cudaSuccess) { fail("placing weights", e); pthread_mutex_unlock(&G.mu); return 1; }
+    const void *P;
+    const uint8_t *S = NULL;
+    const int nb = gpu_blocks(m->cols);
+    if (u) {
+        const size_t units = (size_t)r0 * nb * GPU_LANES;
+        P = (const char *)u->P + (m->kind == GPU_W_F32 ? units * 32 : m->kind == GPU_W_BF16 ? units * 16 : units * 4);
+        if (u->S) S = u->S + (size_t)r0 * 4 * nb;
+    } else {
+        if (T < gpu_min_tokens()) { pthread_mutex_unlock(&G.mu); return 1; }
+        size_t sb = 0;
+        const size_t pb = gpu_packed_bytes(m->kind, m->rows, m->cols, &sb);
+        if ((e = grow(&G.tmp, pb)) != cudaSuccess || (sb && (e = grow(&G.tmp_s, sb)) != cudaSuccess) ||
+            (e = upload(m, G.tmp.p, (uint8_t *)G.tmp_s.p)) != cudaSuccess) {
+            fail("staging weights", e);
+            pthread_mutex_unlock(&G.mu);
+            return 1;
+        }
+        P = G.tmp.p;
+        S = (const uint8_t *)G.tmp_s.p;
+    }
+    const int ldx = nb * GPU_BLK;
+    const size_t xb = (size_t)T * ldx * sizeof(float), yb = (size_t)T * m->rows * sizeof(float);
+    if ((e = grow(&G.x, xb)) != cudaSuccess || (e = grow(&G.y, yb)) != cudaSuccess) goto failed;
+    if (ldx != m->cols && (e = cudaMemsetAsync(G.x.p, 0, xb, G.stream)) != cudaSuccess) goto failed;
+    if ((e = cudaMemcpy2DAsync(G.x.p, (size_t)ldx * sizeof(float), X, (size_t)m->cols * sizeof(float),
+                               (size_t)m->cols * sizeof(float), (size_t)T, cudaMemcpyHostToDevice, G.stream)) !=
+        cudaSuccess)
+        goto failed;
+    if ((e = gpu_product(m->kind, P, S, m->rows, m->cols, (const float *)G.x.p, ldx, (float *)G.y.p, T, G.stream)) !=
+        cudaSuccess)
+        goto failed;
+    if ((e = cudaMemcpyAsync(Y, G.y.p, yb, cudaMemcpyDeviceToHost, G.stream)) != cudaSuccess) goto failed;
+    if ((e = cudaStreamSynchronize(G.stream)) != cudaSuccess) goto failed;
+    G.h2d += (uint64_t)T * m->cols * sizeof(float);
+    G.d2h += yb;
+    G.products++;
+    G.flops += 2ull * m->rows * m->cols * (uint64_t)T;
+    G.seconds += now_s() - t0;
+    pthread_mutex_unlock(&G.mu);
+    return 0;
+failed:
+    fail("computing a product", e);
+    pthread_mutex_unlock(&G.mu);
+    return 1;
+}
+
+/* ---- bench-kernels' figures ---------------------------------------------- */
+
+/* Median of n event-timed runs of launch() (after one warm-up), in seconds. */
+static int time_median(cudaError_t (*launch)(void *), void *ud, int n, double *sec)
+{
+    cudaEvent_t a, b;
+    double t[16];
+    if (n > 16) n = 16;
+    if (cudaEventCreate(&a) != cudaSuccess || cudaEventCreate(&b) != cudaSuccess) return -1;
+    int rc = launch(ud) == cudaSuccess && cudaStreamSynchronize(G.stream) == cudaSuccess ? 0 : -1;
+    for (int i = 0; i < n && !rc; i++) {
+        float ms = 0;
+        if (cudaEventRecord(a, G.stream) != cudaSuccess || launch(ud) != cudaSuccess ||
+            cudaEventRecord(b, G.stream) != cudaSuccess || cudaEventSynchronize(b) != cudaSuccess ||
+            cudaEventElapsedTime(&ms, a, b) != cudaSuccess)
+            rc = -1;
+        t[i] = ms * 1e-3;
+    }
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    if (rc) return -1;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && t[j] < t[j - 1]; j--) { const double s = t[j]; t[j] = t[j - 1]; t[j - 1] = s; }
+    *sec = t[n / 2];
+    return 0;
+}
+
+typedef struct probe_args {
+    float *out;
+    const void *buf;
+    size_t bytes;
+    double flops;
+    gpu_wkind kind;
+    const void *P;
+    const uint8_t *S;
+    int rows, cols, T, ldx;
+    const float *X;
+    float *Y;
+} probe_args;
+
+static cudaError_t run_fma(void *ud)
+{
+    probe_args *a = (probe_args *)ud;
+    return gpu_probe_fma(a->out, 1 << 16, G.stream, &a->flops);
+}
+static cudaError_t run_read(void *ud)
+{
+    probe_args *a = (probe_args *)ud;
+    return gpu_probe_read(a->buf, a->bytes, a->out, G.stream);
+}
+static cudaError_t run_product(void *ud)
+{
+    probe_args *a = (probe_args *)ud;
+    return gpu_product(a->kind, a->P, a->S, a->rows, a->cols, a->X, a->ldx, a->Y, a->T, G.stream);
+}
+
+int gpu_bench_peak(double *fma_gflops, double *read_gbs)
+{
+    if (!G.active) return -1;
+    pthread_mutex_lock(&G.mu);
+    probe_args a;
+    memset(&a, 0, sizeof a);
+    const size_t bytes = 4ull << 30;    /* many times the 60 MB L2 */
+    void *buf = NULL;
+    double s1 = 0, s2 = 0;
+    int rc = -1;
+    if (cudaMalloc((void **)&a.out, 1 << 24) == cudaSuccess && cudaMalloc(&buf, bytes) == cudaSuccess &&
+        gpu_fill_random(GPU_W_F32, buf, bytes / 4, 7, G.stream) == cudaSuccess) {
+        a.buf = buf;
+        a.bytes = bytes;
+        if (!time_median(run_fma, &a, 5, &s1) && !time_median(run_read, &a, 5, &s2)) {
+            *fma_gflops = a.flops / s1 * 1e-9;
+            *read_gbs = (double)bytes / s2 * 1e-9;
+            rc = 0;
+        }
+    }
+    if (buf) cudaFree(buf);
+    if (a.out) cudaFree(a.out);
+    cudaGetLastError();
+    pthread_mutex_unlock(&G.mu);
+    return rc;
+}
+
+int gpu_bench_product(gpu_wkind kind, int rows, int cols, int T, double *gflops, double *wgbs)
+{
+    if (!G.active) return -1;
+    pthread_mutex_lock(&G.mu);
+    probe_args a;
+    memset(&a, 0, sizeof a);
+    const int nb = gpu_blocks(cols);
+    size_t sb = 0;
+    const size_t pb = gpu_packed_bytes(kind, rows, cols, &sb);
+    const size_t raw = (size_t)raw_row_bytes(kind, cols) * rows, raws = kind == GPU_W_MXFP4 ? (size_t)rows * (cols / 32) : 0;
+    void *P = NULL, *R = NULL, *Sv = NULL, *RS = NULL, *X = NULL, *Y = NULL;
+    double sec = 0;
+    int rc = -1;
+    a.kind = kind; a.rows = rows; a.cols = cols; a.T = T; a.ldx = nb * GPU_BLK;
+    const size_t xb = (size_t)T * a.ldx * sizeof(float);
+    if (cudaMalloc(&P, pb) == cudaSuccess && cudaMalloc(&R, raw) == cudaSuccess &&
+        (!sb || (cudaMalloc(&Sv, sb) == cudaSuccess && cudaMalloc(&RS, raws) == cudaSuccess)) &&
+        cudaMalloc(&X, xb) == cudaSuccess && cudaMalloc(&Y, (size_t)T * rows * sizeof(float)) == cudaSuccess &&
+        gpu_fill_random(kind, R, kind == GPU_W_MXFP4 ? raw : raw / (kind == GPU_W_F32 ? 4 : 2), 11, G.stream) ==
+            cudaSuccess &&
+        (!sb || gpu_fill_random((gpu_wkind)0, RS, raws, 13, G.stream) == cudaSuccess) &&
+        gpu_fill_random(GPU_W_F32, X, xb / 4, 17, G.stream) == cudaSuccess &&
+        gpu_repack(kind, R, (const uint8_t *)RS, rows, cols, P, (uint8_t *)Sv, G.stream) == cudaSuccess) {
+        a.P = P; a.S = (const uint8_t *)Sv; a.X = (const float *)X; a.Y = (float *)Y;
+        if (!time_median(run_product, &a, 7, &sec)) {
+            *gflops = 2.0 * rows * (double)cols * T / sec * 1e-9;
+            *wgbs = (double)(pb + sb) / sec * 1e-9;
+            rc = 0;
+        }
+    }
+    cudaFree(P); cudaFree(R); cudaFree(Sv); cudaFree(RS); cudaFree(X); cudaFree(Y);
+    cudaGetLastError();
+    pthread_mutex_unlock(&G.mu);
+    return rc;
+}

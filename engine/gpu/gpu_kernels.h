@@ -1,0 +1,46 @@
+/* gpu_kernels.h — the device kernels of the CUDA backend (gpu_kernels.cu),
+ * private to engine/gpu/: the repacking of a matrix into the device layout,
+ * the products over it, and the probes bench-kernels reads. Every launcher
+ * enqueues on the given stream and returns the launch's error.
+ *
+ * The device layout (gpu.h says why): a matrix of rows x cols is held as
+ * rows x nb blocks of GPU_BLK columns, nb = ceil(cols / GPU_BLK); within a
+ * block, lane l (0..15) holds the GPU_STEPS weights of columns
+ * GPU_BLK*b + 16*i + l, i = 0..7, contiguous:
+ *   F32   float    [rows][nb][16][8]   (32 bytes a lane)
+ *   BF16  uint16_t [rows][nb][16][8]   (16 bytes a lane)
+ *   MXFP4 uint32_t [rows][nb][16]      (nibble i at bits 4i; 4 bytes a lane)
+ *         scales   uint8_t [rows][4*nb] (one per 32 columns, padded with 0)
+ * Columns past cols hold zero weights (code 0 for MXFP4), and the inputs'
+ * rows are padded with zeros to nb * GPU_BLK floats (ldx).
+ */
+#ifndef REMORA_GPU_KERNELS_H
+#define REMORA_GPU_KERNELS_H
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include "gpu/gpu.h"
+
+#define GPU_LANES 16
+#define GPU_STEPS 8
+#define GPU_BLK (GPU_LANES * GPU_STEPS)
+
+static inline int gpu_blocks(int cols) { return (cols + GPU_BLK - 1) / GPU_BLK; }
+/* Bytes of the device layout of a matrix (weights, then MXFP4 scales). */
+size_t gpu_packed_bytes(gpu_wkind kind, int rows, int cols, size_t *scale_bytes);
+
+/* raw (the CPU's layout, already on the device) -> packed (the device's). */
+cudaError_t gpu_repack(gpu_wkind kind, const void *raw, const uint8_t *raw_scale, int rows, int cols, void *packed,
+                       uint8_t *packed_scale, cudaStream_t s);
+/* Y[T][rows] = X[T][ldx] · Wᵀ over a packed matrix (the first `cols`
+ * columns of X are the inputs, the rest of each row is zero). */
+cudaError_t gpu_product(gpu_wkind kind, const void *packed, const uint8_t *packed_scale, int rows, int cols,
+                        const float *X, int ldx, float *Y, int T, cudaStream_t s);
+/* Probes: n iterations of a register-only FMA loop on every SM; a read of
+ * `bytes` of device memory. */
+cudaError_t gpu_probe_fma(float *out, int iters, cudaStream_t s, double *flops);
+cudaError_t gpu_probe_read(const void *buf, size_t bytes, float *out, cudaStream_t s);
+/* Fills n bytes with a hash of their index (never zeros: MXFP4 codes and
+ * scales of every value; bf16/f32 values that are finite). */
+cudaError_t gpu_fill_random(gpu_wkind kind, void *buf, size_t n, uint32_t seed, cudaStream_t s);
+
+#endif

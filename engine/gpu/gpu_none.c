@@ -1,0 +1,48 @@
+/* gpu_none.c — the GPU backend of a build without CUDA (gpu.h): every
+ * product is declined, so the CPU computes it, and gpu_open says why.
+ * The Makefile compiles this file instead of the .cu files when nvcc is
+ * not found (or with CUDA=0).
+ */
+#include <stdio.h>
+#include <string.h>
+#include "gpu/gpu.h"
+
+static int opened;
+static gpu_mode opened_mode;
+
+int gpu_open(gpu_mode mode, int device, double vram_gb)
+{
+    (void)device;
+    (void)vram_gb;
+    if (!opened) { opened = 1; opened_mode = mode; }
+    return 0;
+}
+
+int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
+{
+    (void)m; (void)X; (void)Y; (void)T;
+    return 1;
+}
+
+int gpu_min_tokens(void) { return 0; }
+
+void gpu_status_get(gpu_status *st)
+{
+    memset(st, 0, sizeof *st);
+    snprintf(st->why, sizeof st->why, "%s",
+             opened && opened_mode == GPU_OFF ? "off (--gpu off)" : "this build has no CUDA (make CUDA=1 with nvcc)");
+}
+
+const char *gpu_build(void) { return "none"; }
+
+int gpu_bench_peak(double *fma_gflops, double *read_gbs)
+{
+    (void)fma_gflops; (void)read_gbs;
+    return -1;
+}
+
+int gpu_bench_product(gpu_wkind kind, int rows, int cols, int T, double *gflops, double *wgbs)
+{
+    (void)kind; (void)rows; (void)cols; (void)T; (void)gflops; (void)wgbs;
+    return -1;
+}
