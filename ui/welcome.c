@@ -43,6 +43,14 @@ int ui_welcome(const ui_source *s, rm_buf *out)
         bad = rm_buf_addf(out, ".\nRAM (budget %s): spine %s, %.0f%% resident; expert cache %s, %d slots = "
                           "%.0f%% of the experts; %s of experts on storage, whose ceiling is being measured.",
                           budget, spine, resident, cache, mi->expert_cache_slots, cached, experts);
+    rm_gpu_figures g;
+    rm_gpu_get(&g);
+    if (!bad && g.active) {     /* a CUDA build on a machine without one says nothing: the CPU computes, as ever */
+        char vram[32];
+        ui_fmt_bytes(vram, sizeof vram, (double)g.vram_budget);
+        bad = rm_buf_addf(out, "\nGPU %s computes the products (the same bits as the CPU): up to %s of the "
+                          "spine in VRAM, the rest copied in per pass.", g.name, vram);
+    }
     if (!bad && !strcmp(s->name, UI_EMBEDDED_MODEL))
         bad = rm_buf_adds(out,
             "\nA small demonstration model: arithmetic, counting, sorting, unit conversion, dates, spelling "

@@ -44,7 +44,7 @@ int wmat_get(const st_set *s, const char *name, int rows, int cols, wmat *out, r
     if (t->offset % (t->dtype == ST_F32 ? 4 : 2))
         return rm_errf(err, "%s: tensor '%s' starts at byte %llu, not aligned to its element size",
                        s->shards[t->shard].path, name, (unsigned long long)t->offset);
-    *out = (wmat){ t->dtype == ST_F32 ? WM_F32 : WM_BF16, NULL, NULL, rows, cols, t->shard, t->offset, 0 };
+    *out = (wmat){ t->dtype == ST_F32 ? WM_F32 : WM_BF16, NULL, NULL, rows, cols, t->shard, t->offset, 0, .src = s };
     return 0;
 }
 
@@ -62,7 +62,7 @@ int wmat_get_mxfp4(const st_set *s, const char *prefix, int rows, int cols, wmat
     if (need_2d(s, tp, rows, cols / 2, err) || need_2d(s, ts, rows, cols / 32, err)) return -1;
     if (tp->shard != ts->shard)
         return rm_errf(err, "%s: the packed weights and scales of %s are in different shards", s->dir, prefix);
-    *out = (wmat){ WM_MXFP4, NULL, NULL, rows, cols, tp->shard, tp->offset, ts->offset };
+    *out = (wmat){ WM_MXFP4, NULL, NULL, rows, cols, tp->shard, tp->offset, ts->offset, .src = s };
     return 0;
 }
 
@@ -149,7 +149,7 @@ static int on_gpu(const wmat *m, const float *X, float *Y, int T)
 {
     static const gpu_wkind kinds[] = { [WM_F32] = GPU_W_F32, [WM_BF16] = GPU_W_BF16, [WM_MXFP4] = GPU_W_MXFP4 };
     if (m->kind == WM_NONE) return 1;
-    const gpu_mat g = { kinds[m->kind], m->w, m->scale, m->rows, m->cols, m->shard, m->off, !m->routed };
+    const gpu_mat g = { kinds[m->kind], m->w, m->scale, m->rows, m->cols, m->src, m->shard, m->off, !m->routed };
     return gpu_gemm(&g, X, Y, T);
 }
 

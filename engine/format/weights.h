@@ -23,6 +23,7 @@ typedef struct wmat {
     int shard;
     uint64_t off, scale_off;
     int routed;             /* a routed expert's: copied to a GPU per use, never placed there */
+    const st_set *src;      /* the checkpoint it is from (a GPU finds its copy by src, shard, off) */
 } wmat;
 
 /* name: a 2-D F32/BF16 tensor of exactly [rows, cols]. */

@@ -32,6 +32,7 @@
 #define GPU_MARGIN_SHARE 0.10                       /* ... or a tenth of the card */
 
 typedef struct placed {
+    const void *owner;
     gpu_wkind kind;
     int shard, rows, cols;
     uint64_t off;
@@ -161,7 +162,9 @@ static const placed *find(const gpu_mat *m, int *r0)
     const uint64_t rb = raw_row_bytes(m->kind, m->cols);
     for (int i = 0; i < G.nunits; i++) {
         const placed *u = &G.units[i];
-        if (u->kind != m->kind || u->shard != m->shard || u->cols != m->cols || m->off < u->off) continue;
+        if (u->owner != m->owner || u->kind != m->kind || u->shard != m->shard || u->cols != m->cols ||
+            m->off < u->off)
+            continue;
         const uint64_t d = m->off - u->off;
         if (d % rb || d / rb + (uint64_t)m->rows > (uint64_t)u->rows) continue;
         *r0 = (int)(d / rb);
@@ -209,7 +212,7 @@ static const placed *place(const gpu_mat *m, cudaError_t *err)
         G.units = nu;
         G.capunits = nc;
     }
-    placed u = { m->kind, m->shard, m->rows, m->cols, m->off, NULL, NULL, pb + sb };
+    placed u = { m->owner, m->kind, m->shard, m->rows, m->cols, m->off, NULL, NULL, pb + sb };
     if ((*err = cudaMalloc(&u.P, pb)) != cudaSuccess) { u.P = NULL; goto fail; }
     if (sb && (*err = cudaMalloc((void **)&u.S, sb)) != cudaSuccess) { u.S = NULL; goto fail; }
     if ((*err = upload(m, u.P, u.S)) != cudaSuccess) goto fail;
@@ -281,6 +284,38 @@ failed:
     fail("computing a product", e);
     pthread_mutex_unlock(&G.mu);
     return 1;
+}
+
+void gpu_forget(const void *owner)
+{
+    pthread_mutex_lock(&G.mu);
+    int k = 0;
+    for (int i = 0; i < G.nunits; i++) {
+        placed *u = &G.units[i];
+        if (u->owner != owner) { G.units[k++] = *u; continue; }
+        cudaFree(u->P);
+        if (u->S) cudaFree(u->S);
+        G.resident -= u->bytes;
+    }
+    G.nunits = k;
+    pthread_mutex_unlock(&G.mu);
+}
+
+void gpu_pin(void *p, size_t n)
+{
+    const char *e = getenv("REMORA_GPU_PIN");
+    if (!G.active || !p || !n || (e && !strcmp(e, "0"))) return;
+    pthread_mutex_lock(&G.mu);
+    if (cudaHostRegister(p, n, cudaHostRegisterPortable) != cudaSuccess) cudaGetLastError();   /* then pageable */
+    pthread_mutex_unlock(&G.mu);
+}
+
+void gpu_unpin(void *p)
+{
+    if (!G.active || !p) return;
+    pthread_mutex_lock(&G.mu);
+    if (cudaHostUnregister(p) != cudaSuccess) cudaGetLastError();   /* it was never pinned */
+    pthread_mutex_unlock(&G.mu);
 }
 
 /* ---- bench-kernels' figures ---------------------------------------------- */

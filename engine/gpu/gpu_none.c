@@ -25,6 +25,9 @@ int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
 }
 
 int gpu_min_tokens(void) { return 0; }
+void gpu_forget(const void *owner) { (void)owner; }
+void gpu_pin(void *p, size_t n) { (void)p; (void)n; }
+void gpu_unpin(void *p) { (void)p; }
 
 void gpu_status_get(gpu_status *st)
 {

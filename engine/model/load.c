@@ -345,6 +345,7 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
         return -1;
     }
     for (int i = 0; i < c->num_layers * (c->topk ? c->topk : 1); i++) m->prev_route[i] = -1;
+    gpu_pin(m->experts.slot_mem, (size_t)m->experts.nslots * experts_slot_bytes(&m->experts));
     if (m->experts.io) io_pool_yield_to(m->store.io, m->experts.io);
     rm_model_info *in = &m->info;
     in->ram_budget = budget;
@@ -410,6 +411,8 @@ void rm_model_free(rm_model *m)
     free(m->final_norm);
     free(m->out_res_w);
     free(m->prev_route);
+    gpu_forget(m->st);
+    gpu_unpin(m->experts.slot_mem);
     experts_free(&m->experts);
     remote_free(m->remote);     /* after the reader threads that call it are gone */
     store_free(&m->store);

@@ -62,7 +62,7 @@ EOF
 
 compare_logits() { # name dir
   name=$1 dir=$2
-  [ -d "$dir" ] || { echo "skip $name: no model at $dir"; return; }
+  [ -f "$dir/config.json" ] || { echo "skip $name: no model at $dir"; return; }
   ids_for "$dir" 300 "$T/ids" || { bad "$name: ids"; return; }
   REMORA_GPU=off "$BIN" logits --model "$dir" --ids-file "$T/ids" --out "$T/cpu.f32" --routes "$T/cpu.json" \
     2> "$T/err" || { bad "$name: CPU logits"; cat "$T/err"; return; }
@@ -83,7 +83,7 @@ compare_logits() { # name dir
 
 compare_decode() { # name dir [--chat]
   name=$1 dir=$2; shift 2
-  [ -d "$dir" ] || return
+  [ -f "$dir/config.json" ] || return
   for spec in on off; do
     REMORA_GPU=off "$BIN" run --model "$dir" --prompt "Tell me about 12 and 30." --max-new 32 --spec $spec "$@" \
       > "$T/cpu.txt" 2> "$T/cpu.err"
@@ -96,7 +96,7 @@ compare_decode() { # name dir [--chat]
 
 compare_resume() { # name dir
   name=$1 dir=$2
-  [ -d "$dir" ] || return
+  [ -f "$dir/config.json" ] || return
   rm -f "$T"/c*.jsonl "$T"/c*.state
   REMORA_GPU=off "$BIN" run --model "$dir" --transcript "$T/c1.jsonl" --prompt "What is 19*19?" --max-new 24 \
     > /dev/null 2>&1
@@ -117,8 +117,7 @@ compare_logits embedded "$EMB"
 compare_decode k3-tiny "$FX/k3-tiny"
 compare_decode kl-tiny "$FX/kl-tiny"
 compare_decode embedded "$EMB" --chat
-compare_resume embedded "$EMB"
-compare_resume k3-tiny "$FX/k3-tiny"
+compare_resume embedded "$EMB"     # a chat model: the fixtures' random text does not tokenize back
 
 if [ "${1:-}" = "--bench" ]; then
   step "bench-kernels"

@@ -108,7 +108,7 @@ static gpu_mat view(const mat *m, int shard, int r0, int rows, int spine)
     const void *w = m->kind == GPU_W_F32 ? (const void *)(m->wf + (size_t)r0 * m->cols)
                   : m->kind == GPU_W_BF16 ? (const void *)(m->wb + (size_t)r0 * m->cols)
                                           : (const void *)(m->packed + (size_t)r0 * m->cols / 2);
-    return (gpu_mat){ m->kind, w, m->scale ? m->scale + (size_t)r0 * m->cols / 32 : NULL, rows, m->cols, shard,
+    return (gpu_mat){ m->kind, w, m->scale ? m->scale + (size_t)r0 * m->cols / 32 : NULL, rows, m->cols, &rs, shard,
                       (uint64_t)r0 * rb, spine };
 }
 
@@ -161,4 +161,7 @@ TEST(gpu_products_equal_cpu_kernels)
     gpu_status_get(&st);
     fprintf(stderr, "    %d products on %s: all equal to the CPU's bits (%d matrices in VRAM)\n", cases, st.name,
             st.units_resident);
+    gpu_forget(&rs);
+    gpu_status_get(&st);
+    CHECK(st.units_resident == 0);
 }
