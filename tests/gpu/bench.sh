@@ -10,12 +10,14 @@
 # Environment: EXPERTS (routed experts per MoE layer, default 300: 10.5 GB of
 # experts in 2 MoE layers), LAYERS (default 3), PROMPT (tokens, default 2048),
 # ROUNDS (default 3), RAM (GB for the budget, default the engine's), EXTRA
-# (more options for both sides, e.g. "--vram 24 --ram 32").
+# (more options for both sides, e.g. "--vram 24 --ram 32"), SIDES (default
+# "off auto").
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 BIN=build/rel/remora
 DIR=${1:-/tmp/remora-gpu-synth}
 EXPERTS=${EXPERTS:-300} LAYERS=${LAYERS:-3} PROMPT=${PROMPT:-2048} ROUNDS=${ROUNDS:-3} EXTRA=${EXTRA:-}
+SIDES=${SIDES:-off auto}
 RAMOPT=${RAM:+--ram $RAM}
 [ -x "$BIN" ] || { echo "build $BIN first (sh tests/gpu/run.sh)"; exit 2; }
 if [ ! -f "$DIR/config.json" ]; then
@@ -25,7 +27,7 @@ fi
 L=$(mktemp -d); trap 'rm -rf "$L"' EXIT
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
-  for side in off auto; do
+  for side in $SIDES; do
     echo "== round $r, --gpu $side: prompt of $PROMPT tokens ($(date +%T))"
     # shellcheck disable=SC2086
     "$BIN" bench --model "$DIR" --prompt-tokens "$PROMPT" --gpu "$side" $RAMOPT $EXTRA > "$L/p.$side.$r" 2>&1
@@ -39,7 +41,7 @@ while [ "$r" -le "$ROUNDS" ]; do
 done
 med() { sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "-"}'; }
 echo "== medians of $ROUNDS (off | auto)"
-for side in off auto; do
+for side in $SIDES; do
   ps=$(cat "$L"/p.$side.* | sed -n 's/^prefill: [0-9]* tokens in \([0-9.]*\) s.*/\1/p' | med)
   pr=$(cat "$L"/p.$side.* | sed -n 's/.*measured\/roofline = \([0-9.]*\).*/\1/p' | med)
   ds=$(cat "$L"/d.$side.* | sed -n 's/^decode: \([0-9.]*\) s\/token.*/\1/p' | med)
