@@ -94,7 +94,13 @@ for n in $alone; do one "$n"; done
 wall=$(($(date +%s) - start))
 rm -rf build/test-cache
 
-pass=0; fail=0; : > "$LOGS/times.new"
+pass=0; fail=0
+# the times of the suites that did not run this time are kept
+if [ -f "$LOGS/times" ]; then
+  awk -v ran=" $all " 'index(ran, " " $1 " ") == 0' "$LOGS/times" > "$LOGS/times.new"
+else
+  : > "$LOGS/times.new"
+fi
 for n in $all; do
   if [ -f "$LOGS/$n.result" ]; then
     read -r _ _ secs p f < "$LOGS/$n.result"
@@ -106,6 +112,6 @@ for n in $all; do
 done
 mv "$LOGS/times.new" "$LOGS/times"
 echo "== slowest suites (of ${wall}s, ${JOBS:-2} at a time; logs in $LOGS/)"
-sort -k2 -rn "$LOGS/times" | head -8 | awk '{ printf "  %7ss %s\n", $2, $1 }'
+for n in $all; do grep "^$n " "$LOGS/times"; done | sort -k2 -rn | head -8 | awk '{ printf "  %7ss %s\n", $2, $1 }'
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]
