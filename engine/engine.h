@@ -741,6 +741,59 @@ typedef struct rm_fetch_opts {
 int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, rm_progress_fn fn, void *ud,
                   rm_err *err);
 
+/* ---- an OpenAI-compatible endpoint's HTTP (engine/remote/endpoint.c) --- */
+
+/* Whether host (a URL's or a Host header's, a port and IPv6 brackets
+ * allowed) names a loopback address: localhost, *.localhost, 127.0.0.0/8 or
+ * ::1. The one rule of the endpoint client (where an API key may go in
+ * clear, what skips a proxy) and of `remora serve` (which Host and Origin
+ * headers a loopback bind answers). */
+int rm_host_is_loopback(const char *host);
+
+/* The transfer under the chat's endpoint source and `remora run
+ * --endpoint`: one kept-alive connection to a server, requests run on the
+ * calling thread and polled every 50 ms for the stop flag and the stall
+ * clock. The API key is never printed and goes in an Authorization header
+ * only to the endpoint's own host and port, over HTTPS or to a loopback
+ * address; redirects are followed here (up to 5, never from https to
+ * http), so the header is left out of every request to another host. */
+typedef struct rm_endpoint rm_endpoint;
+
+/* Opens url (an API base …/v1, a server's root, where /v1 is added, or the
+ * chat URL itself): {base}/chat/completions and {base}/models. timeout:
+ * seconds without a byte before a request fails (<= 0: 300). Returns 0,
+ * -2 for a bad URL or a key that would cross the network in clear text
+ * (bad input), or -1 (libcurl could not start). Sends nothing yet. */
+int  rm_endpoint_open(const char *url, const char *api_key, double timeout, rm_endpoint **out, rm_err *err);
+void rm_endpoint_free(rm_endpoint *e);      /* the key is wiped */
+const char *rm_endpoint_chat_url(const rm_endpoint *e);
+const char *rm_endpoint_models_url(const rm_endpoint *e);
+const char *rm_endpoint_host(const rm_endpoint *e);
+const char *rm_endpoint_port(const rm_endpoint *e);
+int  rm_endpoint_has_key(const rm_endpoint *e);
+
+/* What one request got back. */
+typedef struct rm_http_reply {
+    long status;
+    rm_buf body;                /* a reply other than 2xx: its first 256 KiB (for its message) */
+    char retry_after[64];       /* the Retry-After header as sent ("" when none) */
+    double retry_after_s;       /* its seconds; -1 when none or a date */
+    char content_type[128];
+    uint64_t bytes;             /* body bytes so far (live while the sink runs) */
+} rm_http_reply;
+
+/* One request to url (body NULL: GET for JSON; else a POST of the JSON
+ * body that asks for an event stream). The body of a 2xx reply goes to
+ * sink as it arrives (non-zero ends the transfer, which is not an error);
+ * timeout > 0 overrides the endpoint's for this request. Returns 0 when a
+ * reply came (r->status says which), 1 when *stop was set, -1 on a failure
+ * that names the URL (DNS, connection, TLS, no answer in time, a stall,
+ * too many or refused redirects). r is reset first; the caller frees
+ * r->body. */
+int  rm_endpoint_request(rm_endpoint *e, const char *url, const char *body, double timeout, volatile int *stop,
+                         int (*sink)(void *ud, const char *p, size_t n), void *ud, rm_http_reply *r,
+                         rm_err *err);
+
 /* ---- kernels (benchmarks and self-checks) ------------------------------ */
 
 /* Runs the kernel benchmark of `remora bench-kernels`, printing to stdout. */
