@@ -226,7 +226,7 @@ typedef struct rm_forward_ctl {
     void (*on_capture)(void *ud, int layer);
     /* 1: a stop or an error puts the state back where the feed began (*fed
      * = 0), not at the last complete pass — a chat turn stopped in its
-     * prompt leaves that prompt out of the conversation (rm_chat_left_out).
+     * prompt leaves that prompt out of the conversation (rm_conv_context).
      * Passes still complete one by one (on_chunk) on the way. */
     int stop_to_start;
 } rm_forward_ctl;
@@ -487,14 +487,6 @@ int  rm_session_messages(const rm_session *s, const rm_chat_msg **msgs);
  * the reply is empty and the state holds the prompt's complete passes). */
 enum { RM_STOPPED_REPLY = 1, RM_STOPPED_PROMPT = 2 };
 int  rm_session_last_interrupted(const rm_session *s);
-/* Whether a message stays out of what later turns give the model, from its
- * role and how it ended and the next message's (next_role NULL for the
- * last): a reply stopped while its prompt was processed, and the user
- * message it answered. A stop in the prompt says "do not compute this";
- * both messages stay in the conversation, on screen and in transcripts, and
- * the next turn goes on from the state before them instead of computing the
- * stopped prompt again. Every source and the snapshot reader use it. */
-int  rm_chat_left_out(const char *role, int interrupted, const char *next_role, int next_interrupted);
 /* The conversation as a transcript (rm_transcript_save below). A load
  * replaces the conversation (and the system prompt when the file has one)
  * only when the whole file is valid; on any error nothing changes. */
@@ -646,6 +638,56 @@ int  rm_transcript_load(const char *path, rm_transcript *t, rm_err *err);
 /* The same from len bytes of text in memory; name stands for PATH. */
 int  rm_transcript_parse(const char *text, size_t len, const char *name, rm_transcript *t, rm_err *err);
 void rm_transcript_free(rm_transcript *t);
+
+/* ---- conversations (engine/session/conv.c) ---------------------------- */
+
+/* The one conversation type: the session's, the chat's synthetic and
+ * endpoint sources', the snapshot reader's. The system prompt, the
+ * messages with their reasoning and how each reply ended, two views of it
+ * (everything, for the chat and /save; the context the model is given, for
+ * prompts and requests) and the transcript format. Zero-initialise to use. */
+typedef struct rm_conv_msg {
+    char *role, *content;
+    char *reasoning;            /* NULL: none */
+    int   interrupted;          /* 0, RM_STOPPED_REPLY or RM_STOPPED_PROMPT */
+} rm_conv_msg;
+
+typedef struct rm_conv {
+    char        *system;        /* NULL: none */
+    rm_conv_msg *msgs;
+    int          n, cap;
+    rm_chat_msg *view;          /* the views', kept as large as the messages need */
+    int          vcap;
+} rm_conv;
+
+/* Appends copies of the strings; -1 out of memory, the conversation as it
+ * was. */
+int  rm_conv_push(rm_conv *c, const char *role, const char *content, const char *reasoning, int interrupted);
+/* Drops the last message, if any. */
+void rm_conv_pop(rm_conv *c);
+/* Drops every message; the system prompt stays (as with rm_session_clear). */
+void rm_conv_clear(rm_conv *c);
+/* text NULL or "": no system prompt. -1 out of memory, unchanged. */
+int  rm_conv_set_system(rm_conv *c, const char *text);
+/* The system prompt, then the messages; valid until the next change. */
+int  rm_conv_view(rm_conv *c, const rm_chat_msg **out);
+/* The same without what later turns do not give the model: a reply
+ * stopped while its prompt was processed, and the user message it
+ * answered. A stop in the prompt says "do not compute this"; both messages
+ * stay in the conversation, on screen and in transcripts, and the next turn
+ * goes on from the state before them instead of computing the stopped
+ * prompt again. -1 out of memory, else the count. */
+int  rm_conv_context(rm_conv *c, const rm_chat_msg **out);
+/* How the last reply ended (0 when the last message is not a reply). */
+int  rm_conv_last_interrupted(const rm_conv *c);
+int  rm_conv_save(const rm_conv *c, const char *path, rm_err *err);
+/* Replaces the conversation, system prompt included, only when the whole
+ * file was read; otherwise nothing changes and *err says why. */
+int  rm_conv_load(rm_conv *c, const char *path, rm_err *err);
+/* The same from a transcript already read (its system prompt is taken
+ * over); -1 out of memory, nothing changed. */
+int  rm_conv_take_transcript(rm_conv *c, rm_transcript *t);
+void rm_conv_free(rm_conv *c);
 
 /* ---- synthetic checkpoints and benchmarks ------------------------------ */
 

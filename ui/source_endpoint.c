@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "conv.h"
 #include "source.h"
 #include "sse.h"
 
@@ -40,7 +39,7 @@ typedef struct endpoint_source {
     char *model;
     double timeout;
     int remora;                 /* the endpoint is remora serve */
-    ui_conv conv;
+    rm_conv conv;
 } endpoint_source;
 
 /* The message of an HTTP error reply. */
@@ -65,47 +64,47 @@ static int http_error(const endpoint_source *e, const char *url, const rm_http_r
 
 /* ---- the conversation ------------------------------------------------------ */
 
-static void clear(ui_source *src) { ui_conv_clear(&((endpoint_source *)src)->conv); }
+static void clear(ui_source *src) { rm_conv_clear(&((endpoint_source *)src)->conv); }
 
 static int set_system(ui_source *src, const char *text, rm_err *err)
 {
-    return ui_conv_set_system(&((endpoint_source *)src)->conv, text) ? rm_errf(err, "out of memory") : 0;
+    return rm_conv_set_system(&((endpoint_source *)src)->conv, text) ? rm_errf(err, "out of memory") : 0;
 }
 
 static int messages(ui_source *src, const rm_chat_msg **out)
 {
-    return ui_conv_view(&((endpoint_source *)src)->conv, out);
+    return rm_conv_view(&((endpoint_source *)src)->conv, out);
 }
 
-static int last_interrupted(ui_source *src) { return ui_conv_last_interrupted(&((endpoint_source *)src)->conv); }
+static int last_interrupted(ui_source *src) { return rm_conv_last_interrupted(&((endpoint_source *)src)->conv); }
 
 /* Transcripts are the engine's, as for a local model. */
 static int save(ui_source *src, const char *path, rm_err *err)
 {
-    return ui_conv_save(&((endpoint_source *)src)->conv, path, err);
+    return rm_conv_save(&((endpoint_source *)src)->conv, path, err);
 }
 
 static int load(ui_source *src, const char *path, rm_err *err)
 {
-    return ui_conv_load(&((endpoint_source *)src)->conv, path, err);
+    return rm_conv_load(&((endpoint_source *)src)->conv, path, err);
 }
 
 /* The request: the whole conversation, prior reasoning both as
  * reasoning_content (SGLang, K3's template, remora serve) and as reasoning
  * (vLLM's name for it, which its interleaved thinking reads back); an
- * exchange stopped in its prompt is not sent (rm_chat_left_out). */
-static char *request_body(const endpoint_source *e, const rm_gen_opts *o)
+ * exchange stopped in its prompt is not sent (rm_conv_context). */
+static char *request_body(endpoint_source *e, const rm_gen_opts *o)
 {
+    const rm_chat_msg *view;
+    int n = rm_conv_context(&e->conv, &view);
+    if (n < 0) return NULL;
     json_t *msgs = json_array();
-    const ui_conv *c = &e->conv;
-    if (c->system) json_array_append_new(msgs, json_pack("{s:s,s:s}", "role", "system", "content", c->system));
-    for (int i = 0; i < c->n; i++) {
-        const ui_conv_msg *cm = &c->msgs[i], *nx = i + 1 < c->n ? &c->msgs[i + 1] : NULL;
-        if (rm_chat_left_out(cm->role, cm->interrupted, nx ? nx->role : NULL, nx ? nx->interrupted : 0)) continue;
+    for (int i = 0; i < n; i++) {
+        const rm_chat_msg *cm = &view[i];
         json_t *m = json_pack("{s:s,s:s}", "role", cm->role, "content", cm->content);
-        if (m && cm->reasoning && *cm->reasoning) {
-            json_object_set_new(m, "reasoning_content", json_string(cm->reasoning));
-            json_object_set_new(m, "reasoning", json_string(cm->reasoning));
+        if (m && cm->reasoning_content && *cm->reasoning_content) {
+            json_object_set_new(m, "reasoning_content", json_string(cm->reasoning_content));
+            json_object_set_new(m, "reasoning", json_string(cm->reasoning_content));
         }
         json_array_append_new(msgs, m);
     }
@@ -280,12 +279,12 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
                 volatile int *stop, rm_err *err)
 {
     endpoint_source *e = (endpoint_source *)src;
-    ui_conv *c = &e->conv;
-    if (ui_conv_push(c, "user", user, NULL, 0)) return rm_errf(err, "out of memory");
+    rm_conv *c = &e->conv;
+    if (rm_conv_push(c, "user", user, NULL, 0)) return rm_errf(err, "out of memory");
     char *body = request_body(e, o);
-    if (!body) { ui_conv_pop(c); return rm_errf(err, "out of memory"); }
+    if (!body) { rm_conv_pop(c); return rm_errf(err, "out of memory"); }
     reply *r = calloc(1, sizeof *r);
-    if (!r) { free(body); ui_conv_pop(c); return rm_errf(err, "out of memory"); }
+    if (!r) { free(body); rm_conv_pop(c); return rm_errf(err, "out of memory"); }
     rm_http_reply x = { 0 };
     r->e = e;
     r->ev = ev;
@@ -324,8 +323,8 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
         rc = 0;
     }
     if (rc < 0 && !got_text) {
-        ui_conv_pop(c);                             /* nothing came back: the conversation is as it was */
-    } else if (ui_conv_push(c, "assistant", r->text[RM_CHAN_ANSWER].p ? r->text[RM_CHAN_ANSWER].p : "",
+        rm_conv_pop(c);                             /* nothing came back: the conversation is as it was */
+    } else if (rm_conv_push(c, "assistant", r->text[RM_CHAN_ANSWER].p ? r->text[RM_CHAN_ANSWER].p : "",
                             r->text[RM_CHAN_REASONING].len ? r->text[RM_CHAN_REASONING].p : NULL,
                             rc < 0 ? RM_STOPPED_REPLY : interrupted)) {
         rc = rm_errf(err, "out of memory");
@@ -344,7 +343,7 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
 static void destroy(ui_source *src)
 {
     endpoint_source *e = (endpoint_source *)src;
-    ui_conv_free(&e->conv);
+    rm_conv_free(&e->conv);
     free(e->model);
     rm_endpoint_free(e->ep);
     free(e);
