@@ -14,6 +14,7 @@
 #include <jansson.h>
 #include "engine.h"
 #include "commands.h"
+#include "opts.h"
 
 static void usage(FILE *f)
 {
@@ -94,7 +95,7 @@ int cmd_logits(int argc, char **argv)
         { "out", required_argument, 0, 'o' },   { "routes", required_argument, 0, 'r' },
         { "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 } };
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = opts_next("logits", argc, argv, opts, NULL)) >= 0) {
         switch (c) {
         case 'm': model = optarg; break;
         case 'i': ids_file = optarg; break;

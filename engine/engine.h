@@ -43,6 +43,11 @@ int rm_err_status(const rm_err *err, int dflt);
 /* One monotonic clock for every duration the program measures, in seconds. */
 double rm_now(void);
 
+/* bytes as "512 B", "12 kB", "3.4 MB", "1.23 GB", "2.00 TB" (SI units;
+ * negative counts as 0) into buf; returns buf. The one byte formatter of
+ * the CLI and the chat. */
+const char *rm_fmt_bytes(char *buf, size_t cap, double bytes);
+
 /* A growable byte buffer that cannot fail silently: every add either
  * appends all of its bytes or returns -1 and leaves the buffer as it was
  * (out of memory, or past `max` when max > 0). The bytes are always
