@@ -2,7 +2,7 @@
  * from the source's rm_model_info, as the engine planned them at open: the
  * spine's resident share and the expert cache are the RAM plan, the
  * routed experts' bytes are what storage has to deliver. The storage
- * ceiling is measured after the chat opens (ui/curses/slash.c adds it when
+ * ceiling is measured after the chat opens (ui/curses/turn.c adds it when
  * the probe ends). */
 #include <stdio.h>
 #include <string.h>
