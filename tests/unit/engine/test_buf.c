@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "engine.h"
 
 TEST(buf_adds_or_fails_whole)

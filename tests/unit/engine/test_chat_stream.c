@@ -3,8 +3,8 @@
  * and UTF-8 characters split across tokens, tools blocks, stops; im <think>
  * markers as specials and as plain text split across tokens. */
 #include <string.h>
-#include "../test.h"
-#include "helpers.h"
+#include "tests/unit/test.h"
+#include "tests/unit/engine/helpers.h"
 
 typedef struct sink { char text[3][1024]; size_t n[3]; int calls; } sink;
 

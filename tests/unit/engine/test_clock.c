@@ -1,7 +1,7 @@
 /* test_clock.c — base/clock.c: rm_now() is a monotonic clock in seconds
  * (a sleep of 20 ms reads as at least that, never as a step back). */
 #include <time.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "engine.h"
 
 TEST(clock_is_monotonic)

@@ -3,7 +3,7 @@
  * file, and each unsupported or malformed value refused naming config.json
  * and the key. */
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "format/config.h"
 
 static void expect_config_error(const char *json, const char *want)

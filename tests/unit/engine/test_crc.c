@@ -1,7 +1,7 @@
 /* test_crc.c — base/crc.c: the CRC-32 against known vectors and fed in
  * pieces. */
 #include <stdint.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "base/crc.h"
 
 TEST(crc32_vectors)

@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "model/model.h"
 
 enum { LAYER = 1 };     /* k3-tiny: layers 1-7 are MoE, 32 experts, top-4 */

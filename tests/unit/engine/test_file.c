@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "base/file.h"
 #include "remote/xcache.h"
 #include "remote/manifest.h"

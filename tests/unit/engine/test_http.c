@@ -4,7 +4,7 @@
  * nginx and a faulty server in tests/sh/http_*.sh. */
 #include <stdint.h>
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "remote/http.h"
 
 TEST(http_content_range)

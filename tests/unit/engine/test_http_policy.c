@@ -2,7 +2,7 @@
  * HTTP clients share: the loopback rule (also remora serve's Host check),
  * header lines, Retry-After, redirects and URL parts. */
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "remote/http_policy.h"
 
 TEST(http_policy_loopback_rule)

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../test.h"
-#include "helpers.h"
+#include "tests/unit/test.h"
+#include "tests/unit/engine/helpers.h"
 #include "remote/manifest.h"
 
 TEST(manifest_spans_gaps_and_file)

@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 #include <jansson.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "model/model.h"
 
 static const char *const models[] = { "k3-tiny", "kl-tiny" };

@@ -14,9 +14,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "../test.h"
-#include "helpers.h"
-#include "turns.h"
+#include "tests/unit/test.h"
+#include "tests/unit/engine/helpers.h"
+#include "tests/unit/engine/turns.h"
 #include "base/crc.h"
 
 static const char *const sys1 =

@@ -5,7 +5,7 @@
  * prompt that extends what the state consumed is reused, and the reply is
  * still that of a fresh session; raw prompts from text and from ids. */
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "engine.h"
 
 #define MAXTOK 64

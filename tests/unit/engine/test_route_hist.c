@@ -3,7 +3,7 @@
  * many positions chose it, and positions past the known ones cost the
  * default; routes of positions not recorded are no records. */
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "session/route_hist.h"
 
 TEST(route_hist_predicts_non_resident_bytes_once)

@@ -4,7 +4,7 @@
  * smallest set of most likely tokens whose mass reaches p. */
 #include <math.h>
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "session/sampler.h"
 
 TEST(sampler_greedy_is_argmax_ties_low)

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "session/session.h"
 #include "engine.h"
 

@@ -3,7 +3,7 @@
  * is tested against nginx in tests/sh/http_nginx.sh and http_resume.sh. */
 #include <stdlib.h>
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "engine.h"
 
 TEST(setup_default_source)

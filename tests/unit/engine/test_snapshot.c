@@ -18,9 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "../test.h"
-#include "helpers.h"
-#include "turns.h"
+#include "tests/unit/test.h"
+#include "tests/unit/engine/helpers.h"
+#include "tests/unit/engine/turns.h"
 #include "session/session.h"
 #include "base/crc.h"
 

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../test.h"
-#include "helpers.h"
+#include "tests/unit/test.h"
+#include "tests/unit/engine/helpers.h"
 #include "remote/source.h"
 #include "remote/manifest.h"
 #include "remote/xcache.h"

@@ -4,7 +4,7 @@
  * do not repeat with their tokens. (The prediction itself is
  * test_route_hist.c's.) */
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "session/spec.h"
 #include "engine.h"
 

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "model/model.h"
 #include "format/st.h"
 

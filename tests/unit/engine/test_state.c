@@ -5,7 +5,7 @@
  * first, reset returns to position 0, and the attention cache grows on
  * demand past its first capacity with the same logits. */
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "model/model.h"
 
 static rm_model *open_model(const char *name)

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <jansson.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "engine.h"
 
 TEST(stats_phase_names)

@@ -5,7 +5,7 @@
  * ignored, and a value of the wrong type or range is refused by name. */
 #include <string.h>
 #include <jansson.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "engine.h"
 
 static void fill(rm_token_stats *st, int kind, unsigned seed)

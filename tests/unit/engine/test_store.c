@@ -3,7 +3,7 @@
  * and byte counters that agree with the kernel's own accounting of what the
  * process read from storage (/proc/self/io read_bytes). */
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "model/model.h"
 
 static uint64_t proc_read_bytes(void)

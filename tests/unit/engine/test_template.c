@@ -5,9 +5,9 @@
  * refused with a message. */
 #include <string.h>
 #include <jansson.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "engine.h"
-#include "helpers.h"
+#include "tests/unit/engine/helpers.h"
 #include "text/template.h"
 
 TEST(template_goldens_render_exactly)

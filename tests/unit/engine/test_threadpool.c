@@ -4,7 +4,7 @@
  * the caller. (That the kernels give the same bits with any thread count is
  * test_kernels.c's.) */
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "base/threadpool.h"
 
 static void mark_task(void *ud, int b, int e)

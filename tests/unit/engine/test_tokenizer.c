@@ -6,9 +6,9 @@
  * without trouble. */
 #include <string.h>
 #include <jansson.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "engine.h"
-#include "helpers.h"
+#include "tests/unit/engine/helpers.h"
 
 static json_t *load_json(const char *rel)
 {

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "engine.h"
 
 static void write_text(const char *path, const char *text)

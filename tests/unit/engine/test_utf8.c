@@ -3,7 +3,7 @@
  * surrogates and overlongs become U+FFFD (one per maximal invalid subpart),
  * and a flush turns a pending tail into U+FFFD. */
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "engine.h"
 
 static size_t feed_str(rm_utf8_stream *s, const char *in, size_t n, char *out, int flush)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../test.h"
-#include "helpers.h"
+#include "tests/unit/test.h"
+#include "tests/unit/engine/helpers.h"
 #include "remote/xcache.h"
 
 TEST(xcache_files_whole_damaged_short_missing)
