@@ -5,7 +5,7 @@
  * the model loads); model lists and finish reasons. The server itself is
  * tested over HTTP in tests/sh/serve_*.sh. */
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "app/serve/serve.h"
 
 TEST(serve_key_and_origin_checks)
