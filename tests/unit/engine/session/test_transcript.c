@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "tests/unit/test.h"
 #include "engine.h"
+#include "session/session.h"
 
 static void write_text(const char *path, const char *text)
 {
