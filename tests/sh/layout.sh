@@ -15,15 +15,11 @@ ORDER="base kernels format io remote model text session tools"
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 
-# check ROOT: prints the violations under ROOT, returns 1 if there are any.
-check() {
-  root=$1
-  find "$root/engine" "$root/app" "$root/ui" -type f \( -name '*.c' -o -name '*.h' \) 2>/dev/null | sort |
-  while read -r f; do
-    grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" /dev/null | sed "s|^$root/||"
-  done | awk -v order="$ORDER" -v root="$root" '
+# The awk functions both checks resolve includes with: whether a path
+# exists under root, and a path with "x/../" and "./" folded.
+AWK_PATHS='
     function exists(p) { return (system("test -f \"" root "/" p "\"") == 0) }
-    function norm(p,   n, a, i, out, k, s) {     # folds "x/../" and "./"
+    function norm(p,   n, a, i, out, k, s) {
       n = split(p, a, "/"); k = 0
       for (i = 1; i <= n; i++) {
         if (a[i] == "." || a[i] == "") continue
@@ -33,6 +29,15 @@ check() {
       out = ""; for (i = 1; i <= k; i++) out = out (i > 1 ? "/" : "") s[i]
       return out
     }
+'
+
+# check ROOT: prints the violations under ROOT, returns 1 if there are any.
+check() {
+  root=$1
+  find "$root/engine" "$root/app" "$root/ui" -type f \( -name '*.c' -o -name '*.h' \) 2>/dev/null | sort |
+  while read -r f; do
+    grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f" /dev/null | sed "s|^$root/||"
+  done | awk -v order="$ORDER" -v root="$root" "$AWK_PATHS"'
     BEGIN {
       n = split(order, o, " ")
       for (i = 1; i <= n; i++) rank[o[i]] = i
@@ -121,18 +126,7 @@ cycles() {
       nm "$o" 2>/dev/null | awk -v f="${src%.o}.c" '$1 == "U" { print "U " f " " $2; next }
         $2 ~ /^[TDBRCVWG]$/ { print "D " f " " $3 }'
     done
-  } | awk -v root="$root" '
-    function exists(p) { return (system("test -f \"" root "/" p "\"") == 0) }
-    function norm(p,   n, a, i, out, k, s) {
-      n = split(p, a, "/"); k = 0
-      for (i = 1; i <= n; i++) {
-        if (a[i] == "." || a[i] == "") continue
-        if (a[i] == ".." && k > 0 && s[k] != "..") { k--; continue }
-        s[++k] = a[i]
-      }
-      out = ""; for (i = 1; i <= k; i++) out = out (i > 1 ? "/" : "") s[i]
-      return out
-    }
+  } | awk -v root="$root" "$AWK_PATHS"'
     function node(p) { return p }
     function edge(a, b, why) {
       if (a == b) return
