@@ -52,7 +52,7 @@ NVCC_FLAGS  = -O3 -std=c++17 --fmad=false -Xptxas -v -gencode=arch=compute_90,co
 endif
 UI_SRC     := $(wildcard ui/*.c ui/curses/*.c)
 APP_SRC    := $(wildcard app/*.c app/serve/*.c)
-TEST_SRC   := $(wildcard tests/unit/*.c tests/unit/*/*.c)
+TEST_SRC   := $(wildcard tests/unit/*.c tests/unit/*/*.c tests/unit/*/*/*.c)
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o) $(GPU_OBJ)
 UI_OBJ     := $(UI_SRC:%.c=$(B)/%.o)
@@ -60,10 +60,11 @@ APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
 # the unit tests see the engine's test hooks (declared under REMORA_TEST)
 $(TEST_OBJ): CFLAGS_ALL += -DREMORA_TEST
-# app/ files the unit tests link (the rest of app/ holds main and the commands)
-APP_TEST_OBJ := $(B)/app/opts.o
+# app/ files the unit tests link (the rest of app/ holds main and the commands):
+# the options, and the server's parts without cmd_serve.c
+APP_TEST_OBJ := $(B)/app/opts.o $(B)/app/serve/http.o $(B)/app/serve/openai.o $(B)/app/serve/queue.o
 
-.PHONY: all run test deps test-deps clean install unit bench fuzz FORCE
+.PHONY: all run test test-build-rel test-build-asan deps test-deps clean install unit bench fuzz FORCE
 # The package check runs first, in its own make: pkg-config is read when a
 # make starts, so the build must start after missing packages are installed.
 all: deps
@@ -101,16 +102,16 @@ $(B)/%.o: %.cu
 # Tables generated from Debian's unicode-data (the Han script for the pre-tokeniser).
 $(GEN)/han_ranges.h: engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt
 	@mkdir -p $(GEN)
-	awk -f engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt > $@.tmp && mv $@.tmp $@
+	awk -f engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt > $@.$$$$ && mv $@.$$$$ $@
 $(B)/engine/text/pretok.o: $(GEN)/han_ranges.h
 
 # The installed model's folder under PREFIX (app/model_path.c); the stamp
 # is rewritten only when PREFIX changes, so `make install PREFIX=...`
-# rebuilds what uses it.
+# rebuilds what uses it. The temporary names carry the shell's pid: `make
+# test` runs the release and ASan makes at once, and both write build/gen.
 $(GEN)/prefix.txt: FORCE
 	@mkdir -p $(GEN)
-	@echo '$(PREFIX)' > $@.tmp
-	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+	@echo '$(PREFIX)' > $@.$$$$; if cmp -s $@.$$$$ $@; then rm -f $@.$$$$; else mv $@.$$$$ $@; fi
 $(B)/app/model_path.o: $(GEN)/prefix.txt
 $(B)/app/model_path.o: CFLAGS_ALL += -DREMORA_DATADIR='"$(PREFIX)/share/remora"'
 FORCE:
@@ -130,7 +131,7 @@ FUZZ_SAN    = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_FLAGS  = -std=gnu11 -g -O1 -D_GNU_SOURCE $(FUZZ_SAN)
 FUZZ_SRC    = engine/text/tokenizer.c engine/text/pretok.c engine/text/utf8.c engine/text/pyjson.c \
               engine/text/template.c engine/text/chat_stream.c engine/format/st.c engine/format/config.c \
-              engine/session/transcript.c engine/remote/http.c \
+              engine/session/transcript.c engine/remote/http.c engine/remote/http_policy.c \
               engine/base/err.c engine/base/buf.c engine/base/file.c engine/base/jfile.c engine/base/clock.c
 FUZZ_OBJ   := $(FUZZ_SRC:%.c=build/fuzz/obj/%.o)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
@@ -158,10 +159,17 @@ test-deps:
 run: all
 	./build/remora chat --model assets/model
 
+# The release and ASan builds (and the fuzz targets of tests/sh/fuzz.sh)
+# share one make's two job slots, so neither build's serial tail (the
+# archive, the links) leaves a core idle; tests/run.sh then runs two
+# suites at a time.
 test: test-deps
-	$(MAKE) -j2 MODE=rel unit build/remora
-	$(MAKE) -j2 MODE=asan unit
+	$(MAKE) -j2 test-build-rel test-build-asan
 	sh tests/run.sh
+test-build-rel:
+	$(MAKE) MODE=rel unit build/remora fuzz
+test-build-asan:
+	$(MAKE) MODE=asan unit
 
 bench: all
 	./build/remora bench-kernels

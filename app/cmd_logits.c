@@ -103,10 +103,7 @@ int cmd_logits(int argc, char **argv)
     const struct option *opts = opts_longopts(own, LOGITS_OPTS);
     opts_shared so = { 0 };
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        const int t = opts_take("logits", c, optarg, &so);
-        if (t < 0) return 2;
-        if (t) continue;
+    while ((c = opts_next("logits", argc, argv, opts, &so)) >= 0) {
         switch (c) {
         case 'm': model = optarg; break;
         case 'i': ids_file = optarg; break;
@@ -116,6 +113,7 @@ int cmd_logits(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
+    if (c == OPTS_REFUSED) return 2;
     if (!model || !ids_file || !out || optind != argc) { usage(stderr); return 2; }
     int32_t *ids = NULL;
     int n = 0;

@@ -50,7 +50,7 @@ static const entry legend[] = {
     { E_ITEM, "cache / storage", "bytes per token served from the cache, and read from storage", UI_C_VALUE },
     { E_ITEM, "spine, experts", "how full the resident spine and the expert cache are", UI_C_BAR },
     { E_HEAD, "I/O", NULL, 0 },
-    { E_ITEM, "KB/tok", "storage (or network) bytes read per token", UI_C_VALUE },
+    { E_ITEM, "kB/tok", "storage (or network) bytes read per token", UI_C_VALUE },
     { E_ITEM, "spine, experts", "read rates over the window", UI_C_VALUE },
     { E_ITEM, "GB/s bar", "the last token's read rate against the storage ceiling (measured at start-up)", UI_C_BAR },
     { E_HEAD, "Speculation", NULL, 0 },
@@ -130,16 +130,20 @@ static int render(const entry *e, int n, ui_rect r, int skip, int draw)
     return row;
 }
 
-/* The help's keys and commands, built from their tables. */
-static void help_entries(entry *keys, int *nkeys, entry *cmds, int *ncmds)
+/* The help's keys and commands, built from their tables (the commands as
+ * the chat was given them: a->commands); names[i] holds "/name args". */
+static void help_entries(const ui_tui *a, entry *keys, int *nkeys, entry *cmds, int *ncmds, char (*names)[40])
 {
     int nk = 0, nc = 0;
     keys[nk++] = (entry){ E_HEAD, "Keys", NULL, 0 };
     for (int i = 0; i < ui_nkeybindings && nk < 64; i++)
         keys[nk++] = (entry){ E_ITEM, ui_keybindings[i].key, ui_keybindings[i].what, UI_C_VALUE };
     cmds[nc++] = (entry){ E_HEAD, "Commands", NULL, 0 };
-    for (int i = 0; i < ui_ncommands && nc < 32; i++)
-        cmds[nc++] = (entry){ E_ITEM, ui_commands[i].name, ui_commands[i].what, UI_C_VALUE };
+    for (int i = 0; i < a->ncommands && nc < 32; i++) {
+        const ui_command *c = &a->commands[i];
+        snprintf(names[i], sizeof names[i], "/%s%s%s", c->name, c->args ? " " : "", c->args ? c->args : "");
+        cmds[nc++] = (entry){ E_ITEM, names[i], c->what, UI_C_VALUE };
+    }
     cmds[nc++] = (entry){ E_TEXT, NULL, "//text sends a message that starts with /. A line that cannot run now "
                                         "(a reply is streaming) stays in the input line.", 0 };
     *nkeys = nk;
@@ -156,8 +160,8 @@ static int stats_entries(const ui_tui *a, entry *e, char (*buf)[200])
     char med[32], p90[32], io[32], cache[32];
     ui_fmt_secs(med, sizeof med, s.median);
     ui_fmt_secs(p90, sizeof p90, s.p90);
-    ui_fmt_bytes(io, sizeof io, s.bytes_per_token);
-    ui_fmt_bytes(cache, sizeof cache, s.cache_bytes_per_token);
+    rm_fmt_bytes(io, sizeof io, s.bytes_per_token);
+    rm_fmt_bytes(cache, sizeof cache, s.cache_bytes_per_token);
     if (s.prompt_state != UI_PROMPT_NONE) {
         ui_fmt_prompt(buf[n], sizeof buf[n], &s);
         e[n] = (entry){ E_ITEM, "prompt", buf[n], UI_C_VALUE }; n++;
@@ -223,8 +227,9 @@ static int page(ui_tui *a, ui_rect body, int draw)
         return render(e, n, body, a->overlay_top, draw);
     }
     entry keys[64], cmds[40];
+    char names[32][40];
     int nk, nc;
-    help_entries(keys, &nk, cmds, &nc);
+    help_entries(a, keys, &nk, cmds, &nc, names);
     entry rest[40 + NLEGEND];
     memcpy(rest, cmds, (size_t)nc * sizeof *cmds);
     memcpy(rest + nc, legend, sizeof legend);
