@@ -403,6 +403,11 @@ typedef struct rm_token_stats {
     uint64_t prefetch_issued, prefetch_used;  /* expert reads started early */
     double   read_busy_seconds;            /* wall time with expert reads in flight (read_gbps's divisor) */
     uint64_t flops;                        /* matrix-product flops of this record's work */
+    /* the GPU (0 without one): bytes copied to it for this record's work,
+     * seconds in its products (copies included), weights placed in VRAM */
+    uint64_t gpu_h2d_bytes;
+    double   gpu_seconds;
+    uint64_t vram_resident_bytes;
     /* speculation */
     uint64_t spec_drafted, spec_accepted;  /* cumulative in this turn */
     uint64_t spec_passes;                  /* verify passes, cumulative in this turn */

@@ -40,6 +40,7 @@ void ui_stats_sample(ui_sample *s, const rm_token_stats *st, ui_reuse_tracker *r
     s->from_cache = st->bytes_expert_from_cache;
     s->hits = st->expert_hits;
     s->misses = st->expert_misses;
+    s->gpu_in = st->gpu_h2d_bytes;
     /* engines before record kinds marked the prompt with prefill only */
     s->kind = st->kind != RM_REC_TOKEN ? st->kind : st->prefill ? RM_REC_PROMPT : RM_REC_TOKEN;
     s->prompt_tokens = st->prompt_tokens;
@@ -160,6 +161,7 @@ static void sum_into(ui_sample *a, const ui_sample *s)
     a->from_cache += s->from_cache;
     a->hits += s->hits;
     a->misses += s->misses;
+    a->gpu_in += s->gpu_in;
 }
 
 /* The figures of a prompt record; engines that did not fill them gave the
@@ -273,6 +275,7 @@ static void prompt_summary(const ui_stats *st, ui_summary *o)
     if (a->seconds > 0) {
         o->spine_bps = (double)a->spine / a->seconds;
         o->expert_bps = (double)(a->expert + a->net) / a->seconds;
+        o->gpu_in_bps = (double)a->gpu_in / a->seconds;
     }
     if (st->have_pcur) {
         o->device_gbps = st->pcur.device_gbps;
@@ -300,6 +303,7 @@ void ui_stats_summary(const ui_stats *st, ui_summary *o)
         o->spec_declined = c->spec_declined;
         o->device_gbps = c->device_gbps;
         o->read_gbps = c->read_gbps;
+        o->vram_resident = c->vram_resident_bytes;
         if (c->expert_hits + c->expert_misses)
             o->last_hit_rate = (double)c->expert_hits / (double)(c->expert_hits + c->expert_misses);
     }
@@ -319,7 +323,7 @@ void ui_stats_summary(const ui_stats *st, ui_summary *o)
     o->median = w[n / 2];
     o->p90 = w[(int)(0.9 * (n - 1) + 0.5)];
 
-    double secs = 0, phase_total = 0, spine = 0, expert = 0, net = 0, cache = 0;
+    double secs = 0, phase_total = 0, spine = 0, expert = 0, net = 0, cache = 0, gpu_in = 0;
     long reuse_hit = 0, reuse_n = 0;
     for (int i = 0; i < n; i++) {
         const ui_sample *s = &st->hist[(st->count - n + i) % UI_HIST];
@@ -332,6 +336,7 @@ void ui_stats_summary(const ui_stats *st, ui_summary *o)
         expert += (double)s->expert;
         net += (double)s->net;
         cache += (double)s->from_cache;
+        gpu_in += (double)s->gpu_in;
         reuse_hit += s->reuse_hit;
         reuse_n += s->reuse_n;
     }
@@ -340,6 +345,7 @@ void ui_stats_summary(const ui_stats *st, ui_summary *o)
     if (secs > 0) {
         o->spine_bps = spine / secs;
         o->expert_bps = expert / secs;
+        o->gpu_in_bps = gpu_in / secs;
     }
     o->bytes_per_token = (spine + expert + net) / n;
     o->cache_bytes_per_token = cache / n;

@@ -36,6 +36,7 @@ typedef struct ui_sample {
     double   phase[RM_PHASE_COUNT];
     uint64_t spine, expert, net, from_cache;
     uint64_t hits, misses;
+    uint64_t gpu_in;            /* bytes copied to the GPU */
     int      kind;              /* RM_REC_* */
     int      fed;               /* a token that went through the model */
     int      spec_pass;         /* the verify pass it came from; 0: a plain step */
@@ -112,6 +113,8 @@ typedef struct ui_summary {
     double   last, median, p90;     /* seconds per token: the last fed token, the window */
     double   phase_frac[RM_PHASE_COUNT];    /* the window; the prompt's before the first token */
     double   spine_bps, expert_bps; /* bytes/s over the window (or the prompt so far) */
+    double   gpu_in_bps;            /* bytes/s copied to the GPU, likewise (0: none) */
+    uint64_t vram_resident;         /* weights in VRAM, latest record */
     double   bytes_per_token;       /* storage + network, window mean */
     double   cache_bytes_per_token;
     double   hit_rate;              /* turn; -1 when no lookups */

@@ -7,6 +7,7 @@
  * of the expert pool is local (rm_model_pool_status, remote/pool.c). */
 #include <string.h>
 #include "model/model.h"
+#include "gpu/gpu.h"
 #include "remote/source.h"
 #include "base/file.h"
 
@@ -54,6 +55,13 @@ void model_take_stats(rm_model *m, rm_token_stats *st, int tick)
     st->read_busy_seconds = e.busy_seconds;
     st->flops = flops - m->ctr.flops0;
     m->ctr.flops0 = flops;
+    gpu_status g;
+    gpu_status_get(&g);
+    st->gpu_h2d_bytes = g.h2d_bytes - m->ctr.gpu_h2d0;
+    st->gpu_seconds = g.seconds - m->ctr.gpu_s0;
+    st->vram_resident_bytes = g.vram_resident;
+    m->ctr.gpu_h2d0 = g.h2d_bytes;
+    m->ctr.gpu_s0 = g.seconds;
     st->queue_depth = e.max_depth;
     for (int i = 0; i < RM_PHASE_COUNT; i++) st->phase_seconds[i] = m->ctr.phase[i];
     st->prefetch_issued = c->prefetch_issued;

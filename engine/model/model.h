@@ -14,6 +14,8 @@ typedef struct model_counters {
     double phase[RM_PHASE_COUNT];
     uint64_t tokens;
     uint64_t flops0;            /* wmat_flops() at the last take */
+    uint64_t gpu_h2d0;          /* gpu_status's h2d_bytes and seconds then */
+    double gpu_s0;
 } model_counters;
 
 struct rm_model {

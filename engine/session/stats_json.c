@@ -32,7 +32,8 @@ static const field token_fields[] = {
     TS(expert_cache_bytes, F_U64), TS(expert_cache_capacity, F_U64), TS(expert_hits, F_U64),
     TS(expert_misses, F_U64), TS(retained_fraction, F_DBL), TS(read_gbps, F_DBL), TS(net_gbps, F_DBL),
     TS(device_gbps, F_DBL), TS(queue_depth, F_INT), TS(prefetch_issued, F_U64), TS(prefetch_used, F_U64),
-    TS(read_busy_seconds, F_DBL), TS(flops, F_U64),
+    TS(read_busy_seconds, F_DBL), TS(flops, F_U64), TS(gpu_h2d_bytes, F_U64), TS(gpu_seconds, F_DBL),
+    TS(vram_resident_bytes, F_U64),
     TS(spec_drafted, F_U64), TS(spec_accepted, F_U64), TS(spec_passes, F_U64), TS(spec_declined, F_U64),
     TS(spec_pass, F_INT), TS(spec_pass_pos, F_INT),
     TS(route_layers, F_INT), TS(route_k, F_INT), TS(num_experts, F_INT),
@@ -53,7 +54,7 @@ static const field prompt_fields[] = {
 /* A field added to either struct must be added to its table above (and to
  * the engine.h comment if it is not a plain number); these sizes are the
  * reminder, to be updated with the tables. */
-_Static_assert(sizeof(rm_token_stats) == 13688, "rm_token_stats changed: update token_fields");
+_Static_assert(sizeof(rm_token_stats) == 13712, "rm_token_stats changed: update token_fields");
 _Static_assert(sizeof(rm_prompt_figures) == 88, "rm_prompt_figures changed: update prompt_fields");
 
 static const char *const kind_names[] = { [RM_REC_TOKEN] = "token", [RM_REC_PROMPT] = "prompt",

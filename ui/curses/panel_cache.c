@@ -1,7 +1,8 @@
 /* panel_cache.c — cache coverage: the expert hit rate over the turn and
  * for the latest token, the fraction of all experts retained, the bytes per
  * token served from the cache against those read from storage over the last
- * tokens, and how much of the spine and of the expert cache is filled.
+ * tokens, and how much of the spine and of the expert cache is filled (and
+ * of the spine in a GPU's memory, when one computes).
  * Before the first token it shows the prompt's records. */
 #include <string.h>
 #include "draw.h"
@@ -67,4 +68,6 @@ void ui_panel_cache(ui_rect r, const ui_panel_in *in)
         fill_row(y++, x, w, "spine  ", c->spine_resident_bytes, c->spine_total_bytes);
     if (y < end)
         fill_row(y++, x, w, "experts", c->expert_cache_bytes, c->expert_cache_capacity);
+    if (y < end && c->vram_resident_bytes)     /* a GPU computes: the spine placed in its memory */
+        fill_row(y++, x, w, "VRAM   ", c->vram_resident_bytes, c->spine_total_bytes);
 }

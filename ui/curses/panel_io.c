@@ -2,7 +2,8 @@
  * expert read rates over the last tokens (over the prompt so far before the
  * first token, with what the pass in progress has read), and the latest
  * achieved read rate as a bar against the device's ceiling (the median of
- * the probe at start-up), labelled with how long it was measured. */
+ * the probe at start-up), labelled with how long it was measured; with a
+ * GPU computing, the rate of what is copied to it. */
 #include <stdio.h>
 #include "draw.h"
 #include "panel.h"
@@ -49,6 +50,10 @@ void ui_panel_io(ui_rect r, const ui_panel_in *in)
         ui_fmt_bytes_short(sb, sizeof sb, s->expert_bps);
         ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "spine %s/s  expert %s/s\vspine %s/s exp %s/s\vsp %s ex %s/s\vexp %s/s",
                     a, b, sa, sb, sa, sb, sb);
+    }
+    if (y < end && (s->gpu_in_bps > 0 || s->vram_resident)) {    /* a GPU computes: what it was sent */
+        rm_fmt_bytes(a, sizeof a, s->gpu_in_bps);
+        ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "to the GPU %s/s\vGPU %s/s", a, a);
     }
     double ceiling = in->device_gbps > 0 ? in->device_gbps : s->device_gbps;
     if (y < end) {
