@@ -77,7 +77,10 @@ int rm_grow(void **p, int *cap, int need, size_t size) __attribute__((warn_unuse
  * its size, renamed over NAME, and the folder is fsync'ed. On any failure the
  * temporary file is removed, NAME is untouched and the message names NAME
  * (not the temporary file) with the reason. mode: permission bits of a new
- * file (0644 or 0600). */
+ * file (0644 or 0600); a file that is there keeps its own. Only a regular
+ * file is replaced: a character device or a FIFO at path (/dev/null,
+ * /dev/full) is written in place with every error checked (a FIFO without
+ * a reader is refused), anything else is refused. */
 int rm_write_atomic(const char *path, const void *data, size_t len, int mode, rm_err *err);
 /* For writers that produce a file through a path of their own (readline's
  * write_history, a FILE *): fill tmp (cap bytes) with the temporary name to
@@ -625,7 +628,7 @@ int rm_session_load_with_state(rm_session *s, const char *path, rm_resume *r, rm
  * msgs[i].name is not written. interrupted may be NULL (none). Text beyond
  * ASCII is written as JSON \u escapes; bytes that are not valid UTF-8 are
  * stored as U+FFFD. The file is replaced atomically (rm_write_atomic, mode
- * 0644). */
+ * 0600 when new: it holds a conversation). */
 int rm_transcript_save(const char *path, const rm_chat_msg *msgs, const int *interrupted, int n,
                        const char *system, rm_err *err);
 

@@ -266,7 +266,13 @@ static int make_room(rm_session *s, uint64_t bytes)
         pc->error = e;
         return -1;
     }
-    chmod(pc->dir, 0700);                      /* the cache holds conversations */
+    /* the cache holds conversations: the folder is made 0700, but never
+     * through a symbolic link (the linked folder's mode is the user's) */
+    int dfd = open(pc->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd >= 0) {
+        fchmod(dfd, 0700);
+        close(dfd);
+    }
     /* when only the entries in use are left and it still does not fit, it
      * is not written: the bound holds */
     return evict(pc, pc->limit - bytes) + bytes > pc->limit ? -1 : 0;
