@@ -279,6 +279,16 @@ typedef struct rm_utf8_stream { unsigned char pend[8]; int npend; } rm_utf8_stre
 size_t rm_utf8_stream_feed(rm_utf8_stream *s, const char *in, size_t len,
                            char *out, size_t cap, int flush);
 
+/* Text that came from the network or a file, made safe before it reaches a
+ * terminal or a log (the one helper for run's output, the chat's messages
+ * and serve's log): C0 controls, DEL, the C1 controls U+0080..U+009F and a
+ * bare CR become visible ASCII escapes (\x1b, \u009b, \r); invalid or cut
+ * UTF-8 becomes U+FFFD; everything else is kept. With RM_SAFE_LINES, LF and
+ * TAB are kept and CR LF becomes LF; without, they are escaped too (one log
+ * line). Appends to out: 0, or -1 when out of memory. */
+#define RM_SAFE_LINES 1u
+int rm_text_safe(rm_buf *out, const char *in, size_t len, unsigned flags) __attribute__((warn_unused_result));
+
 /* ---- chat formats (engine/text/template.c) ----------------------------- */
 
 typedef enum { RM_CHAT_XTML = 1, RM_CHAT_IM = 2 } rm_chat_format;
