@@ -24,7 +24,7 @@ static void usage(FILE *f)
         "  --connections N    downloads at once (default 8)\n"
         "$HF_TOKEN is sent as a bearer token to the source's host, over https only.\n"
         "Interrupted? Run the same command again: it resumes.\n"
-        "exit status: 0 ready, 1 download or disk failure, 2 bad arguments or bad source\n", def);
+        "exit status: 0 ready, 1 download, disk or server failure, 2 bad arguments or bad source\n", def);
 }
 
 int cmd_setup(int argc, char **argv)

@@ -623,8 +623,10 @@ int http_file(http_client *c, const char *name, size_t max, char **out, size_t *
     if (rc && j.missing) { rm_buf_free(&j.body); return 1; }
     if (rc) {
         rm_buf_free(&j.body);
-        /* a file past its cap is bad input, not a network failure */
-        return j.too_large ? rm_errf_input(err, "%s", e2.msg) : rm_errf_runtime(err, "%s", e2.msg);
+        /* a file past its cap is the server's fault, not the user's input:
+         * a runtime failure (exit 1), said so */
+        return j.too_large ? rm_errf_runtime(err, "%s (the server sent more than a valid file holds)", e2.msg)
+                           : rm_errf_runtime(err, "%s", e2.msg);
     }
     if (!(*out = rm_buf_take(&j.body, NULL))) return rm_errf_runtime(err, "out of memory");
     if (len) *len = (size_t)j.got;
