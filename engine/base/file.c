@@ -37,6 +37,14 @@ int file_mkdirs(const char *path, rm_err *err)
     return 0;
 }
 
+void file_cache_home(char *out, size_t cap, const char *sub)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n = xdg && xdg[0] == '/' ? snprintf(out, cap, "%s/remora/%s", xdg, sub)
+          : home && home[0] == '/' ? snprintf(out, cap, "%s/.cache/remora/%s", home, sub) : -1;
+    if (n < 0 || (size_t)n >= cap) out[0] = 0;
+}
+
 void file_tmp_name(char *buf, size_t cap, const char *path)
 {
     snprintf(buf, cap, "%s.tmp.%ld.%ld", path, (long)getpid(), (long)syscall(SYS_gettid));
