@@ -43,7 +43,7 @@ $(TEST_OBJ): CFLAGS_ALL += -DREMORA_TEST
 # app/ files the unit tests link (the rest of app/ holds main and the commands)
 APP_TEST_OBJ := $(B)/app/opts.o
 
-.PHONY: all run test deps test-deps clean install unit bench fuzz FORCE
+.PHONY: all run test test-build-rel test-build-asan deps test-deps clean install unit bench fuzz FORCE
 # The package check runs first, in its own make: pkg-config is read when a
 # make starts, so the build must start after missing packages are installed.
 all: deps
@@ -77,16 +77,16 @@ $(B)/%.o: %.c
 # Tables generated from Debian's unicode-data (the Han script for the pre-tokeniser).
 $(GEN)/han_ranges.h: engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt
 	@mkdir -p $(GEN)
-	awk -f engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt > $@.tmp && mv $@.tmp $@
+	awk -f engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt > $@.$$$$ && mv $@.$$$$ $@
 $(B)/engine/text/pretok.o: $(GEN)/han_ranges.h
 
 # The installed model's folder under PREFIX (app/model_path.c); the stamp
 # is rewritten only when PREFIX changes, so `make install PREFIX=...`
-# rebuilds what uses it.
+# rebuilds what uses it. The temporary names carry the shell's pid: `make
+# test` runs the release and ASan makes at once, and both write build/gen.
 $(GEN)/prefix.txt: FORCE
 	@mkdir -p $(GEN)
-	@echo '$(PREFIX)' > $@.tmp
-	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+	@echo '$(PREFIX)' > $@.$$$$; if cmp -s $@.$$$$ $@; then rm -f $@.$$$$; else mv $@.$$$$ $@; fi
 $(B)/app/model_path.o: $(GEN)/prefix.txt
 $(B)/app/model_path.o: CFLAGS_ALL += -DREMORA_DATADIR='"$(PREFIX)/share/remora"'
 FORCE:
@@ -134,10 +134,17 @@ test-deps:
 run: all
 	./build/remora chat --model assets/model
 
+# The release and ASan builds (and the fuzz targets of tests/sh/fuzz.sh)
+# share one make's two job slots, so neither build's serial tail (the
+# archive, the links) leaves a core idle; tests/run.sh then runs two
+# suites at a time.
 test: test-deps
-	$(MAKE) -j2 MODE=rel unit build/remora
-	$(MAKE) -j2 MODE=asan unit
+	$(MAKE) -j2 test-build-rel test-build-asan
 	sh tests/run.sh
+test-build-rel:
+	$(MAKE) MODE=rel unit build/remora fuzz
+test-build-asan:
+	$(MAKE) MODE=asan unit
 
 bench: all
 	./build/remora bench-kernels

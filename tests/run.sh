@@ -1,42 +1,117 @@
 #!/bin/sh
 # Runs every test: the unit-test binary (release and ASan+UBSan builds) and
 # each script in tests/sh/ (driving the real binary: CLI, tmux, nginx, man).
-# Prints per-suite results and one closing "N passed, N failed" line.
+# Suites run JOBS at a time (default 2, the cores of the machine the tests
+# were sized on), the slowest first; each prints PASS or FAIL with its time
+# as it ends, the slowest are listed at the end, and the last line is
+# "N passed, N failed" (unit tests count one each, scripts one each).
+# REMORA_TESTS="unit-rel layout ..." runs only the suites named.
+#
+# A suite runs beside another only if it shares nothing with it: every
+# script keeps its files in a mktemp folder, its servers on ports the
+# kernel picks (port 0) and its tmux on a socket of its own. The exceptions
+# run alone, after the rest: SERIAL below.
 cd "$(dirname "$0")/.." || exit 2
 export REMORA_FIXTURES="${REMORA_FIXTURES:-$(pwd)/tests/fixtures}"
 # the prefix cache is off (and would be in a folder of the run's) unless a
 # test turns it on: a prompt cached by one test would skip another's prefill
 export REMORA_PREFIX_CACHE_GB=0
 export XDG_CACHE_HOME="$(pwd)/build/test-cache"
-rm -rf build/test-cache
-pass=0; fail=0
-count() { # $1 = log file of a unit run
-  p=$(grep -c '^PASS ' "$1"); f=$(grep -c '^FAIL ' "$1")
-  pass=$((pass + p)); fail=$((fail + f))
+LOGS=build/logs
+# install.sh rebuilds build/rel/remora for PREFIX=/usr (and back on exit):
+# a suite running beside it would run that other binary.
+SERIAL="install"
+# The order on a clone that has no times yet (build/logs/times holds the
+# last run's): the suites measured slowest first, so that two queues end
+# together; the rest follow in name order.
+SLOW="unit-asan fuzz serve_soak unit-rel tui_autosave serve_openai http_reliability tui_endpoint run_state"
+
+# one NAME: runs the suite NAME, prints its result block in one write (the
+# other queue prints too), leaves "NAME rc seconds pass fail" in NAME.result.
+one() {
+  name=$1; log=$LOGS/$name.log
+  t0=$(date +%s%N)
+  case $name in
+    unit-rel|unit-asan)
+      mode=${name#unit-}
+      REMORA_BIN=build/$mode/remora ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+        build/$mode/remora-tests > "$log" 2>&1
+      rc=$?
+      p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log")
+      if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; crashed=1; else crashed=0; fi ;;
+    *)
+      sh "tests/sh/$name.sh" > "$log" 2>&1
+      rc=$?
+      if [ $rc -eq 0 ]; then p=1; f=0; else p=0; f=1; fi ;;
+  esac
+  ms=$((($(date +%s%N) - t0) / 1000000))
+  secs=$(printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)))
+  echo "$name $rc $secs $p $f" > "$LOGS/$name.result"
+  {
+    if [ "$f" -eq 0 ]; then
+      printf 'PASS %-20s %7ss\n' "$name" "$secs"
+    else
+      printf 'FAIL %-20s %7ss\n' "$name" "$secs"
+    fi
+    case $name in
+      unit-*)
+        grep -E '^(FAIL|  )' "$log" | head -50
+        [ "$crashed" -eq 1 ] && { echo "unit runner ($name) crashed (rc=$rc):"; tail -30 "$log"; }
+        tail -1 "$log" | sed 's/^/    /' ;;
+      *) [ "$f" -eq 0 ] || tail -20 "$log" | sed 's/^/    /' ;;
+    esac
+  } > "$LOGS/$name.out"
+  cat "$LOGS/$name.out"
 }
-mkdir -p build/logs
-for mode in rel asan; do
-  echo "== unit tests ($mode)"
-  REMORA_BIN=build/$mode/remora ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    build/$mode/remora-tests > build/logs/unit-$mode.log 2>&1
-  rc=$?
-  grep -E '^(FAIL|  )' build/logs/unit-$mode.log | head -50
-  count build/logs/unit-$mode.log
-  if [ $rc -ne 0 ] && ! grep -q '^FAIL ' build/logs/unit-$mode.log; then
-    echo "unit runner ($mode) crashed (rc=$rc):"; tail -30 build/logs/unit-$mode.log
-    fail=$((fail + 1))
-  fi
-  tail -1 build/logs/unit-$mode.log
+if [ "${1:-}" = --one ]; then one "$2"; exit 0; fi
+
+mkdir -p "$LOGS"
+rm -rf build/test-cache "$LOGS"/*.result
+all="unit-rel unit-asan"
+for t in tests/sh/*.sh; do [ -f "$t" ] && all="$all $(basename "$t" .sh)"; done
+if [ -n "${REMORA_TESTS:-}" ]; then
+  want=""
+  for n in $REMORA_TESTS; do
+    case " $all " in *" $n "*) want="$want $n" ;; *) echo "no suite named $n"; exit 2 ;; esac
+  done
+  all=$want
+fi
+# the order: by the last run's times where known, else SLOW first
+if [ -s "$LOGS/times" ]; then
+  order=$(sort -k2 -rn "$LOGS/times" | awk '{print $1}')
+else
+  order=$SLOW
+fi
+queue=""; alone=""
+for n in $order $all; do
+  case " $all " in *" $n "*) ;; *) continue ;; esac
+  case " $queue $alone " in *" $n "*) continue ;; esac
+  case " $SERIAL " in *" $n "*) alone="$alone $n" ;; *) queue="$queue $n" ;; esac
 done
-for t in tests/sh/*.sh; do
-  [ -f "$t" ] || continue
-  name=$(basename "$t" .sh)
-  if sh "$t" > "build/logs/$name.log" 2>&1; then
-    echo "PASS $name"; pass=$((pass + 1))
-  else
-    echo "FAIL $name"; tail -20 "build/logs/$name.log" | sed 's/^/    /'; fail=$((fail + 1))
-  fi
-done
+start=$(date +%s)
+[ -n "$queue" ] && printf '%s\n' $queue | xargs -P "${JOBS:-2}" -n 1 sh tests/run.sh --one
+for n in $alone; do one "$n"; done
+wall=$(($(date +%s) - start))
 rm -rf build/test-cache
+
+pass=0; fail=0
+# the times of the suites that did not run this time are kept
+if [ -f "$LOGS/times" ]; then
+  awk -v ran=" $all " 'index(ran, " " $1 " ") == 0' "$LOGS/times" > "$LOGS/times.new"
+else
+  : > "$LOGS/times.new"
+fi
+for n in $all; do
+  if [ -f "$LOGS/$n.result" ]; then
+    read -r _ _ secs p f < "$LOGS/$n.result"
+    echo "$n $secs" >> "$LOGS/times.new"
+  else
+    echo "FAIL $n: did not run"; p=0; f=1
+  fi
+  pass=$((pass + p)); fail=$((fail + f))
+done
+mv "$LOGS/times.new" "$LOGS/times"
+echo "== slowest suites (of ${wall}s, ${JOBS:-2} at a time; logs in $LOGS/)"
+for n in $all; do grep "^$n " "$LOGS/times"; done | sort -k2 -rn | head -8 | awk '{ printf "  %7ss %s\n", $2, $1 }'
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

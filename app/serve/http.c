@@ -304,8 +304,11 @@ static enum MHD_Result generate(serve_http *h, struct MHD_Connection *c, request
 {
     serve_req req;
     serve_error e;
-    int rc = rq->route == ROUTE_CHAT ? oa_parse_chat(h->sv, rq->body.p ? rq->body.p : "", rq->body.len, &req, &e)
-                                     : oa_parse_completion(h->sv, rq->body.p ? rq->body.p : "", rq->body.len, &req, &e);
+    const serve_cfg *cfg = serve_config(h->sv);
+    rm_session *s = serve_session(h->sv);       /* NULL while the model loads */
+    const char *in = rq->body.p ? rq->body.p : "";
+    int rc = rq->route == ROUTE_CHAT ? oa_parse_chat(cfg, s, in, rq->body.len, &req, &e)
+                                     : oa_parse_completion(cfg, s, in, rq->body.len, &req, &e);
     if (rc) return respond_error(c, rq, &e);
     rq->stream = req.stream;
     req.http10 = rq->http10;
@@ -450,7 +453,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     case ROUTE_MODELS:
     case ROUTE_MODEL:
-        ret = oa_models(h->sv, rq->arg, &out, &e) ? respond_error(c, rq, &e) : respond(c, rq, 200, out.p, out.len, 0);
+        ret = oa_models(serve_config(h->sv), rq->arg, &out, &e) ? respond_error(c, rq, &e) : respond(c, rq, 200, out.p, out.len, 0);
         break;
     default:
         ret = generate(h, c, rq);

@@ -179,7 +179,7 @@ static int flush_chunk(serve_job *j, const char *finish, const rm_token_stats *s
 {
     rm_buf *t = j->text;
     if (!t[0].len && !t[1].len && !finish && !st) return 0;
-    int rc = oa_chunk(j->sv, &j->req, t[0].p, t[0].len, t[1].p, t[1].len, finish, st, &j->out);
+    int rc = oa_chunk(&j->sv->cfg, &j->req, t[0].p, t[0].len, t[1].p, t[1].len, finish, st, &j->out);
     rm_buf_reset(&t[0]);
     rm_buf_reset(&t[1]);
     return rc;
@@ -201,7 +201,7 @@ static void on_stats(void *ud, const rm_token_stats *st)
         /* progress comes after every layer; a tenth of a second apart is enough */
         if (r->stream && r->stats && (st->kind == RM_REC_PROMPT || now - j->last_progress >= 0.1)) {
             j->last_progress = now;
-            put_out(j, oa_chunk_stats(sv, r, st, &j->out));
+            put_out(j, oa_chunk_stats(&sv->cfg, r, st, &j->out));
         }
     }
     pthread_mutex_unlock(&sv->mu);
@@ -218,13 +218,13 @@ static void finish_stream(serve_job *j, int rc, const serve_error *e)
     }
     const char *finish = oa_finish_reason(&j->info, j->by_string);
     int bad = flush_chunk(j, NULL, NULL) || flush_chunk(j, finish, NULL) ||
-              (r->include_usage && oa_chunk_usage(j->sv, r, &j->info, &j->out)) || oa_chunk_done(&j->out);
+              (r->include_usage && oa_chunk_usage(&j->sv->cfg, r, &j->info, &j->out)) || oa_chunk_done(&j->out);
     put_out(j, bad);
 }
 
 static void finish_whole(serve_job *j, int rc, serve_error *e)
 {
-    if (!rc && oa_reply(j->sv, &j->req, j->text[0].p, j->text[0].len, j->text[1].p, j->text[1].len, &j->info,
+    if (!rc && oa_reply(&j->sv->cfg, &j->req, j->text[0].p, j->text[0].len, j->text[1].p, j->text[1].len, &j->info,
                         oa_finish_reason(&j->info, j->by_string), &j->body))
         rc = serve_fail(e, 500, "server_error", NULL, NULL, "out of memory writing the reply");
     if (rc) {
@@ -240,7 +240,7 @@ static void run_job(serve *sv, serve_job *j)
     serve_req *r = &j->req;
     if (r->stream && r->kind == REQ_CHAT) {
         pthread_mutex_lock(&sv->mu);
-        put_out(j, oa_chunk_role(sv, r, &j->out));
+        put_out(j, oa_chunk_role(&sv->cfg, r, &j->out));
         pthread_mutex_unlock(&sv->mu);
     }
     rm_gen_events ev = { j, on_text, on_stats };

@@ -125,31 +125,32 @@ int   serve_health_json(serve *sv, rm_buf *out);
 
 /* ---- openai.c ----------------------------------------------------------- */
 
-/* POST /v1/chat/completions and /v1/completions bodies. */
-int oa_parse_chat(serve *sv, const char *body, size_t len, serve_req *r, serve_error *e);
-int oa_parse_completion(serve *sv, const char *body, size_t len, serve_req *r, serve_error *e);
+/* POST /v1/chat/completions and /v1/completions bodies, rendered or
+ * tokenised by session s (NULL while the model loads: 503). */
+int oa_parse_chat(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e);
+int oa_parse_completion(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e);
 /* "data: {chunk}\n\n" of a streamed reply: text of the reasoning and answer
  * channels (either may be empty), the finish reason (NULL: not the last),
  * the record's figures when the request asked for them (NULL: none). */
-int oa_chunk(const serve *sv, const serve_req *r, const char *reasoning, size_t rlen, const char *answer,
+int oa_chunk(const serve_cfg *cfg, const serve_req *r, const char *reasoning, size_t rlen, const char *answer,
              size_t alen, const char *finish, const rm_token_stats *st, rm_buf *out);
 /* A chunk with no choices that carries a prompt or progress record of the
  * stats extension. */
-int oa_chunk_stats(const serve *sv, const serve_req *r, const rm_token_stats *st, rm_buf *out);
+int oa_chunk_stats(const serve_cfg *cfg, const serve_req *r, const rm_token_stats *st, rm_buf *out);
 /* The first chunk of a chat stream (the assistant role). */
-int oa_chunk_role(const serve *sv, const serve_req *r, rm_buf *out);
+int oa_chunk_role(const serve_cfg *cfg, const serve_req *r, rm_buf *out);
 /* The usage chunk (choices: []) and "data: [DONE]". */
-int oa_chunk_usage(const serve *sv, const serve_req *r, const rm_reply_info *info, rm_buf *out);
+int oa_chunk_usage(const serve_cfg *cfg, const serve_req *r, const rm_reply_info *info, rm_buf *out);
 int oa_chunk_done(rm_buf *out);
 /* "data: {error}\n\n": a failure after the stream began. */
 int oa_chunk_error(const serve_error *e, rm_buf *out);
 /* The whole reply of a request that did not stream. */
-int oa_reply(const serve *sv, const serve_req *r, const char *reasoning, size_t rlen, const char *answer,
+int oa_reply(const serve_cfg *cfg, const serve_req *r, const char *reasoning, size_t rlen, const char *answer,
              size_t alen, const rm_reply_info *info, const char *finish, rm_buf *out);
 /* {"error": {...}} */
 int oa_error(const serve_error *e, rm_buf *out);
 /* GET /v1/models, and /v1/models/ID (404 when ID is not the model). */
-int oa_models(const serve *sv, const char *id, rm_buf *out, serve_error *e);
+int oa_models(const serve_cfg *cfg, const char *id, rm_buf *out, serve_error *e);
 /* "stop" or "length" for the client. */
 const char *oa_finish_reason(const rm_reply_info *info, int stopped_by_string);
 

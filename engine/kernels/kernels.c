@@ -1,6 +1,7 @@
 /* kernels.c — the public face of the kernels (kernels.h): picks the SIMD
- * level once from CPUID (lowered by REMORA_SIMD), holds the E2M1 and E8M0
- * tables, and splits large products by rows across the compute pool.
+ * level once from CPUID (lowered by REMORA_SIMD), fills the tables every
+ * level decodes with (mx_tables.c), and splits large products by rows
+ * across the compute pool.
  *
  * Every level computes a row in the same order, and a row is always computed
  * whole by one thread, so the results depend neither on the level nor on the
@@ -17,15 +18,6 @@
 #include <string.h>
 #include "kernels_impl.h"
 #include "base/threadpool.h"
-
-const float kern_e2m1[16] = {
-    0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
-    -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f,
-};
-
-float kern_e8m0_tab[256];
-_Alignas(64) float kern_mx_f32[256][16];
-_Alignas(64) uint8_t kern_mx_bf16[256][64];
 
 /* Products smaller than this many weights run on the calling thread: waking
  * the pool costs more than it saves. */
@@ -44,14 +36,6 @@ static int cpu_max;                       /* best level the CPU supports */
 static const kern_impl *cur;              /* level in use */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 
-float kern_e8m0(uint8_t e)
-{
-    if (e == 255) return INFINITY;
-    if (e == 0) return 0x1p-127f;       /* the one subnormal scale */
-    union { uint32_t u; float f; } v = { .u = (uint32_t)e << 23 };
-    return v.f;
-}
-
 static int level_index(const char *name)
 {
     for (int i = 0; i < 3; i++)
@@ -61,19 +45,7 @@ static int level_index(const char *name)
 
 static void kern_init(void)
 {
-    for (int s = 0; s < 256; s++) {
-        kern_e8m0_tab[s] = kern_e8m0((uint8_t)s);
-        for (int c = 0; c < 16; c++) {
-            /* computed at run time like the scalar level's products, so even
-             * 0 * Inf gives the same NaN */
-            float w = kern_e2m1[c] * kern_e8m0_tab[s];
-            uint32_t bits;
-            memcpy(&bits, &w, sizeof bits);
-            kern_mx_f32[s][c] = w;
-            kern_mx_bf16[s][c] = kern_mx_bf16[s][16 + c] = (uint8_t)(bits >> 16);
-            kern_mx_bf16[s][32 + c] = kern_mx_bf16[s][48 + c] = (uint8_t)(bits >> 24);
-        }
-    }
+    kern_tables_init();
     __builtin_cpu_init();
     cpu_max = 0;
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {

@@ -31,6 +31,8 @@
 extern float kern_e8m0_tab[256];
 extern float kern_mx_f32[256][16];
 extern uint8_t kern_mx_bf16[256][64];
+/* Fills them (mx_tables.c); kernels.c calls it once, before picking a level. */
+void kern_tables_init(void);
 
 /* The pairwise tree, written out once for every level:
  *   s8[i] = l[i] + l[i+8]    (i < 8)

@@ -1,15 +1,8 @@
 /* stats.c — the per-token figures of a session: an rm_token_stats record per
  * emitted token (and one for the prompt), filled from the model's counters
- * and the router's last choices, then traced and handed to the caller; and
- * the names of the time phases (rm_phase_name). */
+ * and the router's last choices, then traced and handed to the caller. */
 #include <string.h>
 #include "session/session.h"
-
-const char *rm_phase_name(int phase)
-{
-    static const char *const names[RM_PHASE_COUNT] = { "wait_io", "spine", "attention", "experts", "lm_head" };
-    return phase >= 0 && phase < RM_PHASE_COUNT ? names[phase] : "?";
-}
 
 /* Takes the model's figures since the last call into s->stats. */
 void session_collect_stats(rm_session *s)

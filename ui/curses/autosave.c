@@ -24,12 +24,12 @@ void ui_autosave_open(ui_tui *a, const char *resume)
     a->saved_clean = 1;
     if (ui_sessions_new(a->session, sizeof a->session)) {
         a->session[0] = 0;
-        ui_slash_note(a, UI_S_ERROR, "no folder for the autosaved conversation ($XDG_STATE_HOME or $HOME): "
+        ui_note_add(a, UI_S_ERROR, "no folder for the autosaved conversation ($XDG_STATE_HOME or $HOME): "
                                      "conversations are kept only with /save FILE");
     }
     if (!resume) return;
     if (!*resume && ui_sessions_last(NULL, path, sizeof path)) {
-        ui_slash_note(a, UI_S_NOTE, "no saved conversation to resume: this is a new one");
+        ui_note_add(a, UI_S_NOTE, "no saved conversation to resume: this is a new one");
         return;
     }
     ui_autosave_load(a, *resume ? resume : path);
@@ -40,11 +40,11 @@ void ui_autosave_load(ui_tui *a, const char *path)
 {
     snprintf(a->load_path, sizeof a->load_path, "%s", path);
     if (ui_worker_submit(a->worker, UI_CMD_LOAD, path, &a->gen)) {
-        ui_slash_note(a, UI_S_ERROR, "cannot start loading the conversation");
+        ui_note_add(a, UI_S_ERROR, "cannot start loading the conversation");
         return;
     }
     a->busy_cmd = 1;
-    ui_slash_hint(a, UI_C_DIM, "loading %s", path);
+    ui_note_hint(a, UI_C_DIM, "loading %s", path);
 }
 
 int ui_autosave_resolve(ui_tui *a, const char *arg, char *out, size_t n)
@@ -76,7 +76,7 @@ int ui_autosave_queue(ui_tui *a, const char *text)
 {
     if (!a->autosaving || a->generating || a->queued) return 0;
     if (!(a->queued = strdup(text))) return 0;
-    ui_slash_hint(a, UI_C_MARK, "saving the conversation: the message goes when it is saved");
+    ui_note_hint(a, UI_C_MARK, "saving the conversation: the message goes when it is saved");
     return 1;
 }
 
@@ -88,19 +88,15 @@ int ui_autosave_done(ui_tui *a, const ui_done *d)
     if (d->rc) {
         char buf[1300];
         snprintf(buf, sizeof buf, "autosave: %s", d->msg);
-        ui_slash_note(a, UI_S_ERROR, buf);
+        ui_note_add(a, UI_S_ERROR, buf);
     } else {
         a->saved_clean = 1;
         a->unsaved = 0;
         ui_sessions_usage u;
         if (ui_sessions_trim(a->session, &u) == 0 && u.removed)
-            ui_slash_hint(a, UI_C_DIM, "sessions: %d old files removed to keep within %.1f GB", u.removed,
+            ui_note_hint(a, UI_C_DIM, "sessions: %d old files removed to keep within %.1f GB", u.removed,
                           u.limit / 1e9);
     }
-    char *q = a->queued;
-    a->queued = NULL;
-    if (q) ui_slash_submit(a, q);
-    free(q);
     return 1;
 }
 

@@ -71,7 +71,7 @@ int ui_bench_run(const ui_bench_opts *o, FILE *rep)
     }
     a->bench = 1;
     if (o->panel_hz > 0) a->panel_hz = o->panel_hz;
-    ui_slash_submit(a, "Benchmark the UI: stream a long answer.");
+    ui_turn_submit(a, "Benchmark the UI: stream a long answer.");
     double w0 = rm_now(), c0 = thread_cpu();
     uint64_t b0 = __atomic_load_n(&k.bytes, __ATOMIC_RELAXED);
     rc = ui_loop_run(a) ? 1 : 0;

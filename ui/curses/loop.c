@@ -34,10 +34,10 @@ static void relayout(ui_tui *a)
     a->lopt.input_rows = ui_input_rows(cols, max_rows);
     ui_layout_compute(rows, cols, &a->lopt, &a->lay);
     if (a->lay.too_small) return;
-    if (ui_pane_resize(&a->answer, a->lay.r[UI_R_ANSWER])) ui_slash_lost(a);
+    if (ui_pane_resize(&a->answer, a->lay.r[UI_R_ANSWER])) ui_note_lost(a);
     if (a->welcome_pinned) ui_pane_home(&a->answer);
     if (ui_rect_visible(a->lay.r[UI_R_REASONING]) && ui_pane_resize(&a->reasoning, a->lay.r[UI_R_REASONING]))
-        ui_slash_lost(a);
+        ui_note_lost(a);
 }
 
 static void draw_rule(ui_rect r)
@@ -248,11 +248,11 @@ static void frame(ui_tui *a)
         if (a->dirty & UI_D_ANSWER) {
             ui_pane_tail tail;
             char label[320];
-            ui_pane_draw(&a->answer, a->lay.r[UI_R_ANSWER], a->focus == 0, ui_slash_role,
+            ui_pane_draw(&a->answer, a->lay.r[UI_R_ANSWER], a->focus == 0, ui_note_role,
                          answer_tail(a, &s, &tail, label, sizeof label));
         }
         if (a->dirty & UI_D_REASONING)
-            ui_pane_draw(&a->reasoning, a->lay.r[UI_R_REASONING], a->focus == 1, ui_slash_role, NULL);
+            ui_pane_draw(&a->reasoning, a->lay.r[UI_R_REASONING], a->focus == 1, ui_note_role, NULL);
         if (a->dirty & UI_D_PANELS) {
             draw_panels(a, &s, (a->dirty & UI_D_LAYOUT) || a->panels_all || !a->generating);
             a->panels_all = 0;
@@ -274,7 +274,7 @@ static void frame(ui_tui *a)
 /* ---- input ------------------------------------------------------------- */
 
 /* Typed bytes readline could not be given (out of memory). */
-static void input_lost(ui_tui *a) { ui_slash_hint(a, UI_C_ERROR, "out of memory: typed keys were not taken"); }
+static void input_lost(ui_tui *a) { ui_note_hint(a, UI_C_ERROR, "out of memory: typed keys were not taken"); }
 
 static ui_pane *focused(ui_tui *a) { return a->focus ? &a->reasoning : &a->answer; }
 
@@ -302,11 +302,11 @@ static void key_action(ui_tui *a, int act)
             ui_input_cancel();
         } else {
             ui_input_cancel();
-            ui_slash_hint(a, UI_C_MARK, "Ctrl-D or /quit exits");
+            ui_note_hint(a, UI_C_MARK, "Ctrl-D or /quit exits");
         }
         break;
     case UI_ACT_EOF:
-        if (ui_input_empty()) ui_slash_eof(a);
+        if (ui_input_empty()) ui_turn_eof(a);
         else if (ui_input_feed("\x04", 1)) input_lost(a);
         break;
     case UI_ACT_SUSPEND:
@@ -343,8 +343,8 @@ static void key_action(ui_tui *a, int act)
         a->dirty |= UI_D_LAYOUT;
         break;
     case UI_ACT_UNFOLD:
-        if (ui_doc_set_unfold(&a->answer.doc, !a->answer.doc.unfold)) ui_slash_lost(a);
-        ui_slash_hint(a, UI_C_NOTE, a->answer.doc.unfold ? "long messages shown whole (Alt-O folds them)"
+        if (ui_doc_set_unfold(&a->answer.doc, !a->answer.doc.unfold)) ui_note_lost(a);
+        ui_note_hint(a, UI_C_NOTE, a->answer.doc.unfold ? "long messages shown whole (Alt-O folds them)"
                                                          : "long messages folded");
         a->dirty |= UI_D_ANSWER;
         break;
@@ -388,15 +388,15 @@ static void on_input(void *ud, int type, const char *data, size_t len)
         if (act != UI_ACT_EOF) a->eof_armed = 0;
         if (act >= 0) key_action(a, act);
     } else if (type == UI_IN_PASTE) {
-        if (paste(data, len)) ui_slash_hint(a, UI_C_ERROR, "paste refused: out of memory");
+        if (paste(data, len)) ui_note_hint(a, UI_C_ERROR, "paste refused: out of memory");
     } else if (type == UI_IN_ERROR) {
-        ui_slash_hint(a, UI_C_ERROR, "%.*s", (int)len, data);
+        ui_note_hint(a, UI_C_ERROR, "%.*s", (int)len, data);
     } else {
         a->eof_armed = 0;
         if (ui_input_feed(data, len)) input_lost(a);
     }
     const char *e = ui_input_error();
-    if (e) ui_slash_hint(a, UI_C_ERROR, "%s", e);
+    if (e) ui_note_hint(a, UI_C_ERROR, "%s", e);
     if (ui_input_dirty()) a->dirty |= UI_D_INPUT;
 }
 
@@ -424,22 +424,22 @@ static void take_worker(ui_tui *a)
     if (d->nsamples || d->have_full || d->have_pfull) {
         a->dirty |= UI_D_PANELS | UI_D_STATUS;
         if (a->generating && !tokens) a->dirty |= UI_D_ANSWER;     /* the prompt's progress, or its end */
-        ui_slash_records(a);
+        ui_turn_records(a);
     }
     a->turn_bytes[RM_CHAN_ANSWER] += d->len[RM_CHAN_ANSWER];
     a->turn_bytes[RM_CHAN_REASONING] += d->len[RM_CHAN_REASONING];
     if (d->len[RM_CHAN_ANSWER]) {
-        if (ui_doc_append(&a->answer.doc, d->text[RM_CHAN_ANSWER], d->len[RM_CHAN_ANSWER])) ui_slash_lost(a);
+        if (ui_doc_append(&a->answer.doc, d->text[RM_CHAN_ANSWER], d->len[RM_CHAN_ANSWER])) ui_note_lost(a);
         ui_pane_changed(&a->answer);
         a->dirty |= UI_D_ANSWER;
     }
     if (d->len[RM_CHAN_REASONING]) {
         if (ui_doc_append(&a->reasoning.doc, d->text[RM_CHAN_REASONING], d->len[RM_CHAN_REASONING]))
-            ui_slash_lost(a);
+            ui_note_lost(a);
         ui_pane_changed(&a->reasoning);
         a->dirty |= UI_D_REASONING;
     }
-    if (d->have_done) ui_slash_done(a, &d->done);
+    if (d->have_done) ui_turn_done(a, &d->done);
 }
 
 static void take_signals(ui_tui *a)

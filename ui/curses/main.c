@@ -38,6 +38,8 @@ int ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int 
     int rc = -1;
     memset(a, 0, sizeof *a);
     a->src = src;
+    a->commands = ui_commands;
+    a->ncommands = ui_ncommands;
     a->in_fd = in_fd;
     a->wake_fd = -1;
     ui_pane_init(&a->answer, "Answer");
@@ -75,15 +77,6 @@ fail:
     free(a->stats);
     free(a->drain);
     return rc;
-}
-
-void ui_main_probe(ui_tui *a)
-{
-    /* the storage ceiling of the I/O panel, measured long enough to be
-     * stable while the user types the first message */
-    char secs[32];
-    snprintf(secs, sizeof secs, "%.1f", UI_PROBE_SECONDS);
-    if (ui_worker_submit(a->worker, UI_CMD_PROBE, secs, NULL) == 0) a->probing = a->busy_cmd = 1;
 }
 
 int ui_main_close(ui_tui *a, rm_err *err)
@@ -145,10 +138,10 @@ int ui_main_run(const ui_main_opts *o)
     a->gen = o->gen;
     if (o->panel_hz > 0) a->panel_hz = o->panel_hz;
     if (o->system) a->system_text = strdup(o->system);
-    ui_slash_welcome(a);
+    ui_turn_welcome(a);
     /* a conversation to resume is loaded first; the probe follows it */
     ui_autosave_open(a, o->resume);
-    if (!a->busy_cmd) ui_main_probe(a);
+    if (!a->busy_cmd) ui_turn_probe(a);
     rc = ui_loop_run(a) ? 1 : 0;
     if (a->exit_status) rc = a->exit_status;
     int crc = ui_main_close(a, &err);

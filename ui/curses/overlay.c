@@ -130,16 +130,20 @@ static int render(const entry *e, int n, ui_rect r, int skip, int draw)
     return row;
 }
 
-/* The help's keys and commands, built from their tables. */
-static void help_entries(entry *keys, int *nkeys, entry *cmds, int *ncmds)
+/* The help's keys and commands, built from their tables (the commands as
+ * the chat was given them: a->commands); names[i] holds "/name args". */
+static void help_entries(const ui_tui *a, entry *keys, int *nkeys, entry *cmds, int *ncmds, char (*names)[40])
 {
     int nk = 0, nc = 0;
     keys[nk++] = (entry){ E_HEAD, "Keys", NULL, 0 };
     for (int i = 0; i < ui_nkeybindings && nk < 64; i++)
         keys[nk++] = (entry){ E_ITEM, ui_keybindings[i].key, ui_keybindings[i].what, UI_C_VALUE };
     cmds[nc++] = (entry){ E_HEAD, "Commands", NULL, 0 };
-    for (int i = 0; i < ui_ncommands && nc < 32; i++)
-        cmds[nc++] = (entry){ E_ITEM, ui_commands[i].name, ui_commands[i].what, UI_C_VALUE };
+    for (int i = 0; i < a->ncommands && nc < 32; i++) {
+        const ui_command *c = &a->commands[i];
+        snprintf(names[i], sizeof names[i], "/%s%s%s", c->name, c->args ? " " : "", c->args ? c->args : "");
+        cmds[nc++] = (entry){ E_ITEM, names[i], c->what, UI_C_VALUE };
+    }
     cmds[nc++] = (entry){ E_TEXT, NULL, "//text sends a message that starts with /. A line that cannot run now "
                                         "(a reply is streaming) stays in the input line.", 0 };
     *nkeys = nk;
@@ -223,8 +227,9 @@ static int page(ui_tui *a, ui_rect body, int draw)
         return render(e, n, body, a->overlay_top, draw);
     }
     entry keys[64], cmds[40];
+    char names[32][40];
     int nk, nc;
-    help_entries(keys, &nk, cmds, &nc);
+    help_entries(a, keys, &nk, cmds, &nc, names);
     entry rest[40 + NLEGEND];
     memcpy(rest, cmds, (size_t)nc * sizeof *cmds);
     memcpy(rest + nc, legend, sizeof legend);

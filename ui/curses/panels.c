@@ -27,11 +27,3 @@ void ui_panels_fit(ui_panel_fit *fit)
 {
     for (int i = 0; i < ui_npanels; i++) fit[i] = (ui_panel_fit){ ui_panels[i].pref_h, ui_panels[i].min_h };
 }
-
-int ui_panel_unreported(ui_rect r, const ui_panel_in *in, unsigned fig, int have, const char *title)
-{
-    if (have || !(in->unreported & fig)) return 0;
-    ui_put_title(r, title, 0);
-    if (r.h > 1 && r.w > 2) ui_put(r.y + 1, r.x + 1, r.w - 2, ui_attr(UI_C_DIM), "not reported by this endpoint");
-    return 1;
-}

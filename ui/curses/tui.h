@@ -34,15 +34,19 @@ enum {
 /* Full-screen pages (overlay.c). */
 enum { UI_OVL_NONE, UI_OVL_HELP, UI_OVL_STATS, UI_OVL_TURNS };
 
-/* The slash commands, as /help and the man page list them (slash.c). */
+/* A slash command (slash.c): its name without the slash, another name
+ * (NULL: none), its arguments as /help shows them (NULL: none), its help
+ * line, and what runs it (arg: the rest of the line, trimmed; line: the
+ * whole line, which goes back into the input when it cannot run now). */
+typedef struct ui_tui ui_tui;
 typedef struct ui_command {
-    const char *name;       /* "/save FILE" */
-    const char *what;
+    const char *name, *alias, *args, *what;
+    void (*run)(ui_tui *a, const char *arg, const char *line);
 } ui_command;
 extern const ui_command ui_commands[];
 extern const int ui_ncommands;
 
-typedef struct ui_tui {
+struct ui_tui {
     ui_term        term;
     ui_source     *src;
     ui_worker     *worker;
@@ -100,14 +104,14 @@ typedef struct ui_tui {
     int            autosave_failed; /* the last autosave failed: unsaved turns are at risk */
     int            saved_clean;     /* the session's files hold the conversation as it is */
     char           quit_note[4600]; /* said on the way out: where the conversation is */
-} ui_tui;
+    const ui_command *commands;     /* what /help lists (ui_commands; the overlay is given it) */
+    int            ncommands;
+};
 
 /* main.c: sets up everything around a source (which the UI then owns);
  * in_fd < 0 means no keyboard (the benchmark). */
 int  ui_main_open(ui_tui *a, ui_source *src, FILE *out, FILE *in, int in_fd, int mouse,
                  const char *history_path, const char *log_path, char *err, size_t errlen);
-/* Starts the storage probe (a busy command). */
-void ui_main_probe(ui_tui *a);
 /* Stops the worker (waiting at most a second and a half for it), saves
  * what the autosave does not hold yet (where, or why not, in a->quit_note),
  * restores the terminal and merges the history. Returns 0; -1 when the
@@ -127,24 +131,42 @@ void ui_overlay_open(ui_tui *a, int kind);
 void ui_overlay_draw(ui_tui *a);
 int  ui_overlay_key(ui_tui *a, int type, const char *data, size_t len);
 
-/* slash.c */
-void ui_slash_line(void *ud, char *line);             /* readline's line handler */
-void ui_slash_submit(ui_tui *a, const char *text);    /* sends a message */
-void ui_slash_done(ui_tui *a, const ui_done *d);      /* a worker command ended */
-void ui_slash_hint(ui_tui *a, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* slash.c: readline's line handler (a command, or a message for turn.c) */
+void ui_slash_line(void *ud, char *line);
+
+/* turn.c */
+void ui_turn_submit(ui_tui *a, const char *text);    /* sends a message */
+/* A message: sent now, queued behind the storage probe or the autosave,
+ * or kept in the input line (line) while the worker is taken. */
+void ui_turn_message(ui_tui *a, const char *text, const char *line);
+/* Whether the worker is taken; if so, line goes back to the input. */
+int  ui_turn_busy(ui_tui *a, const char *line);
+/* Starts worker command cmd with arg; the hint says `what` meanwhile. */
+void ui_turn_command(ui_tui *a, int cmd, const char *arg, const char *what);
+void ui_turn_done(ui_tui *a, const ui_done *d);      /* a worker command ended */
+/* Starts the storage probe (a busy command). */
+void ui_turn_probe(ui_tui *a);
 /* The answer pane's opening note (ui/welcome.h). */
-void ui_slash_welcome(ui_tui *a);
+void ui_turn_welcome(ui_tui *a);
 /* Records that have arrived: announces a full re-prefill once per turn. */
-void ui_slash_records(ui_tui *a);
+void ui_turn_records(ui_tui *a);
 /* Ctrl-D at an empty prompt: quits, or first asks once when a reply is
  * being generated or turns are not saved. */
-void ui_slash_eof(ui_tui *a);
+void ui_turn_eof(ui_tui *a);
+
+/* note.c */
+void ui_note_hint(ui_tui *a, int role, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Puts a line the UI could not act on back into the input line, and says
+ * why in the hint row. */
+void ui_note_keep(ui_tui *a, int role, const char *line, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* A pane's document could not take text (out of memory): says so, stops a
  * streaming turn, and leaves an error note when the turn ends. */
-void ui_slash_lost(ui_tui *a);
-int    ui_slash_role(int style);
+void ui_note_lost(ui_tui *a);
+/* rc of a document call: a failure is reported (ui_note_lost). */
+void ui_note_check(ui_tui *a, int rc);
+int  ui_note_role(int style);
 /* A note in the transcript pane (the hint row while a reply streams). */
-void ui_slash_note(ui_tui *a, int style, const char *text);
+void ui_note_add(ui_tui *a, int style, const char *text);
 
 /* autosave.c */
 /* Picks this chat's session file; resume (NULL: none, "": the last session,
@@ -165,8 +187,8 @@ void ui_autosave_turn(ui_tui *a);
  * takes a while) is queued (a->queued) and goes when it ends: returns 1
  * then. */
 int  ui_autosave_queue(ui_tui *a, const char *text);
-/* 1 when d was the autosave (a failure is a note; the chat goes on; a
- * queued message is sent). */
+/* 1 when d was the autosave (a failure is a note; the chat goes on; the
+ * caller sends a queued message). */
 int  ui_autosave_done(ui_tui *a, const ui_done *d);
 /* Whether a quit keeps every turn: the autosave works and saves at the end. */
 int  ui_autosave_covers(const ui_tui *a);

@@ -1,0 +1,14 @@
+/* panel_unreported.c — what a panel draws when the source does not report
+ * its figures (an endpoint without the stats extension): its title and a
+ * dim note instead of zeros (panel.h). Apart from the table (panels.c),
+ * which names every panel's draw function, since each panel calls it. */
+#include "draw.h"
+#include "panel.h"
+
+int ui_panel_unreported(ui_rect r, const ui_panel_in *in, unsigned fig, int have, const char *title)
+{
+    if (have || !(in->unreported & fig)) return 0;
+    ui_put_title(r, title, 0);
+    if (r.h > 1 && r.w > 2) ui_put(r.y + 1, r.x + 1, r.w - 2, ui_attr(UI_C_DIM), "not reported by this endpoint");
+    return 1;
+}
