@@ -22,6 +22,15 @@
  * experts, when the server returns them, go with the next token's record,
  * or in one of their own at the end.
  *
+ * The server's word is not trusted for a reply's length: the reply is cut
+ * (finish reason "length") after --max-new chunks of text (one token each
+ * from every server seen; one that packs several per chunk gets more, up
+ * to the byte cap) or REPLY_TEXT_MAX bytes of text, and a whole exchange
+ * has an overall deadline of DEADLINE_TIMEOUTS times the stall time-out
+ * besides it, so an endless stream ends; every buffer is capped (an
+ * event's data and line, UI_SSE_EVENT_MAX; an error body, ERROR_BODY_MAX;
+ * the model list, 16 MB; the headers kept, 64 bytes each).
+ *
  * The API key (taken from the environment by the caller) is never printed
  * and goes in an Authorization header only to the endpoint's own host and
  * port, over HTTPS or to a loopback address. Redirects are followed here,
@@ -46,6 +55,8 @@
 #define ERROR_BODY_MAX (256u << 10)     /* bytes of an error reply kept for its message */
 #define POLL_MS 50
 #define DEFAULT_TIMEOUT 300.0
+#define REPLY_TEXT_MAX (64u << 20)      /* bytes of a reply's text */
+#define DEADLINE_TIMEOUTS 24            /* an exchange's deadline, in stall time-outs (2 h by default) */
 
 typedef struct endpoint_source {
     ui_source base;
@@ -146,6 +157,7 @@ typedef struct xfer {
     rm_buf body;
     char retry_after[64], ctype[128];
     double last_byte;
+    double deadline;            /* rm_now() past which the exchange is given up */
     uint64_t bytes;             /* body bytes of this exchange */
     int sink_failed;            /* sink returned non-zero: the transfer was ended */
 } xfer;
@@ -188,7 +200,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
-enum { X_DONE, X_STOPPED, X_STALLED, X_FAILED };
+enum { X_DONE, X_STOPPED, X_STALLED, X_LATE, X_FAILED };
 
 /* Runs the easy handle to its end, looking at the stop flag and the stall
  * clock between polls. */
@@ -199,11 +211,13 @@ static int perform(endpoint_source *e, xfer *x, CURLcode *res)
     int running = 1, outcome = X_DONE;
     *res = CURLE_OK;
     x->last_byte = rm_now();
+    if (!x->deadline) x->deadline = x->last_byte + DEADLINE_TIMEOUTS * e->timeout;
     while (running) {
         if (curl_multi_perform(m, &running) != CURLM_OK) { outcome = X_FAILED; *res = CURLE_FAILED_INIT; break; }
         if (!running) break;
         if (x->stop && *x->stop) { outcome = X_STOPPED; break; }
         if (rm_now() - x->last_byte > e->timeout) { outcome = X_STALLED; break; }
+        if (rm_now() > x->deadline) { outcome = X_LATE; break; }
         curl_multi_poll(m, NULL, 0, POLL_MS, NULL);
     }
     if (outcome == X_DONE) {
@@ -295,8 +309,13 @@ static int exchange(endpoint_source *e, const char *url0, const char *body, xfer
         curl_slist_free_all(hdr);
         if (outcome == X_STOPPED) { rc = 1; break; }
         if (outcome == X_STALLED) {
-            rm_errf(err, "%s: no data from %s:%s for %.0f s: the request was given up (--endpoint-timeout)", url,
+            rm_errf(err, "%s: no data from %s:%s for %g s: the request was given up (--endpoint-timeout)", url,
                     e->host, e->port, e->timeout);
+            break;
+        }
+        if (outcome == X_LATE) {
+            rm_errf(err, "%s: the exchange with %s:%s took longer than %g s in all (%d times --endpoint-timeout): "
+                    "it was given up", url, e->host, e->port, DEADLINE_TIMEOUTS * e->timeout, DEADLINE_TIMEOUTS);
             break;
         }
         if (outcome == X_FAILED) { transport_error(e, url, res, cerr, err); break; }
@@ -404,6 +423,9 @@ typedef struct reply {
     ui_sse_think think;
     rm_buf text[3];             /* the reply: [RM_CHAN_REASONING], [RM_CHAN_ANSWER] */
     int lost;                   /* out of memory keeping text */
+    int max_new;                /* chunks of text to take at most; 0: no limit */
+    int ntext;                  /* chunks of text so far (any endpoint) */
+    int cut;                    /* the reply was cut here: its length reached max_new or REPLY_TEXT_MAX */
     int done, stream;           /* [DONE] came; the reply is an event stream */
     char finish[32];
     ui_sse_usage usage;
@@ -425,7 +447,8 @@ typedef struct reply {
 static void text_out(void *ud, int channel, const char *p, size_t n)
 {
     reply *r = ud;
-    if (!n) return;
+    if (!n || r->cut) return;
+    if (r->text[RM_CHAN_REASONING].len + r->text[RM_CHAN_ANSWER].len + n > REPLY_TEXT_MAX) { r->cut = 1; return; }
     if (rm_buf_add(&r->text[channel], p, n)) { r->lost = 1; return; }
     if (r->ev->on_text) r->ev->on_text(r->ev->ud, channel, p, n);
 }
@@ -500,6 +523,11 @@ static int on_event(void *ud, const char *event, const char *data, size_t len)
         if (c->has_routes) { r->routes = c->stats; r->have_routes = 1; }
         if (text) chunk_figures(r);
     }
+    if (text && r->max_new > 0 && ++r->ntext >= r->max_new) r->cut = 1;
+    if (r->cut) {       /* the length the client asked for: the rest is not read */
+        snprintf(r->finish, sizeof r->finish, "length");
+        return 1;
+    }
     return 0;
 }
 
@@ -515,7 +543,9 @@ static int stream_sink(void *ud, const char *p, size_t n)
         r->x->body.max = UI_SSE_EVENT_MAX;
         return rm_buf_add(&r->x->body, p, n);
     }
-    return ui_sse_feed(&r->sse, p, n, on_event, r, &r->parse_err) != 0;
+    int rc = ui_sse_feed(&r->sse, p, n, on_event, r, &r->parse_err);
+    if (rc < 0) r->parse_failed = 1;      /* a line or event over the cap: said as it is, not parsed */
+    return rc != 0;
 }
 
 /* The prompt's record again, now with the usage figures. */
@@ -560,12 +590,13 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
     r->e = e;
     r->ev = ev;
     r->x = &x;
+    r->max_new = o->max_new;
     r->t0 = rm_now();
     /* remora serve always sends reasoning in a field of its own */
     ui_sse_think_init(&r->think, o->think && !e->remora);
     int rc = exchange(e, e->chat_url, body, &x, err);
     free(body);
-    if (rc == 0 && x.status >= 200 && x.status < 300 && r->stream >= 0 && !r->parse_failed && !r->error[0])
+    if (rc == 0 && x.status >= 200 && x.status < 300 && r->stream >= 0 && !r->parse_failed && !r->error[0] && !r->cut)
         ui_sse_end(&r->sse, on_event, r, &r->parse_err);
     if (rc == 0 && r->stream < 0 && x.status >= 200 && x.status < 300 &&
         on_event(r, "", x.body.p ? x.body.p : "", x.body.len) == 0)

@@ -488,11 +488,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-    char line[512];
+    char line[512], safe[512];
     vsnprintf(line, sizeof line, fmt, ap);
     size_t n = strlen(line);
     while (n && line[n - 1] == '\n') line[--n] = 0;
-    fprintf(stderr, "remora serve: libmicrohttpd: %s\n", line);
+    serve_safe_copy(safe, sizeof safe, line);   /* it may quote what a client sent */
+    fprintf(stderr, "remora serve: libmicrohttpd: %s\n", safe);
 }
 
 /* ---- the daemon --------------------------------------------------------- */

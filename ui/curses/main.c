@@ -19,6 +19,7 @@
 #include "input.h"
 #include "ui/text.h"
 #include "ui/xdg.h"
+#include "ui/term_safe.h"
 
 #define WORKER_WAIT_S 1.5
 
@@ -115,9 +116,9 @@ int ui_main_run(const ui_main_opts *o)
     int rc = o->synthetic ? ui_source_synth_open(&o->synth, &src, &err)
              : o->endpoint.url ? ui_source_endpoint_open(&o->endpoint, &src, &err)
                            : ui_source_engine_open(o->model_dir, &o->open, &src, &err);
-    if (rc) { fprintf(stderr, "remora chat: %s\n", err.msg); return rc == -2 ? 2 : 1; }
+    if (rc) { ui_safe_errorf("remora chat", "%s", err.msg); return rc == -2 ? 2 : 1; }
     if (o->system && src->vt->set_system(src, o->system, &err)) {
-        fprintf(stderr, "remora chat: %s\n", err.msg);
+        ui_safe_errorf("remora chat", "%s", err.msg);
         src->vt->free(src);
         return 1;
     }
@@ -130,7 +131,7 @@ int ui_main_run(const ui_main_opts *o)
     int orc = ui_main_open(a, src, stdout, stdin, STDIN_FILENO, o->mouse, have_history ? history : NULL,
                            have_log ? log : NULL, msg, sizeof msg);
     if (orc) {
-        fprintf(stderr, "remora chat: %s\n", msg);
+        ui_safe_errorf("remora chat", "%s", msg);
         src->vt->free(src);
         free(a);
         return orc == -2 ? 2 : 1;
@@ -146,8 +147,8 @@ int ui_main_run(const ui_main_opts *o)
     if (a->exit_status) rc = a->exit_status;
     int crc = ui_main_close(a, &err);
     /* the terminal is back: say it there */
-    if (a->quit_note[0]) fprintf(stderr, "remora chat: %s\n", a->quit_note);
-    if (crc < 0) fprintf(stderr, "remora chat: the input history was not saved: %s\n", err.msg);
+    if (a->quit_note[0]) ui_safe_errorf("remora chat", "%s", a->quit_note);
+    if (crc < 0) ui_safe_errorf("remora chat", "the input history was not saved: %s", err.msg);
     if (crc && !rc) rc = 1;
     if (a->worker_stuck) {
         /* the worker is still inside the engine: leave without running

@@ -12,7 +12,7 @@ the fault:
                    completions) whose stream misbehaves as MODE says:
        endless     content chunks for ever, one every 10 ms
        long        3000 content chunks, then [DONE]
-       bigline     one SSE line of 64 MB that never ends
+       bigline     one SSE line of 80 MB that never ends
        escape      content, reasoning and model id with terminal escapes
                    (ESC, CSI, OSC, C1 U+009B, DEL, bare CR)
        errescape   a 400 whose error message holds escapes
@@ -109,7 +109,7 @@ class H(BaseHTTPRequestHandler):
                 self.wfile.write(b'data: [DONE]\n\n')
             elif mode == 'bigline':
                 self.wfile.write(b'data: {"x": "')
-                for i in range(64):
+                for i in range(80):
                     self.wfile.write(b'y' * (1 << 20))
                 time.sleep(30)
             elif mode == 'escape':
