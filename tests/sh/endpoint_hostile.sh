@@ -9,7 +9,8 @@
 #   - one SSE line of 80 MB that never ends is refused at the 64 MB cap;
 #   - on a terminal (recorded with script(1)): escape sequences, C1
 #     controls, DEL and a bare CR from the server (content, reasoning, the
-#     model id, an error message, Retry-After) reach it as visible escapes,
+#     model id, an error message, Retry-After; the chat's start-up error)
+#     reach it as visible escapes,
 #     never as the bytes; piped to a file, the answer is the server's bytes.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -80,6 +81,8 @@ tty_run() { # FILE MODE ARGS...
 tty_run "$T/esc.ts" escape; check_tty "$T/esc.ts" "content, reasoning and the model id" || fail=1
 tty_run "$T/err.ts" errescape; check_tty "$T/err.ts" "an error message" || fail=1
 tty_run "$T/retry.ts" retry; check_tty "$T/retry.ts" "Retry-After" || fail=1
+TERM=xterm timeout 60 script -qec "$BIN chat --endpoint $U/oa-moderr/v1" "$T/chat.ts" > /dev/null 2>&1
+check_tty "$T/chat.ts" "the chat's start-up error" || fail=1
 ep escape
 printf 'answer \033[31mRED\033[0m\033]0;pwned\007\033[6n\302\23331m\177\rOVER end\n' > "$T/want"
 cmp -s "$T/out" "$T/want" && ok "piped to a file, the answer is the server's bytes" || bad "piped answer: $(od -c "$T/out" | head -3)"

@@ -17,6 +17,7 @@ the fault:
                    (ESC, CSI, OSC, C1 U+009B, DEL, bare CR)
        errescape   a 400 whose error message holds escapes
        retry       a 429 whose Retry-After holds escapes
+       moderr      GET models answers a 500 whose message holds escapes
 """
 import json
 import os
@@ -50,6 +51,9 @@ class H(BaseHTTPRequestHandler):
     def do_GET(self):
         parts = self.path.split('/', 2)
         mode, rest = parts[1], parts[2] if len(parts) > 2 else ''
+        if mode == 'oa-moderr':
+            e = {'error': {'message': 'no models ' + ESC, 'type': 'server_error', 'param': None, 'code': None}}
+            return self.send(500, json.dumps(e).encode())
         if mode.startswith('oa-'):
             models = {'object': 'list', 'data': [{'id': 'm' + (ESC if mode == 'oa-escape' else ''), 'object': 'model'}]}
             return self.send(200, json.dumps(models).encode())
