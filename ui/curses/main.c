@@ -3,7 +3,8 @@
  *
  * Every way out (/quit, Ctrl-D, SIGTERM, SIGHUP, the terminal going away)
  * ends here within about two seconds: the worker is asked to stop and given
- * WORKER_WAIT_S to return; if the source is still busy then (a prompt the
+ * WORKER_WAIT_S to return (a save in progress is waited for to its end,
+ * ui_worker_close); if the source is still busy then (a prompt the
  * engine cannot interrupt), the terminal is restored and the history merged
  * all the same, and the process exits around the running thread. SIGTERM and
  * SIGHUP exit with 128 + the signal, as a shell reports them. On the way
