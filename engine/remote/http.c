@@ -20,7 +20,13 @@
  * with If-Range and (for a strong ETag) If-Match, and the answer's own ETag
  * must be that one: a 412, a 200 in place of 206, or another ETag means the
  * file changed upstream (a repository that moved on), and fails at once
- * without a byte kept, so bytes of two revisions are never mixed.
+ * without a byte kept, so bytes of two revisions are never mixed. A server
+ * that sends no ETag but a Last-Modified (a plain file server) gets a
+ * revision made of the two things that change with the file, its
+ * Last-Modified and its size ("lm:DATE;SIZE", never sent as an ETag): its
+ * ranges go with If-Range: DATE, and an answer whose date or size differs
+ * is another revision. A server with neither has no revision to check
+ * (the revision is "", and a change upstream is not noticed).
  *
  * Cancelling. http_cancel fails every queued, delayed and running transfer
  * at once (a fetch that already failed stops downloading the rest).
@@ -64,7 +70,8 @@ typedef struct http_job {
     int checked, discard;       /* status seen; body of an error answer */
     char crange[128];
     const char *want_etag;      /* ETag the file must have, or NULL */
-    char etag[128];             /* ETag of the current answer ("" if none) */
+    char etag[128];             /* ETag of the current answer ("" if none), or its lm: revision */
+    char lastmod[64];           /* its Last-Modified ("" if none) */
     int changed;                /* refused: the file changed upstream */
     int too_large;              /* whole files: past max */
     double retry_after;
@@ -152,7 +159,15 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     if (k >= 5 && !strncmp(p, "HTTP/", 5)) {          /* a new answer (redirects give several) */
         j->crange[0] = 0;
         j->etag[0] = 0;
+        j->lastmod[0] = 0;
         j->retry_after = 0;
+    } else if (k > 14 && !strncasecmp(p, "last-modified:", 14)) {
+        size_t a = 14;
+        while (a < k && (p[a] == ' ' || p[a] == '\t')) a++;
+        size_t m = k - a < sizeof j->lastmod - 1 ? k - a : sizeof j->lastmod - 1;
+        memcpy(j->lastmod, p + a, m);
+        j->lastmod[m] = 0;
+        while (m && (j->lastmod[m - 1] == '\r' || j->lastmod[m - 1] == '\n' || j->lastmod[m - 1] == ' ')) j->lastmod[--m] = 0;
     } else if (k > 5 && !strncasecmp(p, "etag:", 5)) {
         size_t a = 5;
         while (a < k && (p[a] == ' ' || p[a] == '\t')) a++;
@@ -177,12 +192,27 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     return k;
 }
 
+/* An answer without an ETag: its revision from Last-Modified and the
+ * file's size (the file's comment), in j->etag. */
+static void lastmod_revision(CURL *h, http_job *j, long code)
+{
+    if (j->etag[0] || !j->lastmod[0]) return;
+    uint64_t a, b, t = UINT64_MAX;
+    if (code == 206 && http_parse_content_range(j->crange, &a, &b, &t)) t = UINT64_MAX;
+    curl_off_t cl = -1;
+    if (code == 200 && curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK && cl >= 0)
+        t = (uint64_t)cl;
+    if (t == UINT64_MAX) return;        /* no size to go with the date: no revision */
+    snprintf(j->etag, sizeof j->etag, "lm:%.64s;%llu", j->lastmod, (unsigned long long)t);
+}
+
 /* Judges the answer before its first body byte is kept; 0 to go on. */
 static int check_answer(CURL *h, http_job *j)
 {
     long code = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
     j->checked = 1;
+    lastmod_revision(h, j, code);
     if (!j->ranged) {
         j->discard = code != 200;
         return 0;
@@ -299,11 +329,16 @@ static CURL *start(http_client *c, http_job *j)
         curl_easy_setopt(h, CURLOPT_RANGE, range);
         if (j->want_etag && j->want_etag[0]) {
             char a[192], b[192];
-            snprintf(a, sizeof a, "If-Range: %s", j->want_etag);
+            const char *semi = strrchr(j->want_etag, ';');
+            if (!strncmp(j->want_etag, "lm:", 3) && semi)     /* a Last-Modified revision: If-Range takes its date */
+                snprintf(a, sizeof a, "If-Range: %.*s", (int)(semi - j->want_etag - 3), j->want_etag + 3);
+            else
+                snprintf(a, sizeof a, "If-Range: %s", j->want_etag);
             snprintf(b, sizeof b, "If-Match: %s", j->want_etag);
             struct curl_slist *l = curl_slist_append(NULL, a);
-            /* If-Match compares strongly: a weak ETag never matches, so it goes only with a strong one */
-            if (l && strncmp(j->want_etag, "W/", 2)) {
+            /* If-Match compares strongly: a weak ETag never matches, so it goes only with a strong one
+             * (and a Last-Modified revision is no ETag at all) */
+            if (l && strncmp(j->want_etag, "W/", 2) && strncmp(j->want_etag, "lm:", 3)) {
                 struct curl_slist *l2 = curl_slist_append(l, b);
                 if (l2) l = l2;
             }
