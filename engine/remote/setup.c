@@ -169,7 +169,7 @@ static int get_header(void *ud, int i, int worker, rm_err *err)
     h->size = total;
     h->hlen = st_header_len(lenb);
     if (h->hlen > total - 8 || h->hlen > CAP_INDEX)
-        return rm_errf_runtime(err, "%s: the server's fault: header length %llu does not fit the %llu-byte file", h->name,
+        return rm_errf_input(err, "%s: header length %llu does not fit the %llu-byte file", h->name,
                              (unsigned long long)h->hlen, (unsigned long long)total);
     if (!(h->head = malloc(8 + h->hlen))) return rm_errf_runtime(err, "out of memory");
     memcpy(h->head, lenb, 8);
