@@ -232,7 +232,7 @@ typedef struct rm_forward_ctl {
     void (*on_capture)(void *ud, int layer);
     /* 1: a stop or an error puts the state back where the feed began (*fed
      * = 0), not at the last complete pass — a chat turn stopped in its
-     * prompt leaves that prompt out of the conversation (rm_chat_left_out).
+     * prompt leaves that prompt out of the conversation (rm_conv_context).
      * Passes still complete one by one (on_chunk) on the way. */
     int stop_to_start;
 } rm_forward_ctl;
@@ -503,14 +503,6 @@ int  rm_session_messages(const rm_session *s, const rm_chat_msg **msgs);
  * the reply is empty and the state holds the prompt's complete passes). */
 enum { RM_STOPPED_REPLY = 1, RM_STOPPED_PROMPT = 2 };
 int  rm_session_last_interrupted(const rm_session *s);
-/* Whether a message stays out of what later turns give the model, from its
- * role and how it ended and the next message's (next_role NULL for the
- * last): a reply stopped while its prompt was processed, and the user
- * message it answered. A stop in the prompt says "do not compute this";
- * both messages stay in the conversation, on screen and in transcripts, and
- * the next turn goes on from the state before them instead of computing the
- * stopped prompt again. Every source and the snapshot reader use it. */
-int  rm_chat_left_out(const char *role, int interrupted, const char *next_role, int next_interrupted);
 /* The conversation as a transcript (rm_transcript_save below). A load
  * replaces the conversation (and the system prompt when the file has one)
  * only when the whole file is valid; on any error nothing changes. */
@@ -663,6 +655,56 @@ int  rm_transcript_load(const char *path, rm_transcript *t, rm_err *err);
 int  rm_transcript_parse(const char *text, size_t len, const char *name, rm_transcript *t, rm_err *err);
 void rm_transcript_free(rm_transcript *t);
 
+/* ---- conversations (engine/session/conv.c) ---------------------------- */
+
+/* The one conversation type: the session's, the chat's synthetic and
+ * endpoint sources', the snapshot reader's. The system prompt, the
+ * messages with their reasoning and how each reply ended, two views of it
+ * (everything, for the chat and /save; the context the model is given, for
+ * prompts and requests) and the transcript format. Zero-initialise to use. */
+typedef struct rm_conv_msg {
+    char *role, *content;
+    char *reasoning;            /* NULL: none */
+    int   interrupted;          /* 0, RM_STOPPED_REPLY or RM_STOPPED_PROMPT */
+} rm_conv_msg;
+
+typedef struct rm_conv {
+    char        *system;        /* NULL: none */
+    rm_conv_msg *msgs;
+    int          n, cap;
+    rm_chat_msg *view;          /* the views', kept as large as the messages need */
+    int          vcap;
+} rm_conv;
+
+/* Appends copies of the strings; -1 out of memory, the conversation as it
+ * was. */
+int  rm_conv_push(rm_conv *c, const char *role, const char *content, const char *reasoning, int interrupted);
+/* Drops the last message, if any. */
+void rm_conv_pop(rm_conv *c);
+/* Drops every message; the system prompt stays (as with rm_session_clear). */
+void rm_conv_clear(rm_conv *c);
+/* text NULL or "": no system prompt. -1 out of memory, unchanged. */
+int  rm_conv_set_system(rm_conv *c, const char *text);
+/* The system prompt, then the messages; valid until the next change. */
+int  rm_conv_view(rm_conv *c, const rm_chat_msg **out);
+/* The same without what later turns do not give the model: a reply
+ * stopped while its prompt was processed, and the user message it
+ * answered. A stop in the prompt says "do not compute this"; both messages
+ * stay in the conversation, on screen and in transcripts, and the next turn
+ * goes on from the state before them instead of computing the stopped
+ * prompt again. -1 out of memory, else the count. */
+int  rm_conv_context(rm_conv *c, const rm_chat_msg **out);
+/* How the last reply ended (0 when the last message is not a reply). */
+int  rm_conv_last_interrupted(const rm_conv *c);
+int  rm_conv_save(const rm_conv *c, const char *path, rm_err *err);
+/* Replaces the conversation, system prompt included, only when the whole
+ * file was read; otherwise nothing changes and *err says why. */
+int  rm_conv_load(rm_conv *c, const char *path, rm_err *err);
+/* The same from a transcript already read (its system prompt is taken
+ * over); -1 out of memory, nothing changed. */
+int  rm_conv_take_transcript(rm_conv *c, rm_transcript *t);
+void rm_conv_free(rm_conv *c);
+
 /* ---- synthetic checkpoints and benchmarks ------------------------------ */
 
 /* Writes a K3-format checkpoint with random weights at K3 widths into dir.
@@ -756,6 +798,59 @@ typedef struct rm_fetch_opts {
  * leftovers of an interrupted fetch are removed. */
 int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, rm_progress_fn fn, void *ud,
                   rm_err *err);
+
+/* ---- an OpenAI-compatible endpoint's HTTP (engine/remote/endpoint.c) --- */
+
+/* Whether host (a URL's or a Host header's, a port and IPv6 brackets
+ * allowed) names a loopback address: localhost, *.localhost, 127.0.0.0/8 or
+ * ::1. The one rule of the endpoint client (where an API key may go in
+ * clear, what skips a proxy) and of `remora serve` (which Host and Origin
+ * headers a loopback bind answers). */
+int rm_host_is_loopback(const char *host);
+
+/* The transfer under the chat's endpoint source and `remora run
+ * --endpoint`: one kept-alive connection to a server, requests run on the
+ * calling thread and polled every 50 ms for the stop flag and the stall
+ * clock. The API key is never printed and goes in an Authorization header
+ * only to the endpoint's own host and port, over HTTPS or to a loopback
+ * address; redirects are followed here (up to 5, never from https to
+ * http), so the header is left out of every request to another host. */
+typedef struct rm_endpoint rm_endpoint;
+
+/* Opens url (an API base …/v1, a server's root, where /v1 is added, or the
+ * chat URL itself): {base}/chat/completions and {base}/models. timeout:
+ * seconds without a byte before a request fails (<= 0: 300). Returns 0,
+ * -2 for a bad URL or a key that would cross the network in clear text
+ * (bad input), or -1 (libcurl could not start). Sends nothing yet. */
+int  rm_endpoint_open(const char *url, const char *api_key, double timeout, rm_endpoint **out, rm_err *err);
+void rm_endpoint_free(rm_endpoint *e);      /* the key is wiped */
+const char *rm_endpoint_chat_url(const rm_endpoint *e);
+const char *rm_endpoint_models_url(const rm_endpoint *e);
+const char *rm_endpoint_host(const rm_endpoint *e);
+const char *rm_endpoint_port(const rm_endpoint *e);
+int  rm_endpoint_has_key(const rm_endpoint *e);
+
+/* What one request got back. */
+typedef struct rm_http_reply {
+    long status;
+    rm_buf body;                /* a reply other than 2xx: its first 256 KiB (for its message) */
+    char retry_after[64];       /* the Retry-After header as sent ("" when none) */
+    double retry_after_s;       /* its seconds; -1 when none or a date */
+    char content_type[128];
+    uint64_t bytes;             /* body bytes so far (live while the sink runs) */
+} rm_http_reply;
+
+/* One request to url (body NULL: GET for JSON; else a POST of the JSON
+ * body that asks for an event stream). The body of a 2xx reply goes to
+ * sink as it arrives (non-zero ends the transfer, which is not an error);
+ * timeout > 0 overrides the endpoint's for this request. Returns 0 when a
+ * reply came (r->status says which), 1 when *stop was set, -1 on a failure
+ * that names the URL (DNS, connection, TLS, no answer in time, a stall,
+ * too many or refused redirects). r is reset first; the caller frees
+ * r->body. */
+int  rm_endpoint_request(rm_endpoint *e, const char *url, const char *body, double timeout, volatile int *stop,
+                         int (*sink)(void *ud, const char *p, size_t n), void *ud, rm_http_reply *r,
+                         rm_err *err);
 
 /* ---- kernels (benchmarks and self-checks) ------------------------------ */
 

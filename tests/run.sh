@@ -22,9 +22,11 @@ LOGS=build/logs
 # a suite running beside it would run that other binary.
 SERIAL="install"
 # The order on a clone that has no times yet (build/logs/times holds the
-# last run's): the suites measured slowest first, so that two queues end
-# together; the rest follow in name order.
-SLOW="unit-asan fuzz serve_soak unit-rel tui_autosave serve_openai http_reliability tui_endpoint run_state"
+# last run's): the suites measured slowest first (d56ad6c, one at a time on
+# a shared machine: unit-asan 170 s, fuzz 154, serve_soak 137, synth 134,
+# then 61 and less), so that the two queues end together; the rest follow
+# in name order.
+SLOW="unit-asan fuzz serve_soak synth serve_openai default_model http_faults serve_curl serve_errors unit-rel serve_queue http_reliability tui_endpoint tui_autosave"
 
 # one NAME: runs the suite NAME, prints its result block in one write (the
 # other queue prints too), leaves "NAME rc seconds pass fail" in NAME.result.

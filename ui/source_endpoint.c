@@ -3,11 +3,9 @@
  * the conversation to POST {base}/chat/completions with "stream": true and
  * reads the reply as it streams (ui/sse.h reads what the servers send).
  *
- * The transfer runs on the calling thread (the chat's worker, or `remora
- * run`) through libcurl's multi interface, polled every 50 ms so that the
- * stop flag ends it within that (a plain easy transfer only looks at its
- * progress callback about once a second while nothing arrives), and a
- * stream with no byte for `timeout` seconds fails with a note saying so.
+ * The transfer, the key's rule and redirects are the engine's (rm_endpoint,
+ * engine/remote/endpoint.c, which stream mode's client shares its policy
+ * with); this file speaks the API over it.
  *
  * The figures: a `remora serve` endpoint (its /v1/models says owned_by
  * "remora") is asked for its stats extension, and its records go to the
@@ -25,315 +23,35 @@
  * The server's word is not trusted for a reply's length: the reply is cut
  * (finish reason "length") after --max-new chunks of text (one token each
  * from every server seen; one that packs several per chunk gets more, up
- * to the byte cap) or REPLY_TEXT_MAX bytes of text, and a whole exchange
- * has an overall deadline of DEADLINE_TIMEOUTS times the stall time-out
- * besides it, so an endless stream ends; every buffer is capped (an
- * event's data and line, UI_SSE_EVENT_MAX; an error body, ERROR_BODY_MAX;
- * the model list, 16 MB; the headers kept, 64 bytes each).
+ * to the byte cap) or REPLY_TEXT_MAX bytes of text (an exchange's overall
+ * deadline and the other buffers' caps are engine/remote/endpoint.c's and
+ * ui/sse.h's), so an endless stream ends.
  *
- * The API key (taken from the environment by the caller) is never printed
- * and goes in an Authorization header only to the endpoint's own host and
- * port, over HTTPS or to a loopback address. Redirects are followed here,
- * not by libcurl (up to 5), so that the header is left out of every request
- * to another host: libcurl itself stops resending it only since 7.58, and
- * a Bearer header set by hand is not covered by CURLOPT_UNRESTRICTED_AUTH.
- * TLS peers and host names are verified.
+ * The API key (taken from the environment by the caller) is never printed.
  */
-#include <arpa/inet.h>
 #include <ctype.h>
-#include <curl/curl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "conv.h"
 #include "source.h"
 #include "sse.h"
 
-#define MAX_REDIRECTS 5
-#define ERROR_BODY_MAX (256u << 10)     /* bytes of an error reply kept for its message */
-#define POLL_MS 50
 #define DEFAULT_TIMEOUT 300.0
 #define REPLY_TEXT_MAX (64u << 20)      /* bytes of a reply's text */
-#define DEADLINE_TIMEOUTS 24            /* an exchange's deadline, in stall time-outs (2 h by default) */
 
 typedef struct endpoint_source {
     ui_source base;
-    char *chat_url, *models_url;
-    char *key;                  /* NULL: none; wiped when freed */
+    rm_endpoint *ep;            /* the HTTP (engine/remote/endpoint.c) */
     char *model;
-    char host[256], port[16];   /* where the key may go */
     double timeout;
     int remora;                 /* the endpoint is remora serve */
-    ui_conv conv;
-    CURL *easy;                 /* kept between requests: the connection is reused */
-    CURLM *multi;
+    rm_conv conv;
 } endpoint_source;
 
-/* ---- URLs and the key's rule ---------------------------------------------- */
-
-static int is_loopback(const char *host)
-{
-    char h[256];
-    size_t n = strlen(host);
-    if (n >= 2 && host[0] == '[' && host[n - 1] == ']') { host++; n -= 2; }
-    if (n >= sizeof h) return 0;
-    memcpy(h, host, n);
-    h[n] = 0;
-    if (!strcasecmp(h, "localhost")) return 1;
-    unsigned char a[16];
-    if (inet_pton(AF_INET, h, a) == 1) return a[0] == 127;
-    if (inet_pton(AF_INET6, h, a) == 1) return !memcmp(a, "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\1", 16);
-    return 0;
-}
-
-/* The scheme, host and port of url; -1 when it is not an http(s) URL. */
-static int url_parts(const char *url, char *scheme, size_t scap, char *host, size_t hcap, char *port,
-                     size_t pcap)
-{
-    CURLU *u = curl_url();
-    char *s = NULL, *h = NULL, *p = NULL;
-    int rc = !u || curl_url_set(u, CURLUPART_URL, url, 0) || curl_url_get(u, CURLUPART_SCHEME, &s, 0) ||
-             curl_url_get(u, CURLUPART_HOST, &h, 0) || curl_url_get(u, CURLUPART_PORT, &p, CURLU_DEFAULT_PORT)
-                 ? -1 : 0;
-    if (!rc && strcasecmp(s, "http") && strcasecmp(s, "https")) rc = -1;
-    if (!rc) {
-        snprintf(scheme, scap, "%s", s);
-        snprintf(host, hcap, "%s", h);
-        snprintf(port, pcap, "%s", p);
-    }
-    curl_free(s);
-    curl_free(h);
-    curl_free(p);
-    curl_url_cleanup(u);
-    return rc;
-}
-
-/* Whether the key may go with a request to url. */
-static int key_allowed(const endpoint_source *e, const char *url)
-{
-    char scheme[16], host[256], port[16];
-    if (!e->key || url_parts(url, scheme, sizeof scheme, host, sizeof host, port, sizeof port)) return 0;
-    if (strcasecmp(host, e->host) || strcmp(port, e->port)) return 0;
-    return !strcasecmp(scheme, "https") || is_loopback(host);
-}
-
-/* {base}/chat/completions and {base}/models from the URL the user gave: an
- * API base (…/v1), a server's root (/v1 is added) or the chat URL itself. */
-static int make_urls(endpoint_source *e, const char *url, rm_err *err)
-{
-    char scheme[16];
-    if (url_parts(url, scheme, sizeof scheme, e->host, sizeof e->host, e->port, sizeof e->port))
-        return rm_errf(err, "--endpoint %s: not an http:// or https:// URL", url);
-    if (strchr(url, '?') || strchr(url, '#'))
-        return rm_errf(err, "--endpoint %s: give the API's base URL, without a query", url);
-    rm_buf b = { 0 };
-    size_t n = strlen(url);
-    while (n && url[n - 1] == '/') n--;
-    static const char chat[] = "/chat/completions";
-    if (n >= sizeof chat - 1 && !strncmp(url + n - (sizeof chat - 1), chat, sizeof chat - 1)) n -= sizeof chat - 1;
-    const char *path = strstr(url, "://");
-    path = path ? strchr(path + 3, '/') : NULL;
-    int rootless = !path || (size_t)(path - url) >= n;
-    int bad = rm_buf_add(&b, url, n) || (rootless && rm_buf_adds(&b, "/v1"));
-    size_t base = b.len;
-    bad = bad || rm_buf_adds(&b, chat) || !(e->chat_url = strdup(b.p));
-    b.len = base;
-    bad = bad || rm_buf_adds(&b, "/models") || !(e->models_url = strdup(b.p));
-    rm_buf_free(&b);
-    return bad ? rm_errf(err, "out of memory") : 0;
-}
-
-/* ---- one HTTP exchange ---------------------------------------------------- */
-
-typedef struct xfer {
-    endpoint_source *e;
-    volatile int *stop;
-    /* the body of a 2xx reply goes to sink; other replies are kept in body */
-    int (*sink)(void *ud, const char *p, size_t n);
-    void *ud;
-    long status;
-    rm_buf body;
-    char retry_after[64], ctype[128];
-    double last_byte;
-    double deadline;            /* rm_now() past which the exchange is given up */
-    uint64_t bytes;             /* body bytes of this exchange */
-    int sink_failed;            /* sink returned non-zero: the transfer was ended */
-} xfer;
-
-static size_t on_header(char *p, size_t size, size_t n, void *ud)
-{
-    xfer *x = ud;
-    size_t len = size * n;
-    x->last_byte = rm_now();
-    if (len >= 5 && !strncasecmp(p, "HTTP/", 5)) {     /* a new response: forget the last one's */
-        x->retry_after[0] = x->ctype[0] = 0;
-        return len;
-    }
-    const char *colon = memchr(p, ':', len);
-    if (!colon) return len;
-    size_t k = (size_t)(colon - p);
-    const char *v = colon + 1, *end = p + len;
-    while (v < end && (*v == ' ' || *v == '\t')) v++;
-    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ')) end--;
-    char *dst = k == 11 && !strncasecmp(p, "retry-after", 11) ? x->retry_after
-              : k == 12 && !strncasecmp(p, "content-type", 12) ? x->ctype : NULL;
-    if (dst) snprintf(dst, 64, "%.*s", (int)(end - v), v);
-    return len;
-}
-
-static size_t on_body(char *p, size_t size, size_t n, void *ud)
-{
-    xfer *x = ud;
-    size_t len = size * n;
-    x->last_byte = rm_now();
-    x->bytes += len;
-    if (!x->status) curl_easy_getinfo(x->e->easy, CURLINFO_RESPONSE_CODE, &x->status);
-    if (x->status >= 200 && x->status < 300 && x->sink) {
-        if (x->sink(x->ud, p, len)) { x->sink_failed = 1; return 0; }
-        return len;
-    }
-    if (x->status >= 300 && x->status < 400) return len;        /* a redirect's page */
-    size_t room = x->body.len < ERROR_BODY_MAX ? ERROR_BODY_MAX - x->body.len : 0;
-    if (rm_buf_add(&x->body, p, len < room ? len : room)) return 0;
-    return len;
-}
-
-enum { X_DONE, X_STOPPED, X_STALLED, X_LATE, X_FAILED };
-
-/* Runs the easy handle to its end, looking at the stop flag and the stall
- * clock between polls. */
-static int perform(endpoint_source *e, xfer *x, CURLcode *res)
-{
-    CURLM *m = e->multi;
-    curl_multi_add_handle(m, e->easy);
-    int running = 1, outcome = X_DONE;
-    *res = CURLE_OK;
-    x->last_byte = rm_now();
-    if (!x->deadline) x->deadline = x->last_byte + DEADLINE_TIMEOUTS * e->timeout;
-    while (running) {
-        if (curl_multi_perform(m, &running) != CURLM_OK) { outcome = X_FAILED; *res = CURLE_FAILED_INIT; break; }
-        if (!running) break;
-        if (x->stop && *x->stop) { outcome = X_STOPPED; break; }
-        if (rm_now() - x->last_byte > e->timeout) { outcome = X_STALLED; break; }
-        if (rm_now() > x->deadline) { outcome = X_LATE; break; }
-        curl_multi_poll(m, NULL, 0, POLL_MS, NULL);
-    }
-    if (outcome == X_DONE) {
-        CURLMsg *msg;
-        int left;
-        while ((msg = curl_multi_info_read(m, &left)))
-            if (msg->msg == CURLMSG_DONE && msg->easy_handle == e->easy) *res = msg->data.result;
-        if (*res == CURLE_WRITE_ERROR && x->sink_failed) *res = CURLE_OK;
-        if (*res != CURLE_OK) outcome = X_FAILED;
-    }
-    curl_multi_remove_handle(m, e->easy);      /* a transfer cut short closes its connection */
-    return outcome;
-}
-
-/* A transport failure as the user should read it. */
-static void transport_error(const endpoint_source *e, const char *url, CURLcode res, const char *detail,
-                            rm_err *err)
-{
-    char host[300];
-    snprintf(host, sizeof host, "%s:%s", e->host, e->port);
-    switch (res) {
-    case CURLE_COULDNT_RESOLVE_HOST:
-        rm_errf(err, "%s: cannot resolve the host name %s (DNS): %s", url, e->host, detail);
-        break;
-    case CURLE_COULDNT_CONNECT:
-        rm_errf(err, "%s: cannot connect to %s: %s (is the server running?)", url, host, detail);
-        break;
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CACERT_BADFILE:
-        rm_errf(err, "%s: TLS with %s failed, the connection was not used: %s", url, host, detail);
-        break;
-    case CURLE_OPERATION_TIMEDOUT:
-        rm_errf(err, "%s: %s did not answer in time: %s", url, host, detail);
-        break;
-    default:
-        rm_errf(err, "%s: %s", url, detail[0] ? detail : curl_easy_strerror(res));
-        break;
-    }
-}
-
-/* One request (body NULL: GET), redirects followed here. Returns 0 when a
- * reply came (x->status says which), 1 when stopped, -1 on a failure. */
-static int exchange(endpoint_source *e, const char *url0, const char *body, xfer *x, rm_err *err)
-{
-    char *url = strdup(url0);
-    if (!url) return rm_errf(err, "out of memory");
-    int rc = -1;
-    for (int hop = 0;; hop++) {
-        CURL *h = e->easy;
-        char cerr[CURL_ERROR_SIZE] = "";
-        curl_easy_reset(h);
-        struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
-        hdr = curl_slist_append(hdr, body ? "Accept: text/event-stream" : "Accept: application/json");
-        hdr = curl_slist_append(hdr, "Expect:");    /* no 100-continue wait on long conversations */
-        char auth[1100] = "";
-        if (key_allowed(e, url)) {
-            snprintf(auth, sizeof auth, "Authorization: Bearer %s", e->key);
-            hdr = curl_slist_append(hdr, auth);
-            memset(auth, 0, sizeof auth);       /* curl copied it */
-        }
-        curl_easy_setopt(h, CURLOPT_URL, url);
-        char scheme[16], host[256], port[16];
-        if (!url_parts(url, scheme, sizeof scheme, host, sizeof host, port, sizeof port) && is_loopback(host))
-            curl_easy_setopt(h, CURLOPT_PROXY, "");     /* a loopback server is never reached through a proxy */
-        curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(1000 * (e->timeout < 30 ? e->timeout : 30)));
-        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(h, CURLOPT_HEADERDATA, x);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, x);
-        curl_easy_setopt(h, CURLOPT_USERAGENT, "remora");
-        if (body) {
-            curl_easy_setopt(h, CURLOPT_POST, 1L);
-            curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-            curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-        }
-        x->status = 0;
-        rm_buf_reset(&x->body);
-        CURLcode res;
-        int outcome = perform(e, x, &res);
-        curl_slist_free_all(hdr);
-        if (outcome == X_STOPPED) { rc = 1; break; }
-        if (outcome == X_STALLED) {
-            rm_errf(err, "%s: no data from %s:%s for %g s: the request was given up (--endpoint-timeout)", url,
-                    e->host, e->port, e->timeout);
-            break;
-        }
-        if (outcome == X_LATE) {
-            rm_errf(err, "%s: the exchange with %s:%s took longer than %g s in all (%d times --endpoint-timeout): "
-                    "it was given up", url, e->host, e->port, DEADLINE_TIMEOUTS * e->timeout, DEADLINE_TIMEOUTS);
-            break;
-        }
-        if (outcome == X_FAILED) { transport_error(e, url, res, cerr, err); break; }
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &x->status);
-        char *next = NULL;
-        if (x->status >= 300 && x->status < 400) curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &next);
-        if (!next) { rc = 0; break; }
-        if (hop == MAX_REDIRECTS) { rm_errf(err, "%s: more than %d redirects", url0, MAX_REDIRECTS); break; }
-        char *n2 = strdup(next);
-        free(url);
-        if (!(url = n2)) { rm_errf(err, "out of memory"); break; }
-    }
-    free(url);
-    return rc;
-}
-
 /* The message of an HTTP error reply. */
-static int http_error(const endpoint_source *e, const char *url, const xfer *x, rm_err *err)
+static int http_error(const endpoint_source *e, const char *url, const rm_http_reply *x, rm_err *err)
 {
     char msg[600];
     const char *m = ui_sse_error_message(x->body.p ? x->body.p : "", x->body.len, msg, sizeof msg);
@@ -343,58 +61,58 @@ static int http_error(const endpoint_source *e, const char *url, const xfer *x, 
         m = msg;
     }
     if (x->status == 429)
-        return rm_errf(err, "%s:%s is busy (HTTP 429): %s%s%s%s", e->host, e->port, m,
+        return rm_errf(err, "%s:%s is busy (HTTP 429): %s%s%s%s", rm_endpoint_host(e->ep), rm_endpoint_port(e->ep), m,
                        x->retry_after[0] ? "; it asks to retry after " : "", x->retry_after,
-                       x->retry_after[0] && strspn(x->retry_after, "0123456789") == strlen(x->retry_after) ? " s" : "");
+                       x->retry_after[0] && x->retry_after_s >= 0 ? " s" : "");
     if (x->status == 401 || x->status == 403)
         return rm_errf(err, "%s: HTTP %ld: %s%s", url, x->status, m,
-                       e->key ? "" : " (no API key was sent: --api-key-env VAR)");
+                       rm_endpoint_has_key(e->ep) ? "" : " (no API key was sent: --api-key-env VAR)");
     return rm_errf(err, "%s: HTTP %ld: %s", url, x->status, m);
 }
 
 /* ---- the conversation ------------------------------------------------------ */
 
-static void clear(ui_source *src) { ui_conv_clear(&((endpoint_source *)src)->conv); }
+static void clear(ui_source *src) { rm_conv_clear(&((endpoint_source *)src)->conv); }
 
 static int set_system(ui_source *src, const char *text, rm_err *err)
 {
-    return ui_conv_set_system(&((endpoint_source *)src)->conv, text) ? rm_errf(err, "out of memory") : 0;
+    return rm_conv_set_system(&((endpoint_source *)src)->conv, text) ? rm_errf(err, "out of memory") : 0;
 }
 
 static int messages(ui_source *src, const rm_chat_msg **out)
 {
-    return ui_conv_view(&((endpoint_source *)src)->conv, out);
+    return rm_conv_view(&((endpoint_source *)src)->conv, out);
 }
 
-static int last_interrupted(ui_source *src) { return ui_conv_last_interrupted(&((endpoint_source *)src)->conv); }
+static int last_interrupted(ui_source *src) { return rm_conv_last_interrupted(&((endpoint_source *)src)->conv); }
 
 /* Transcripts are the engine's, as for a local model. */
 static int save(ui_source *src, const char *path, rm_err *err)
 {
-    return ui_conv_save(&((endpoint_source *)src)->conv, path, err);
+    return rm_conv_save(&((endpoint_source *)src)->conv, path, err);
 }
 
 static int load(ui_source *src, const char *path, rm_err *err)
 {
-    return ui_conv_load(&((endpoint_source *)src)->conv, path, err);
+    return rm_conv_load(&((endpoint_source *)src)->conv, path, err);
 }
 
 /* The request: the whole conversation, prior reasoning both as
  * reasoning_content (SGLang, K3's template, remora serve) and as reasoning
  * (vLLM's name for it, which its interleaved thinking reads back); an
- * exchange stopped in its prompt is not sent (rm_chat_left_out). */
-static char *request_body(const endpoint_source *e, const rm_gen_opts *o)
+ * exchange stopped in its prompt is not sent (rm_conv_context). */
+static char *request_body(endpoint_source *e, const rm_gen_opts *o)
 {
+    const rm_chat_msg *view;
+    int n = rm_conv_context(&e->conv, &view);
+    if (n < 0) return NULL;
     json_t *msgs = json_array();
-    const ui_conv *c = &e->conv;
-    if (c->system) json_array_append_new(msgs, json_pack("{s:s,s:s}", "role", "system", "content", c->system));
-    for (int i = 0; i < c->n; i++) {
-        const ui_conv_msg *cm = &c->msgs[i], *nx = i + 1 < c->n ? &c->msgs[i + 1] : NULL;
-        if (rm_chat_left_out(cm->role, cm->interrupted, nx ? nx->role : NULL, nx ? nx->interrupted : 0)) continue;
+    for (int i = 0; i < n; i++) {
+        const rm_chat_msg *cm = &view[i];
         json_t *m = json_pack("{s:s,s:s}", "role", cm->role, "content", cm->content);
-        if (m && cm->reasoning && *cm->reasoning) {
-            json_object_set_new(m, "reasoning_content", json_string(cm->reasoning));
-            json_object_set_new(m, "reasoning", json_string(cm->reasoning));
+        if (m && cm->reasoning_content && *cm->reasoning_content) {
+            json_object_set_new(m, "reasoning_content", json_string(cm->reasoning_content));
+            json_object_set_new(m, "reasoning", json_string(cm->reasoning_content));
         }
         json_array_append_new(msgs, m);
     }
@@ -436,7 +154,7 @@ typedef struct reply {
     double t0, t_text;          /* the request went out; the last chunk of text came */
     int texts;                  /* chunks of text so far */
     uint64_t bytes_at_rec;      /* body bytes counted into records so far */
-    xfer *x;
+    rm_http_reply *x;
     rm_token_stats rec;         /* a token record */
     rm_token_stats routes;      /* routed experts not yet published */
     int have_routes;
@@ -536,7 +254,7 @@ static int stream_sink(void *ud, const char *p, size_t n)
     reply *r = ud;
     if (!r->stream) {
         /* a server that ignored "stream": the whole reply comes as one JSON body */
-        const char *ct = r->x->ctype;
+        const char *ct = r->x->content_type;
         r->stream = !!strcasestr(ct, "text/event-stream") || !*ct ? 1 : -1;
     }
     if (r->stream < 0) {
@@ -580,13 +298,13 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
                 volatile int *stop, rm_err *err)
 {
     endpoint_source *e = (endpoint_source *)src;
-    ui_conv *c = &e->conv;
-    if (ui_conv_push(c, "user", user, NULL, 0)) return rm_errf(err, "out of memory");
+    rm_conv *c = &e->conv;
+    if (rm_conv_push(c, "user", user, NULL, 0)) return rm_errf(err, "out of memory");
     char *body = request_body(e, o);
-    if (!body) { ui_conv_pop(c); return rm_errf(err, "out of memory"); }
+    if (!body) { rm_conv_pop(c); return rm_errf(err, "out of memory"); }
     reply *r = calloc(1, sizeof *r);
-    if (!r) { free(body); ui_conv_pop(c); return rm_errf(err, "out of memory"); }
-    xfer x = { .e = e, .stop = stop, .sink = stream_sink, .ud = r };
+    if (!r) { free(body); rm_conv_pop(c); return rm_errf(err, "out of memory"); }
+    rm_http_reply x = { 0 };
     r->e = e;
     r->ev = ev;
     r->x = &x;
@@ -594,7 +312,8 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
     r->t0 = rm_now();
     /* remora serve always sends reasoning in a field of its own */
     ui_sse_think_init(&r->think, o->think && !e->remora);
-    int rc = exchange(e, e->chat_url, body, &x, err);
+    const char *chat_url = rm_endpoint_chat_url(e->ep);
+    int rc = rm_endpoint_request(e->ep, chat_url, body, 0, stop, stream_sink, r, &x, err);
     free(body);
     if (rc == 0 && x.status >= 200 && x.status < 300 && r->stream >= 0 && !r->parse_failed && !r->error[0] && !r->cut)
         ui_sse_end(&r->sse, on_event, r, &r->parse_err);
@@ -610,20 +329,22 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
     }
     if (r->usage.have && !e->remora) usage_figures(r);
     int got_text = r->text[RM_CHAN_REASONING].len || r->text[RM_CHAN_ANSWER].len;
-    if (rc == 0 && (x.status < 200 || x.status >= 300)) rc = http_error(e, e->chat_url, &x, err);
-    else if (rc == 0 && r->parse_failed) rc = rm_errf(err, "%s: %s", e->chat_url, r->parse_err.msg);
-    else if (rc == 0 && r->error[0]) rc = rm_errf(err, "%s:%s reported an error in mid-reply: %s", e->host, e->port, r->error);
+    if (rc == 0 && (x.status < 200 || x.status >= 300)) rc = http_error(e, chat_url, &x, err);
+    else if (rc == 0 && r->parse_failed) rc = rm_errf(err, "%s: %s", chat_url, r->parse_err.msg);
+    else if (rc == 0 && r->error[0]) rc = rm_errf(err, "%s:%s reported an error in mid-reply: %s", rm_endpoint_host(e->ep),
+                              rm_endpoint_port(e->ep), r->error);
     else if (rc == 0 && r->lost) rc = rm_errf(err, "out of memory: the reply could not be kept whole");
     else if (rc == 0 && !r->done && !r->finish[0])
-        rc = rm_errf(err, "%s:%s ended the reply before its end (no finish_reason, no [DONE])", e->host, e->port);
+        rc = rm_errf(err, "%s:%s ended the reply before its end (no finish_reason, no [DONE])", rm_endpoint_host(e->ep),
+                     rm_endpoint_port(e->ep));
     int interrupted = 0;
     if (rc == 1) {                              /* stopped */
         interrupted = got_text ? RM_STOPPED_REPLY : RM_STOPPED_PROMPT;
         rc = 0;
     }
     if (rc < 0 && !got_text) {
-        ui_conv_pop(c);                             /* nothing came back: the conversation is as it was */
-    } else if (ui_conv_push(c, "assistant", r->text[RM_CHAN_ANSWER].p ? r->text[RM_CHAN_ANSWER].p : "",
+        rm_conv_pop(c);                             /* nothing came back: the conversation is as it was */
+    } else if (rm_conv_push(c, "assistant", r->text[RM_CHAN_ANSWER].p ? r->text[RM_CHAN_ANSWER].p : "",
                             r->text[RM_CHAN_REASONING].len ? r->text[RM_CHAN_REASONING].p : NULL,
                             rc < 0 ? RM_STOPPED_REPLY : interrupted)) {
         rc = rm_errf(err, "out of memory");
@@ -642,16 +363,9 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
 static void destroy(ui_source *src)
 {
     endpoint_source *e = (endpoint_source *)src;
-    ui_conv_free(&e->conv);
-    free(e->chat_url);
-    free(e->models_url);
+    rm_conv_free(&e->conv);
     free(e->model);
-    if (e->key) {
-        memset(e->key, 0, strlen(e->key));
-        free(e->key);
-    }
-    if (e->multi) curl_multi_cleanup(e->multi);
-    if (e->easy) curl_easy_cleanup(e->easy);
+    rm_endpoint_free(e->ep);
     free(e);
 }
 
@@ -679,17 +393,16 @@ static int collect(void *ud, const char *p, size_t n)
 static int discover(endpoint_source *e, const char *want, rm_err *err)
 {
     rm_buf b = { 0 };
-    xfer x = { .e = e, .sink = collect, .ud = &b };
-    double t = e->timeout;
-    if (e->timeout > 15) e->timeout = 15;
-    int rc = exchange(e, e->models_url, NULL, &x, err);
-    e->timeout = t;
+    rm_http_reply x = { 0 };
+    const char *models_url = rm_endpoint_models_url(e->ep);
+    int rc = rm_endpoint_request(e->ep, models_url, NULL, e->timeout < 15 ? e->timeout : 15, NULL, collect, &b, &x,
+                                 err);
     int no_list = rc == 0 && want && (x.status == 404 || x.status == 405);
-    if (rc == 0 && !no_list && (x.status < 200 || x.status >= 300)) rc = http_error(e, e->models_url, &x, err);
+    if (rc == 0 && !no_list && (x.status < 200 || x.status >= 300)) rc = http_error(e, models_url, &x, err);
     json_t *j = rc || no_list ? NULL : json_loadb(b.p ? b.p : "", b.len, 0, NULL);
     json_t *data = json_object_get(j, "data"), *pick = NULL, *m;
     if (!rc && !no_list && !json_is_array(data))
-        rc = rm_errf(err, "%s: not a model list (no \"data\" array)", e->models_url);
+        rc = rm_errf(err, "%s: not a model list (no \"data\" array)", models_url);
     const char *first = NULL;
     size_t i;
     if (!rc && !no_list) {
@@ -699,9 +412,9 @@ static int discover(endpoint_source *e, const char *want, rm_err *err)
             if (!first) first = id;
             if (!want || !strcmp(id, want)) { pick = m; break; }
         }
-        if (!first) rc = rm_errf(err, "%s: the server lists no model", e->models_url);
+        if (!first) rc = rm_errf(err, "%s: the server lists no model", models_url);
         else if (!pick)
-            rc = rm_errf(err, "%s: the server does not list the model '%s' (it lists '%s'%s)", e->models_url, want,
+            rc = rm_errf(err, "%s: the server does not list the model '%s' (it lists '%s'%s)", models_url, want,
                          first, json_array_size(data) > 1 ? ", ..." : "");
     }
     if (pick) {
@@ -718,26 +431,15 @@ static int discover(endpoint_source *e, const char *want, rm_err *err)
 
 int ui_source_endpoint_open(const ui_endpoint_opts *o, ui_source **out, rm_err *err)
 {
-    curl_global_init(CURL_GLOBAL_DEFAULT);
     endpoint_source *e = calloc(1, sizeof *e);
     if (!e) return rm_errf(err, "out of memory");
     e->base.vt = &endpoint_vt;
     e->timeout = o->timeout > 0 ? o->timeout : DEFAULT_TIMEOUT;
-    int rc = make_urls(e, o->url, err);
-    if (!rc && o->api_key && strncasecmp(o->url, "https:", 6) && !is_loopback(e->host))
-        rc = rm_errf(err, "--endpoint %s: an API key is sent only over HTTPS (or to a loopback address): it would "
-                     "cross the network in clear text", o->url);
-    if (rc) {
-        destroy(&e->base);
-        return -2;
-    }
-    if (o->api_key && !(e->key = strdup(o->api_key))) rc = rm_errf(err, "out of memory");
-    if (!rc && (!(e->easy = curl_easy_init()) || !(e->multi = curl_multi_init())))
-        rc = rm_errf(err, "cannot start libcurl");
+    int rc = rm_endpoint_open(o->url, o->api_key, e->timeout, &e->ep, err);
     if (!rc) rc = discover(e, o->model, err);
     if (rc) {
         destroy(&e->base);
-        return -1;
+        return rc == -2 ? -2 : -1;
     }
     /* what a panel shows when its figures did not come: an endpoint without
      * the stats extension reports neither phases, cache nor speculation,
@@ -747,7 +449,8 @@ int ui_source_endpoint_open(const ui_endpoint_opts *o, ui_source **out, rm_err *
     e->base.route_layer0 = 0;
     e->base.model_layers = 0;
     e->base.unreported = e->remora ? 0 : UI_FIG_PHASES | UI_FIG_CACHE | UI_FIG_SPEC | UI_FIG_ROUTER | UI_FIG_STORAGE;
-    snprintf(e->base.label, sizeof e->base.label, "%.120s:%.15s %.110s", e->host, e->port, e->model);
+    snprintf(e->base.label, sizeof e->base.label, "%.120s:%.15s %.110s", rm_endpoint_host(e->ep), rm_endpoint_port(e->ep),
+             e->model);
     /* the welcome names the model; its figures (base.info) stay zero: no
      * API says them */
     snprintf(e->base.name, sizeof e->base.name, "%.95s", e->model);

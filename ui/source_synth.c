@@ -27,13 +27,12 @@
  *    the engine does; --max-new cuts the reply there.
  * Tokens are paced at the requested rate and the stop flag is honoured
  * between tokens. Conversations are saved and loaded with the engine's
- * transcript format (ui/conv.h), "interrupted" included.
+ * transcript format (rm_conv, engine.h), "interrupted" included.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "conv.h"
 #include "source.h"
 
 enum { LAYERS = 92, EXPERTS = 896, TOPK = 16 };
@@ -47,7 +46,7 @@ enum { PASS_TOKENS = 2048 };                            /* prompt tokens per pas
 typedef struct synth_source {
     ui_source     base;
     ui_synth_opts o;
-    ui_conv       conv;
+    rm_conv       conv;
     int           fed;              /* tokens the simulated state holds */
     uint64_t      rng;
     int16_t       route[LAYERS][TOPK];
@@ -101,14 +100,14 @@ static int msg_tokens(const char *text) { return (int)(strlen(text ? text : "") 
 static void clear(ui_source *src)
 {
     synth_source *s = (synth_source *)src;
-    ui_conv_clear(&s->conv);
+    rm_conv_clear(&s->conv);
     s->fed = 0;
 }
 
 static int set_system(ui_source *src, const char *text, rm_err *err)
 {
     synth_source *s = (synth_source *)src;
-    if (ui_conv_set_system(&s->conv, text)) return rm_errf(err, "out of memory");
+    if (rm_conv_set_system(&s->conv, text)) return rm_errf(err, "out of memory");
     s->fed = 0;         /* the rendering changed from its start */
     return 0;
 }
@@ -218,7 +217,7 @@ static void sleep_until(double t)
 /* Tokens of the whole conversation. */
 static int ctx_tokens(const synth_source *s)
 {
-    const ui_conv *c = &s->conv;
+    const rm_conv *c = &s->conv;
     int ctx = c->system ? msg_tokens(c->system) : 0;
     for (int i = 0; i < c->n; i++)
         ctx += msg_tokens(c->msgs[i].content) + (c->msgs[i].reasoning ? msg_tokens(c->msgs[i].reasoning) : 0);
@@ -438,10 +437,10 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
 
     rm_prompt_figures p;
     prompt_base(s, msg_tokens(user), &p);
-    if (ui_conv_push(&s->conv, "user", user, NULL, 0)) return rm_errf(err, "out of memory keeping the message");
+    if (rm_conv_push(&s->conv, "user", user, NULL, 0)) return rm_errf(err, "out of memory keeping the message");
     if (process_prompt(s, &p, ev, stop, nominal)) {
         s->fed = p.reused + p.done;             /* the complete passes stay in the state */
-        if (ui_conv_push(&s->conv, "assistant", "", NULL, RM_STOPPED_PROMPT)) return rm_errf(err, "out of memory");
+        if (rm_conv_push(&s->conv, "assistant", "", NULL, RM_STOPPED_PROMPT)) return rm_errf(err, "out of memory");
         return 0;
     }
 
@@ -458,7 +457,7 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
         rc = stream(s, &d, head, answer_text, (int)(sizeof answer_text / sizeof *answer_text),
                     s->o.answer_tokens, RM_CHAN_ANSWER, &answer);
     if (rc == 0) end_of_message(s, &d);
-    int bad = rc < 0 || ui_conv_push(&s->conv, "assistant", answer.p ? answer.p : "", reasoning.p,
+    int bad = rc < 0 || rm_conv_push(&s->conv, "assistant", answer.p ? answer.p : "", reasoning.p,
                                  rc == 1 ? RM_STOPPED_REPLY : 0);
     s->fed = bad ? 0 : ctx_tokens(s);          /* the state holds the whole conversation */
     rm_buf_free(&reasoning);
@@ -470,31 +469,31 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
 
 static int messages(ui_source *src, const rm_chat_msg **out)
 {
-    return ui_conv_view(&((synth_source *)src)->conv, out);
+    return rm_conv_view(&((synth_source *)src)->conv, out);
 }
 
 static int save(ui_source *src, const char *path, rm_err *err)
 {
-    return ui_conv_save(&((synth_source *)src)->conv, path, err);
+    return rm_conv_save(&((synth_source *)src)->conv, path, err);
 }
 
 /* Replaces the conversation only when the whole file is valid. */
 static int load(ui_source *src, const char *path, rm_err *err)
 {
     synth_source *s = (synth_source *)src;
-    if (ui_conv_load(&s->conv, path, err)) return -1;
+    if (rm_conv_load(&s->conv, path, err)) return -1;
     s->fed = 0;
     return 0;
 }
 
-static int last_interrupted(ui_source *src) { return ui_conv_last_interrupted(&((synth_source *)src)->conv); }
+static int last_interrupted(ui_source *src) { return rm_conv_last_interrupted(&((synth_source *)src)->conv); }
 
 static double probe(ui_source *src, double seconds) { (void)src; (void)seconds; return DEVICE_GBPS; }
 
 static void destroy(ui_source *src)
 {
     synth_source *s = (synth_source *)src;
-    ui_conv_free(&s->conv);
+    rm_conv_free(&s->conv);
     free(s);
 }
 

@@ -87,43 +87,12 @@ typedef struct request {
 
 /* ---- checks ------------------------------------------------------------- */
 
-/* host without a trailing ":port" (and IPv6 brackets), into buf */
-static const char *host_name(const char *host, char *buf, size_t cap)
-{
-    if (host[0] == '[') {
-        const char *e = strchr(host, ']');
-        if (!e || (e[1] && e[1] != ':')) return NULL;
-        snprintf(buf, cap, "%.*s", (int)(e - host - 1), host + 1);
-        return buf;
-    }
-    const char *c = strchr(host, ':');
-    if (c && strchr(c + 1, ':')) return NULL;           /* an IPv6 address needs brackets */
-    snprintf(buf, cap, "%.*s", (int)(c ? (size_t)(c - host) : strlen(host)), host);
-    return buf;
-}
-
-int serve_host_is_loopback(const char *host)
-{
-    char buf[256];
-    if (!host || strlen(host) >= sizeof buf || !host_name(host, buf, sizeof buf)) return 0;
-    size_t n = strlen(buf);
-    if (n && buf[n - 1] == '.') buf[--n] = 0;           /* "localhost." */
-    static const char sub[] = ".localhost";
-    if (!strcasecmp(buf, "localhost") || (n > sizeof sub - 1 && !strcasecmp(buf + n - (sizeof sub - 1), sub)))
-        return 1;
-    struct in_addr a4;
-    struct in6_addr a6;
-    if (inet_pton(AF_INET, buf, &a4) == 1) return (ntohl(a4.s_addr) >> 24) == 127;
-    if (inet_pton(AF_INET6, buf, &a6) == 1) return IN6_IS_ADDR_LOOPBACK(&a6);
-    return 0;
-}
-
 int serve_origin_is_loopback(const char *origin)
 {
     const char *rest = !strncasecmp(origin, "http://", 7) ? origin + 7 : !strncasecmp(origin, "https://", 8) ? origin + 8
                                                                                                            : NULL;
     if (!rest || strchr(rest, '/')) return 0;
-    return serve_host_is_loopback(rest);
+    return rm_host_is_loopback(rest);
 }
 
 int serve_key_matches(const char *auth, const char *key, size_t key_len)
@@ -206,7 +175,7 @@ static int check(serve_http *h, struct MHD_Connection *c, const char *url, const
     if (check_framing(c, e)) return -1;
     if (cfg->loopback) {
         const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-        if (!serve_host_is_loopback(host))
+        if (!rm_host_is_loopback(host))
             return serve_fail(e, 403, "invalid_request_error", "forbidden_host", NULL,
                               "this server listens on a loopback address and answers only requests for a loopback "
                               "host name (localhost, 127.0.0.1, [::1]); the Host header is %s%.64s%s",

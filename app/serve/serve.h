@@ -162,9 +162,8 @@ int  serve_http_start(serve *sv, serve_http **out, int *port, rm_err *err);
 void serve_http_stop(serve_http *h);
 /* Whether the address host resolves to for listening is a loopback one. */
 int  serve_bind_is_loopback(const char *host, int *loopback, rm_err *err);
-/* Whether host (a Host header's value, port included) names a loopback
- * address: localhost, *.localhost, 127.0.0.0/8 or [::1]. */
-int  serve_host_is_loopback(const char *host);
+/* (Whether a Host header names a loopback address is rm_host_is_loopback,
+ * the rule the endpoint client follows too.) */
 /* Whether an Origin header's value is a loopback origin (http or https). */
 int  serve_origin_is_loopback(const char *origin);
 /* Constant-time comparison of an Authorization header with the key. */

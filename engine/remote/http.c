@@ -34,7 +34,9 @@
  * Credentials. A bearer token goes only to the host of the base URL, and
  * only when it is https: curl does not pass authentication on to another
  * host when it follows a redirect, and an https base may only redirect to
- * https. TLS is verified (libcurl's defaults are never changed).
+ * https. TLS is verified (libcurl's defaults are never changed). The handle's
+ * protocols, redirects, proxy rule and header reading are the policy both
+ * engine clients share (http_policy.h).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -46,6 +48,7 @@
 #include <unistd.h>
 #include <curl/curl.h>
 #include "remote/http.h"
+#include "remote/http_policy.h"
 #include "base/file.h"
 #include "base/busy.h"
 
@@ -156,38 +159,18 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
 {
     http_job *j = ud;
     size_t k = sz * n;
-    if (k >= 5 && !strncmp(p, "HTTP/", 5)) {          /* a new answer (redirects give several) */
+    char ra[32];
+    if (http_policy_status_line(p, k)) {        /* a new answer (redirects give several) */
         j->crange[0] = 0;
         j->etag[0] = 0;
         j->lastmod[0] = 0;
         j->retry_after = 0;
-    } else if (k > 14 && !strncasecmp(p, "last-modified:", 14)) {
-        size_t a = 14;
-        while (a < k && (p[a] == ' ' || p[a] == '\t')) a++;
-        size_t m = k - a < sizeof j->lastmod - 1 ? k - a : sizeof j->lastmod - 1;
-        memcpy(j->lastmod, p + a, m);
-        j->lastmod[m] = 0;
-        while (m && (j->lastmod[m - 1] == '\r' || j->lastmod[m - 1] == '\n' || j->lastmod[m - 1] == ' ')) j->lastmod[--m] = 0;
-    } else if (k > 5 && !strncasecmp(p, "etag:", 5)) {
-        size_t a = 5;
-        while (a < k && (p[a] == ' ' || p[a] == '\t')) a++;
-        size_t m = k - a < sizeof j->etag - 1 ? k - a : sizeof j->etag - 1;
-        memcpy(j->etag, p + a, m);
-        j->etag[m] = 0;
-        while (m && (j->etag[m - 1] == '\r' || j->etag[m - 1] == '\n' || j->etag[m - 1] == ' ')) j->etag[--m] = 0;
-    } else if (k > 14 && !strncasecmp(p, "content-range:", 14)) {
-        size_t m = k - 14 < sizeof j->crange - 1 ? k - 14 : sizeof j->crange - 1;
-        memcpy(j->crange, p + 14, m);
-        j->crange[m] = 0;
-        while (m && (j->crange[m - 1] == '\r' || j->crange[m - 1] == '\n')) j->crange[--m] = 0;
-    } else if (k > 12 && !strncasecmp(p, "retry-after:", 12)) {
-        char tmp[32];
-        size_t m = k - 12 < sizeof tmp - 1 ? k - 12 : sizeof tmp - 1;
-        memcpy(tmp, p + 12, m);
-        tmp[m] = 0;
-        char *e;
-        double s = strtod(tmp, &e);
-        if (e != tmp && s >= 0) j->retry_after = s < RETRY_AFTER_MAX_S ? s : RETRY_AFTER_MAX_S;
+    } else if (!http_policy_header(p, k, "etag", j->etag, sizeof j->etag) &&
+               !http_policy_header(p, k, "last-modified", j->lastmod, sizeof j->lastmod) &&
+               !http_policy_header(p, k, "content-range", j->crange, sizeof j->crange) &&
+               http_policy_header(p, k, "retry-after", ra, sizeof ra)) {
+        double s = http_policy_retry_after(ra, RETRY_AFTER_MAX_S);
+        if (s >= 0) j->retry_after = s;
     }
     return k;
 }
@@ -303,25 +286,18 @@ static CURL *start(http_client *c, http_job *j)
     j->msg[0] = 0;
     if (!j->ranged) { j->got = 0; rm_buf_reset(&j->body); }    /* whole files start again */
     j->att_start = j->off + j->got;
-    curl_easy_setopt(h, CURLOPT_URL, j->url);
+    http_policy_easy(h, j->url, 15, 1);
     curl_easy_setopt(h, CURLOPT_PRIVATE, bc);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, bc);
     curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, j);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-    curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
-    curl_easy_setopt(h, CURLOPT_MAXREDIRS, 5L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, c->https ? "https" : "http,https");
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 15L);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, (long)c->min_rate);
     curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)(c->stall + 0.5));
     double left = j->t0 + c->deadline - rm_now();
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(left > 0.001 ? left * 1000 : 1));
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "remora");
     if (j->ranged) {
         char range[64];
         snprintf(range, sizeof range, "%llu-%llu", (unsigned long long)j->att_start,
@@ -531,9 +507,6 @@ static void *client_main(void *arg)
 
 /* ---- the caller's side --------------------------------------------------- */
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static void curl_global(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
-
 static double env_num(const char *name, double dflt)
 {
     const char *v = getenv(name);
@@ -545,7 +518,7 @@ static double env_num(const char *name, double dflt)
 int http_new(const http_opts *o, http_client **out, rm_err *err)
 {
     *out = NULL;
-    pthread_once(&curl_once, curl_global);
+    http_policy_init();
     if (strncmp(o->base, "http://", 7) && strncmp(o->base, "https://", 8))
         return rm_errf(err, "%s: not an http:// or https:// URL", o->base);
     http_client *c = calloc(1, sizeof *c);

@@ -187,7 +187,7 @@ static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, 
     prompt_run r = { s, ev, { 0 }, { 0 }, rm_now(), 0, s->nfed, np };
     r.last = r.t0;
     /* a turn stopped in its prompt leaves it out of the conversation
-     * (rm_chat_left_out): the state goes back to where the prompt began, so
+     * (rm_conv_context): the state goes back to where the prompt began, so
      * the next turn goes on from there */
     rm_forward_ctl ctl = { .stop = stop, .on_progress = on_prompt_progress, .on_chunk = on_prompt_pass, .ud = &r,
                            .stop_to_start = 1 };
@@ -447,15 +447,16 @@ int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, 
                     volatile int *stop, rm_err *err)
 {
     int turn = 0;       /* replies so far: this turn's number */
-    for (int i = 0; i < s->nmsgs; i++) turn += !strcmp(s->msgs[i].role, "assistant");
-    if (session_push_msg(s, "user", user_text, NULL)) return rm_errf(err, "out of memory");
-    int n;
-    if (session_build_context(s, &n)) return rm_errf(err, "out of memory");
+    for (int i = 0; i < s->conv.n; i++) turn += !strcmp(s->conv.msgs[i].role, "assistant");
+    if (rm_conv_push(&s->conv, "user", user_text, NULL, 0)) return rm_errf(err, "out of memory");
+    const rm_chat_msg *view;
+    int n = rm_conv_context(&s->conv, &view);
+    if (n < 0) return rm_errf(err, "out of memory");
     rm_chat_opts co = { o ? o->think : 1, o ? o->thinking_effort : NULL, 1, NULL };
     int32_t *ids = NULL;
-    int np = rm_chat_render(s->tok, s->fmt, s->view, n, &co, &ids, err);
+    int np = rm_chat_render(s->tok, s->fmt, view, n, &co, &ids, err);
     if (np >= 0 && session_check_ctx(s, np, err)) { free(ids); np = -1; }
-    if (np < 0) { s->nmsgs--; free(s->msgs[s->nmsgs].role); free(s->msgs[s->nmsgs].content); return -1; }
+    if (np < 0) { rm_conv_pop(&s->conv); return -1; }
     rm_buf kept[2] = { { .max = s->text_max }, { .max = s->text_max } };
     /* only XTML's generation prompt opens the think channel; an im-format
      * model opens <think> itself when it has one */
@@ -464,9 +465,8 @@ int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, 
                               err);
     free(ids);
     if (!rc) {
-        if (session_push_msg(s, "assistant", kept[1].p ? kept[1].p : "", kept[0].p))
+        if (rm_conv_push(&s->conv, "assistant", kept[1].p ? kept[1].p : "", kept[0].p, end.interrupted))
             rc = rm_errf(err, "out of memory");
-        else s->msgs[s->nmsgs - 1].interrupted = end.interrupted;
     }
     rm_buf_free(&kept[0]);
     rm_buf_free(&kept[1]);

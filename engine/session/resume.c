@@ -87,10 +87,11 @@ int rm_session_load_state(rm_session *s, const char *path, rm_resume *r, rm_err 
 {
     memset(r, 0, sizeof *r);
     const double t0 = rm_now();
-    int n;
-    if (session_build_context(s, &n)) return rm_errf(err, "out of memory");
+    const rm_chat_msg *view;
+    int n = rm_conv_context(&s->conv, &view);
+    if (n < 0) return rm_errf(err, "out of memory");
     snap_data d;
-    if (read_for(s, path, s->view, n, &d, r)) return rm_errf(err, "%s", r->why);
+    if (read_for(s, path, view, n, &d, r)) return rm_errf(err, "%s", r->why);
     const int tokens = d.tokens;
     if (session_install_snap(s, &d, err)) {
         snap_data_free(&d);
@@ -121,28 +122,23 @@ int rm_session_load_with_state(rm_session *s, const char *path, rm_resume *r, rm
     const double t0 = rm_now();
     char sp[4200];
     if (rm_snapshot_path(path, sp, sizeof sp)) return rm_errf(err, "%s: the name is too long", path);
-    rm_transcript t;
-    if (rm_transcript_load(path, &t, err)) return -1;
     /* the conversation as the session will hold it: the file's system
      * prompt, or the session's when the file has none */
-    rm_chat_msg *msgs = calloc((size_t)t.n + 1, sizeof *msgs);
-    if (!msgs) { rm_transcript_free(&t); return rm_errf(err, "out of memory"); }
-    int n = 0;
-    const char *sys = t.system ? t.system : s->system;
-    if (sys) msgs[n++] = (rm_chat_msg){ "system", sys, NULL, NULL };
-    for (int i = 0; i < t.n; i++)
-        if (!rm_chat_left_out(t.msgs[i].role, t.interrupted[i], i + 1 < t.n ? t.msgs[i + 1].role : NULL,
-                              i + 1 < t.n ? t.interrupted[i + 1] : 0))
-            msgs[n++] = t.msgs[i];
-    snap_data d;
-    int have = read_for(s, sp, msgs, n, &d, r) == 0;
-    free(msgs);
-    if (session_take_transcript(s, &t)) {
-        if (have) snap_data_free(&d);
-        rm_transcript_free(&t);
+    rm_conv c = { 0 };
+    if (rm_conv_load(&c, path, err)) return -1;
+    if (!c.system && s->conv.system && rm_conv_set_system(&c, s->conv.system)) {
+        rm_conv_free(&c);
         return rm_errf(err, "out of memory");
     }
-    rm_transcript_free(&t);
+    const rm_chat_msg *view;
+    int n = rm_conv_context(&c, &view);
+    if (n < 0) {
+        rm_conv_free(&c);
+        return rm_errf(err, "out of memory");
+    }
+    snap_data d;
+    int have = read_for(s, sp, view, n, &d, r) == 0;
+    session_take_conv(s, &c);
     if (have) {
         const int tokens = d.tokens;
         rm_err e;

@@ -67,26 +67,13 @@ int rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **o
     return 0;
 }
 
-static void free_msgs(rm_session *s)
-{
-    for (int i = 0; i < s->nmsgs; i++) {
-        free(s->msgs[i].role);
-        free(s->msgs[i].content);
-        free(s->msgs[i].reasoning);
-    }
-    s->nmsgs = 0;
-}
-
 void rm_session_free(rm_session *s)
 {
     if (!s) return;
-    free_msgs(s);
-    free(s->msgs);
-    free(s->view);
+    rm_conv_free(&s->conv);
     free(s->seq);
     free(s->logits);
     prefix_capture_end(s, 0);
-    free(s->system);
     free(s->moe_index);
     if (s->trace) fclose(s->trace);
     free(s->trace_path);
@@ -103,16 +90,12 @@ const rm_tokenizer *rm_session_tokenizer(rm_session *s) { return s->tok; }
 
 int rm_session_set_system(rm_session *s, const char *text)
 {
-    char *n = text && *text ? strdup(text) : NULL;
-    if (text && *text && !n) return -1;
-    free(s->system);
-    s->system = n;
-    return 0;
+    return rm_conv_set_system(&s->conv, text);
 }
 
 void rm_session_clear(rm_session *s)
 {
-    free_msgs(s);
+    rm_conv_clear(&s->conv);
     s->nseq = 0;
     s->restored_pending = 0;
     s->stale = 0;
@@ -124,24 +107,8 @@ int rm_session_add_message(rm_session *s, const char *role, const char *content,
     if (!role || (strcmp(role, "user") && strcmp(role, "assistant") && strcmp(role, "tool")))
         return rm_errf(err, "a message's role must be user, assistant or tool");
     if (!content) return rm_errf(err, "a message needs its content");
-    if (session_push_msg(s, role, content, strcmp(role, "assistant") ? NULL : reasoning)) return rm_errf(err, "out of memory");
-    return 0;
-}
-
-/* Appends a message; strings are copied. */
-int session_push_msg(rm_session *s, const char *role, const char *content, const char *reasoning)
-{
-    if (RM_GROW(s->msgs, s->cap, s->nmsgs + 1)) return -1;
-    session_msg *m = &s->msgs[s->nmsgs];
-    memset(m, 0, sizeof *m);
-    m->role = strdup(role);
-    m->content = strdup(content ? content : "");
-    m->reasoning = reasoning ? strdup(reasoning) : NULL;
-    if (!m->role || !m->content || (reasoning && !m->reasoning)) {
-        free(m->role); free(m->content); free(m->reasoning);
-        return -1;
-    }
-    s->nmsgs++;
+    if (rm_conv_push(&s->conv, role, content, strcmp(role, "assistant") ? NULL : reasoning, 0))
+        return rm_errf(err, "out of memory");
     return 0;
 }
 
@@ -152,45 +119,12 @@ int session_check_ctx(const rm_session *s, int n, rm_err *err)
                          s->max_ctx, s->max_ctx == s->m->cfg.max_pos ? "the model's max_position_embeddings" : "--max-ctx");
 }
 
-int rm_chat_left_out(const char *role, int interrupted, const char *next_role, int next_interrupted)
-{
-    if (!strcmp(role, "assistant")) return interrupted == RM_STOPPED_PROMPT;
-    return !strcmp(role, "user") && next_role && !strcmp(next_role, "assistant") && next_interrupted == RM_STOPPED_PROMPT;
-}
-
-/* Rebuilds the rm_chat_msg view: the system prompt first, then messages;
- * with `context`, only those the model is given (rm_chat_left_out). */
-static int build_view(rm_session *s, int context, int *n)
-{
-    free(s->view);
-    s->view = calloc((size_t)s->nmsgs + 1, sizeof *s->view);
-    if (!s->view) return -1;
-    int k = 0;
-    if (s->system) s->view[k++] = (rm_chat_msg){ "system", s->system, NULL, NULL };
-    for (int i = 0; i < s->nmsgs; i++) {
-        const session_msg *m = &s->msgs[i], *nx = i + 1 < s->nmsgs ? &s->msgs[i + 1] : NULL;
-        if (!context || !rm_chat_left_out(m->role, m->interrupted, nx ? nx->role : NULL, nx ? nx->interrupted : 0))
-            s->view[k++] = (rm_chat_msg){ m->role, m->content, m->reasoning, NULL };
-    }
-    *n = k;
-    return 0;
-}
-
-int session_build_view(rm_session *s, int *n) { return build_view(s, 0, n); }
-int session_build_context(rm_session *s, int *n) { return build_view(s, 1, n); }
-
 int rm_session_messages(const rm_session *s, const rm_chat_msg **msgs)
 {
-    int n = 0;
-    if (session_build_view((rm_session *)s, &n)) { *msgs = NULL; return 0; }
-    *msgs = s->view;
-    return n;
+    return rm_conv_view((rm_conv *)&s->conv, msgs);
 }
 
-int rm_session_last_interrupted(const rm_session *s)
-{
-    return s->nmsgs ? s->msgs[s->nmsgs - 1].interrupted : 0;
-}
+int rm_session_last_interrupted(const rm_session *s) { return rm_conv_last_interrupted(&s->conv); }
 
 double rm_session_probe_device(rm_session *s, double seconds)
 {
@@ -200,63 +134,28 @@ double rm_session_probe_device(rm_session *s, double seconds)
     return g;
 }
 
-int rm_session_save(const rm_session *s, const char *path, rm_err *err)
-{
-    rm_chat_msg *msgs = calloc((size_t)s->nmsgs + 1, sizeof *msgs);
-    int *interrupted = calloc((size_t)s->nmsgs + 1, sizeof *interrupted);
-    int rc;
-    if (!msgs || !interrupted) rc = rm_errf(err, "%s: out of memory writing the transcript", path);
-    else {
-        for (int i = 0; i < s->nmsgs; i++) {
-            msgs[i] = (rm_chat_msg){ s->msgs[i].role, s->msgs[i].content, s->msgs[i].reasoning, NULL };
-            interrupted[i] = s->msgs[i].interrupted;
-        }
-        rc = rm_transcript_save(path, msgs, interrupted, s->nmsgs, s->system, err);
-    }
-    free(msgs);
-    free(interrupted);
-    return rc;
-}
+int rm_session_save(const rm_session *s, const char *path, rm_err *err) { return rm_conv_save(&s->conv, path, err); }
 
-int session_take_transcript(rm_session *s, const rm_transcript *t)
+void session_take_conv(rm_session *s, rm_conv *c)
 {
-    /* everything is copied first; the conversation changes only then */
-    char *sys = t->system ? strdup(t->system) : NULL;
-    session_msg *old = s->msgs;
-    const int nold = s->nmsgs, oldcap = s->cap;
-    s->msgs = NULL;
-    s->nmsgs = s->cap = 0;
-    int rc = t->system && !sys ? -1 : 0;
-    for (int i = 0; i < t->n && !rc; i++) {
-        if (session_push_msg(s, t->msgs[i].role, t->msgs[i].content, t->msgs[i].reasoning_content)) rc = -1;
-        else s->msgs[s->nmsgs - 1].interrupted = t->interrupted[i];
+    if (!c->system) {                   /* a file without one keeps the session's */
+        c->system = s->conv.system;
+        s->conv.system = NULL;
     }
-    session_msg *drop = rc ? s->msgs : old;     /* keep the old conversation if the new one failed */
-    const int ndrop = rc ? s->nmsgs : nold;
-    if (rc) {
-        s->msgs = old;
-        s->nmsgs = nold;
-        s->cap = oldcap;
-        free(sys);
-    } else {
-        if (sys) { free(s->system); s->system = sys; }
-        /* the state holds none of it: the next turn feeds it again */
-        s->nseq = 0;
-        s->restored_pending = 0;
-        s->stale = t->n > 0;
-    }
-    for (int i = 0; i < ndrop; i++) { free(drop[i].role); free(drop[i].content); free(drop[i].reasoning); }
-    free(drop);
-    return rc;
+    rm_conv_free(&s->conv);
+    s->conv = *c;
+    memset(c, 0, sizeof *c);
+    s->nseq = 0;
+    s->restored_pending = 0;
+    s->stale = s->conv.n > 0;
 }
 
 int rm_session_load(rm_session *s, const char *path, rm_err *err)
 {
-    rm_transcript t;
-    if (rm_transcript_load(path, &t, err)) return -1;
-    int rc = session_take_transcript(s, &t) ? rm_errf(err, "out of memory") : 0;
-    rm_transcript_free(&t);
-    return rc;
+    rm_conv c = { 0 };
+    if (rm_conv_load(&c, path, err)) return -1;
+    session_take_conv(s, &c);
+    return 0;
 }
 
 void session_test_draft_oracle(rm_session *s, int (*fn)(void *, const int32_t *, int, int32_t *, int), void *ud)

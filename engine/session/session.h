@@ -22,11 +22,6 @@
 #include "session/spec.h"
 #include "session/route_hist.h"
 
-typedef struct session_msg {
-    char *role, *content, *reasoning;
-    int interrupted;
-} session_msg;
-
 /* The prefix cache as a session uses it (prefix.c). */
 typedef struct prefix_cache {
     char dir[4096];             /* "" when the cache is off */
@@ -45,10 +40,7 @@ struct rm_session {
     rm_tokenizer *tok;
     rm_chat_format fmt;
     rm_state *st;
-    char *system;
-    session_msg *msgs;
-    int nmsgs, cap;
-    rm_chat_msg *view;          /* rm_chat_msg array mirroring msgs */
+    rm_conv conv;               /* the system prompt and the messages (conv.c) */
     int32_t *seq;               /* tokens of the conversation so far */
     int nseq, seqcap;
     int nfed;                   /* of seq, how many the state has consumed */
@@ -82,20 +74,13 @@ struct rm_session {
 };
 
 /* session.c */
-/* Appends a message; strings are copied. */
-int  session_push_msg(rm_session *s, const char *role, const char *content, const char *reasoning);
+/* Makes c the session's conversation (c is emptied); when c has no system
+ * prompt, the session keeps its own. The state holds none of it: the next
+ * turn feeds it again. */
+void session_take_conv(rm_session *s, rm_conv *c);
 /* 0 when a context of n tokens fits the session's limit; else -1 with the
  * count and the limit in err (bad input). */
 int  session_check_ctx(const rm_session *s, int n, rm_err *err);
-/* Rebuilds s->view: the system prompt first, then the messages; *n gets the count. */
-int  session_build_view(rm_session *s, int *n);
-/* The same view without what the model is not given (rm_chat_left_out):
- * what a turn renders. */
-int  session_build_context(rm_session *s, int *n);
-/* Makes the transcript t the session's conversation (system prompt and
- * messages; t keeps its strings). Returns 0, or -1 (out of memory) with the
- * conversation as it was. */
-int  session_take_transcript(rm_session *s, const rm_transcript *t);
 
 /* generate.c */
 /* How a reply ended: interrupted is 0 or RM_STOPPED_REPLY/PROMPT (the

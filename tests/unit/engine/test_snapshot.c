@@ -107,7 +107,7 @@ static int first_turn(const char *mdir, rm_session *s, int kind)
         o.spec = RM_SPEC_ON;
     }
     /* a prompt stopped after a complete turn: it stays out of the context
-     * (rm_chat_left_out), the state goes back to the end of that turn, and
+     * (rm_conv_context), the state goes back to the end of that turn, and
      * the snapshot holds it */
     if (kind == CASE_STOPPED_PROMPT) {
         turn_rec done = { 0 };
