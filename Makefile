@@ -32,7 +32,7 @@ CFLAGS_ALL = $(BASE_CFLAGS) $(OPT) $(CFLAGS)
 ENGINE_SRC := $(wildcard engine/*/*.c)
 UI_SRC     := $(wildcard ui/*.c ui/curses/*.c)
 APP_SRC    := $(wildcard app/*.c app/serve/*.c)
-TEST_SRC   := $(wildcard tests/unit/*.c tests/unit/*/*.c)
+TEST_SRC   := $(wildcard tests/unit/*.c tests/unit/*/*.c tests/unit/*/*/*.c)
 
 ENGINE_OBJ := $(ENGINE_SRC:%.c=$(B)/%.o)
 UI_OBJ     := $(UI_SRC:%.c=$(B)/%.o)
@@ -40,8 +40,9 @@ APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
 # the unit tests see the engine's test hooks (declared under REMORA_TEST)
 $(TEST_OBJ): CFLAGS_ALL += -DREMORA_TEST
-# app/ files the unit tests link (the rest of app/ holds main and the commands)
-APP_TEST_OBJ := $(B)/app/opts.o
+# app/ files the unit tests link (the rest of app/ holds main and the commands):
+# the options, and the server's parts without cmd_serve.c
+APP_TEST_OBJ := $(B)/app/opts.o $(B)/app/serve/http.o $(B)/app/serve/openai.o $(B)/app/serve/queue.o
 
 .PHONY: all run test test-build-rel test-build-asan deps test-deps clean install unit bench fuzz FORCE
 # The package check runs first, in its own make: pkg-config is read when a

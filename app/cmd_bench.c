@@ -210,10 +210,7 @@ int cmd_bench(int argc, char **argv)
         { "chat", no_argument, 0, O_CHAT }, { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
     const struct option *opts = opts_longopts(own, BENCH_OPTS);
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int taken = opts_take("bench", c, optarg, &so);
-        if (taken < 0) return 2;
-        if (taken) continue;
+    while ((c = opts_next("bench", argc, argv, opts, &so)) >= 0) {
         switch (c) {
         case O_TOKENS: if (opts_int_arg("bench", "tokens", optarg, 1, 1000000000, &tokens)) return 2; break;
         case O_DEVICE_S: if (opts_real_arg("bench", "device-seconds", optarg, 0, 3600, 1, &dev_s)) return 2; break;
@@ -227,6 +224,7 @@ int cmd_bench(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
+    if (c == OPTS_REFUSED) return 2;
     const char *model = so.model;
     const int spec = so.gen.spec;
     if (!model || optind != argc || (prompt && prompt_tokens)) { usage(stderr); return 2; }

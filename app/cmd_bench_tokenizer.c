@@ -9,6 +9,7 @@
  * noise from other processes).
  */
 #include <stdint.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,27 +38,34 @@ static const char *const samples[] = {
 };
 #define NSAMPLES (sizeof samples / sizeof samples[0])
 
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: remora bench-tokenizer --tokenizer DIR [--mb N] [--passes P]\n"
+               "Encodes N MB (default 16) of mixed-script text P times (default 3) on one\n"
+               "thread and prints the best throughput in MB/s.\n");
+}
+
 int cmd_bench_tokenizer(int argc, char **argv)
 {
     const char *dir = NULL;
     double mb = 16;
     int passes = 3;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc) dir = argv[++i];
-        else if (!strcmp(argv[i], "--mb") && i + 1 < argc) {
-            if (opts_real_arg("bench-tokenizer", "mb", argv[++i], 0, 1024, 1, &mb)) return 2;
-        } else if (!strcmp(argv[i], "--passes") && i + 1 < argc) {
-            if (opts_int_arg("bench-tokenizer", "passes", argv[++i], 1, 1000000, &passes)) return 2;
-        }
-        else {
-            int help = !strcmp(argv[i], "--help") || !strcmp(argv[i], "-h");
-            fprintf(help ? stdout : stderr,
-                    "usage: remora bench-tokenizer --tokenizer DIR [--mb N] [--passes P]\n"
-                    "Encodes N MB (default 16) of mixed-script text P times (default 3) on one\n"
-                    "thread and prints the best throughput in MB/s.\n");
-            return help ? 0 : 2;
+    enum { O_TOKENIZER = 256, O_MB, O_PASSES, O_HELP };
+    static const struct option opts[] = {
+        { "tokenizer", required_argument, 0, O_TOKENIZER }, { "mb", required_argument, 0, O_MB },
+        { "passes", required_argument, 0, O_PASSES }, { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
+    int c;
+    opterr = 0;
+    while ((c = opts_next("bench-tokenizer", argc, argv, opts, NULL)) >= 0) {
+        switch (c) {
+        case O_TOKENIZER: dir = optarg; break;
+        case O_MB: if (opts_real_arg("bench-tokenizer", "mb", optarg, 0, 1024, 1, &mb)) return 2; break;
+        case O_PASSES: if (opts_int_arg("bench-tokenizer", "passes", optarg, 1, 1000000, &passes)) return 2; break;
+        case O_HELP: usage(stdout); return 0;
+        default: usage(stderr); return 2;
         }
     }
+    if (optind < argc) { usage(stderr); return 2; }
     if (!dir || mb <= 0 || mb > 1024 || passes < 1) {
         fprintf(stderr, "remora bench-tokenizer: need --tokenizer DIR, 0 < --mb <= 1024, --passes >= 1\n");
         return 2;

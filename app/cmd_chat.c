@@ -14,12 +14,6 @@
 #include "ui/main.h"
 #include "ui/keys.h"
 
-/* The shared options chat accepts (opts.h). */
-#define GEN_OPTS (OPT_BIT(OPT_THINK) | OPT_BIT(OPT_NO_THINK) | OPT_BIT(OPT_EFFORT) | OPT_BIT(OPT_MAX_NEW) | \
-                  OPT_BIT(OPT_TEMPERATURE) | OPT_BIT(OPT_TOP_P) | OPT_BIT(OPT_SEED) | OPT_BIT(OPT_SPEC))
-#define OPEN_OPTS (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE) | OPT_BIT(OPT_PREFILL_CHUNK) | \
-                   OPT_BIT(OPT_MAX_CTX) | OPT_BIT(OPT_PREFIX_CACHE))
-
 static void usage(FILE *f)
 {
     static const char *const text[OPT_COUNT] = {
@@ -43,7 +37,7 @@ static void usage(FILE *f)
     opts_help_line(f, "--system TEXT", "system prompt");
     opts_help_line(f, "--resume [FILE]", "go on with the last autosaved conversation, or with FILE\n"
                                          "(a transcript; its snapshot is used when it fits)");
-    opts_help(f, GEN_OPTS | OPEN_OPTS | OPTS_ENDPOINT_MASK, text);
+    opts_help(f, OPTS_GEN_MASK | OPTS_OPEN_MASK | OPTS_ENDPOINT_MASK, text);
     opts_help_line(f, "--panel-hz N", "redraw the panels and the status line at most N times a\n"
                                       "second (default 10); N in [1, 60]");
     opts_help_line(f, "--mouse", "scroll with the mouse wheel (Shift+drag still selects)");
@@ -66,7 +60,7 @@ int cmd_chat(int argc, char **argv)
         { "help", no_argument, 0, O_HELP },
         { 0, 0, 0, 0 },
     };
-    const struct option *opts = opts_longopts(own, OPT_BIT(OPT_MODEL) | GEN_OPTS | OPEN_OPTS | OPTS_ENDPOINT_MASK);
+    const struct option *opts = opts_longopts(own, OPT_BIT(OPT_MODEL) | OPTS_GEN_MASK | OPTS_OPEN_MASK | OPTS_ENDPOINT_MASK);
     ui_main_opts o = {
         .synth = { .rate = 20, .reasoning_tokens = 120, .answer_tokens = 240 },
     };
@@ -76,10 +70,7 @@ int cmd_chat(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int taken = opts_take("chat", c, optarg, &so);
-        if (taken < 0) return 2;
-        if (taken) continue;
+    while ((c = opts_next("chat", argc, argv, opts, &so)) >= 0) {
         switch (c) {
         case O_SYNTH: o.synthetic = 1; break;
         case O_RATE:
@@ -102,6 +93,7 @@ int cmd_chat(int argc, char **argv)
             return 2;
         }
     }
+    if (c == OPTS_REFUSED) return 2;
     /* --resume FILE: the one argument that is not an option */
     if (o.resume && optind < argc) o.resume = argv[optind++];
     if (optind < argc) {

@@ -362,10 +362,7 @@ int cmd_eval(int argc, char **argv)
         { "json", no_argument, 0, O_JSON }, { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
     const struct option *opts = opts_longopts(own, EVAL_OPTS);
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int taken = opts_take("eval", c, optarg, &so);
-        if (taken < 0) return 2;
-        if (taken) continue;
+    while ((c = opts_next("eval", argc, argv, opts, &so)) >= 0) {
         switch (c) {
         case O_DATA: data = optarg; break;
         case O_LIMIT: if (opts_int_arg("eval", "limit", optarg, 1, 1000000000, &limit)) return 2; break;
@@ -374,6 +371,7 @@ int cmd_eval(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
+    if (c == OPTS_REFUSED) return 2;
     if (!so.model || !data || optind != argc) { usage(stderr); return 2; }
     struct stat dst;
     if (stat(data, &dst) == 0 && !S_ISREG(dst.st_mode)) { fprintf(stderr, "remora eval: %s: not a regular file\n", data); return 2; }

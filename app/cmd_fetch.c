@@ -55,7 +55,7 @@ int cmd_fetch(int argc, char **argv)
         { "layers", required_argument, 0, 'l' }, { "connections", required_argument, 0, 'c' },
         { "dry-run", no_argument, 0, 'n' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = opts_next("fetch", argc, argv, opts, NULL)) >= 0) {
         switch (c) {
         case 'd': dir = optarg; break;
         case 'l': if (layer_range(optarg, &o)) return 2; break;
@@ -80,12 +80,12 @@ int cmd_fetch(int argc, char **argv)
     const double mbytes = (double)(st.bytes_total - st.bytes_local);
     if (o.dry_run) {
         printf("experts: %d, local: %d (%s), missing: %d (%s)\n", st.experts_total, st.experts_local,
-               progress_bytes(a, sizeof a, (double)st.bytes_local), missing, progress_bytes(b, sizeof b, mbytes));
-        printf("disk free: %s\n", progress_bytes(f, sizeof f, (double)st.disk_free));
+               rm_fmt_bytes(a, sizeof a, (double)st.bytes_local), missing, rm_fmt_bytes(b, sizeof b, mbytes));
+        printf("disk free: %s\n", rm_fmt_bytes(f, sizeof f, (double)st.disk_free));
         return 0;
     }
     fprintf(stderr, "remora fetch: %d experts (%s) fetched in %.1f s (%s/s); %d of %d local\n", missing,
-            progress_bytes(a, sizeof a, mbytes), el, progress_bytes(r, sizeof r, el > 0 ? mbytes / el : 0),
+            rm_fmt_bytes(a, sizeof a, mbytes), el, rm_fmt_bytes(r, sizeof r, el > 0 ? mbytes / el : 0),
             st.experts_total, st.experts_total);
     return 0;
 }

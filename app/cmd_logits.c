@@ -15,6 +15,7 @@
 #include "engine.h"
 #include "ui/term_safe.h"
 #include "commands.h"
+#include "opts.h"
 
 static void usage(FILE *f)
 {
@@ -95,7 +96,7 @@ int cmd_logits(int argc, char **argv)
         { "out", required_argument, 0, 'o' },   { "routes", required_argument, 0, 'r' },
         { "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 } };
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = opts_next("logits", argc, argv, opts, NULL)) >= 0) {
         switch (c) {
         case 'm': model = optarg; break;
         case 'i': ids_file = optarg; break;

@@ -42,12 +42,6 @@ static void on_sigint(int sig)
     signal(SIGINT, SIG_DFL);    /* a second Ctrl-C ends the process */
 }
 
-/* The shared options run accepts (opts.h). */
-#define GEN_OPTS (OPT_BIT(OPT_THINK) | OPT_BIT(OPT_NO_THINK) | OPT_BIT(OPT_EFFORT) | OPT_BIT(OPT_MAX_NEW) | \
-                  OPT_BIT(OPT_TEMPERATURE) | OPT_BIT(OPT_TOP_P) | OPT_BIT(OPT_SEED) | OPT_BIT(OPT_SPEC))
-#define OPEN_OPTS (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE) | OPT_BIT(OPT_PREFILL_CHUNK) | \
-                   OPT_BIT(OPT_MAX_CTX) | OPT_BIT(OPT_PREFIX_CACHE))
-
 static void usage(FILE *f)
 {
     static const char *const text[OPT_COUNT] = {
@@ -61,12 +55,12 @@ static void usage(FILE *f)
     opts_help_line(f, "--prompt TEXT", "the prompt; '-' reads it from standard input");
     opts_help_line(f, "--chat", "wrap the prompt as a user message in the model's chat format");
     opts_help_line(f, "--system TEXT", "system message (implies --chat)");
-    opts_help(f, GEN_OPTS, text);
+    opts_help(f, OPTS_GEN_MASK, text);
     opts_help_line(f, "--transcript FILE", "continue the conversation in FILE (JSONL) and save it back\n"
                                            "atomically, with its state in a snapshot beside it (c.jsonl:\n"
                                            "c.state), so the next run computes only what is new;\n"
                                            "implies --chat");
-    opts_help(f, OPEN_OPTS, text);
+    opts_help(f, OPTS_OPEN_MASK, text);
     opts_help(f, OPTS_ENDPOINT_MASK, text);
     fprintf(f,
         "The answer goes to stdout; reasoning goes to stderr. A summary line (context,\n"
@@ -289,12 +283,9 @@ int cmd_run(int argc, char **argv)
         { "prompt", required_argument, 0, O_PROMPT }, { "chat", no_argument, 0, O_CHAT },
         { "system", required_argument, 0, O_SYSTEM }, { "transcript", required_argument, 0, O_TRANS },
         { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
-    const struct option *opts = opts_longopts(own, OPT_BIT(OPT_MODEL) | GEN_OPTS | OPEN_OPTS | OPTS_ENDPOINT_MASK);
+    const struct option *opts = opts_longopts(own, OPT_BIT(OPT_MODEL) | OPTS_GEN_MASK | OPTS_OPEN_MASK | OPTS_ENDPOINT_MASK);
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int taken = opts_take("run", c, optarg, &so);
-        if (taken < 0) return 2;
-        if (taken) continue;
+    while ((c = opts_next("run", argc, argv, opts, &so)) >= 0) {
         switch (c) {
         case O_PROMPT: prompt = optarg; break;
         case O_CHAT: chat = 1; break;
@@ -304,6 +295,7 @@ int cmd_run(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
+    if (c == OPTS_REFUSED) return 2;
     if (so.given & OPT_BIT(OPT_EFFORT)) chat = 1;
     ui_endpoint_opts eo;
     int rc = opts_endpoint("run", &so, &eo);

@@ -81,11 +81,11 @@ static void announce_model(const serve *sv, rm_session *s)
     fprintf(stderr, "remora serve: model '%s' (%s, %d layers) from %s\n", cfg->served_name, i->family, i->num_layers,
             cfg->model_dir);
     fprintf(stderr, "remora serve: RAM plan: budget %s; spine %s of %s resident; expert cache %s (%d of %d experts); "
-            "%s beside the budget\n", progress_bytes(b[0], sizeof b[0], (double)i->ram_budget),
-            progress_bytes(b[1], sizeof b[1], (double)i->spine_resident_bytes),
-            progress_bytes(b[2], sizeof b[2], (double)i->spine_bytes),
-            progress_bytes(b[3], sizeof b[3], (double)i->expert_cache_bytes), i->expert_cache_slots, i->total_experts,
-            progress_bytes(b[4], sizeof b[4], (double)i->overhead_bytes));
+            "%s beside the budget\n", rm_fmt_bytes(b[0], sizeof b[0], (double)i->ram_budget),
+            rm_fmt_bytes(b[1], sizeof b[1], (double)i->spine_resident_bytes),
+            rm_fmt_bytes(b[2], sizeof b[2], (double)i->spine_bytes),
+            rm_fmt_bytes(b[3], sizeof b[3], (double)i->expert_cache_bytes), i->expert_cache_slots, i->total_experts,
+            rm_fmt_bytes(b[4], sizeof b[4], (double)i->overhead_bytes));
     char note[1400];
     if (progress_stream_note(rm_session_model(s), note, sizeof note))
         fprintf(stderr, "remora serve: warning: experts are streamed over the network: %s; the first requests "
@@ -108,10 +108,7 @@ static int parse(int argc, char **argv, serve_cfg *cfg, opts_shared *so, const c
     int c;
     double mb = 8;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        int taken = opts_take("serve", c, optarg, so);
-        if (taken < 0) return 2;
-        if (taken) continue;
+    while ((c = opts_next("serve", argc, argv, opts, so)) >= 0) {
         switch (c) {
         case O_HOST:
             if (!*optarg) { fprintf(stderr, "remora serve: --host '': must not be empty\n"); return 2; }
@@ -135,6 +132,7 @@ static int parse(int argc, char **argv, serve_cfg *cfg, opts_shared *so, const c
         default: usage(stderr); return 2;
         }
     }
+    if (c == OPTS_REFUSED) return 2;
     if (!so->model || optind != argc) { usage(stderr); return 2; }
     cfg->max_body = (size_t)(mb * 1e6);
     return 0;

@@ -37,7 +37,7 @@ int cmd_setup(int argc, char **argv)
         { "full", no_argument, 0, 'f' }, { "stream", no_argument, 0, 'S' },
         { "connections", required_argument, 0, 'c' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     int c;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    while ((c = opts_next("setup", argc, argv, opts, NULL)) >= 0) {
         switch (c) {
         case 'd': dir = optarg; break;
         case 's': o.source = optarg; break;
@@ -63,13 +63,13 @@ int cmd_setup(int argc, char **argv)
     char a[32], b[32], d[32], e[32];
     if (res.full)
         fprintf(stderr, "remora setup: %s is complete (%s, full mode) from %s; %s downloaded now\n", dir,
-                progress_bytes(a, sizeof a, (double)res.model_bytes), res.source,
-                progress_bytes(d, sizeof d, (double)res.downloaded));
+                rm_fmt_bytes(a, sizeof a, (double)res.model_bytes), res.source,
+                rm_fmt_bytes(d, sizeof d, (double)res.downloaded));
     else
         fprintf(stderr, "remora setup: %s is ready in stream mode from %s: spine %s local, experts fetched on first use "
                 "(%s downloaded now; full mode would need %s more, %s free; `remora fetch --dir %s` completes it)\n",
-                dir, res.source, progress_bytes(a, sizeof a, (double)res.spine_bytes),
-                progress_bytes(d, sizeof d, (double)res.downloaded), progress_bytes(b, sizeof b, (double)res.full_needs),
-                progress_bytes(e, sizeof e, (double)res.disk_free), dir);
+                dir, res.source, rm_fmt_bytes(a, sizeof a, (double)res.spine_bytes),
+                rm_fmt_bytes(d, sizeof d, (double)res.downloaded), rm_fmt_bytes(b, sizeof b, (double)res.full_needs),
+                rm_fmt_bytes(e, sizeof e, (double)res.disk_free), dir);
     return 0;
 }

@@ -7,11 +7,13 @@
  * ({messages, tools, thinking, thinking_effort, add_generation_prompt}) and
  * prints the rendered prompt's ids as one JSON array.
  */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
 #include "commands.h"
+#include "opts.h"
 #include "engine.h"
 #include "ui/term_safe.h"
 #include "read_all.h"
@@ -105,17 +107,30 @@ int cmd_tokenize(int argc, char **argv)
 {
     const char *dir = NULL, *format = NULL;
     int allow = 0, chat = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--tokenizer") && i + 1 < argc) dir = argv[++i];
-        else if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i];
-        else if (!strcmp(argv[i], "--allow-special")) allow = 1;
-        else if (!strcmp(argv[i], "--chat")) chat = 1;
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) { usage(stdout); return 0; }
-        else {
-            fprintf(stderr, "remora tokenize: unknown or incomplete option '%s'\n", argv[i]);
+    enum { O_TOKENIZER = 256, O_FORMAT, O_ALLOW, O_CHAT, O_HELP };
+    static const struct option opts[] = {
+        { "tokenizer", required_argument, 0, O_TOKENIZER }, { "format", required_argument, 0, O_FORMAT },
+        { "allow-special", no_argument, 0, O_ALLOW }, { "chat", no_argument, 0, O_CHAT },
+        { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
+    int c;
+    opterr = 0;
+    while ((c = opts_next("tokenize", argc, argv, opts, NULL)) >= 0) {
+        switch (c) {
+        case O_TOKENIZER: dir = optarg; break;
+        case O_FORMAT: format = optarg; break;
+        case O_ALLOW: allow = 1; break;
+        case O_CHAT: chat = 1; break;
+        case O_HELP: usage(stdout); return 0;
+        default:
+            fprintf(stderr, "remora tokenize: unknown or incomplete option '%s'\n", argv[optind - 1]);
             usage(stderr);
             return 2;
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "remora tokenize: unknown or incomplete option '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
     }
     if (!dir) {
         fprintf(stderr, "remora tokenize: --tokenizer DIR is required\n");

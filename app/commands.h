@@ -5,18 +5,8 @@
 #ifndef REMORA_COMMANDS_H
 #define REMORA_COMMANDS_H
 
-int cmd_logits(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_serve(int argc, char **argv);
-int cmd_synth(int argc, char **argv);
-int cmd_eval(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_bench_kernels(int argc, char **argv);
-int cmd_tokenize(int argc, char **argv);
-int cmd_bench_tokenizer(int argc, char **argv);
-int cmd_setup(int argc, char **argv);
-int cmd_fetch(int argc, char **argv);
-int cmd_chat(int argc, char **argv);
-int cmd_bench_ui(int argc, char **argv);
+typedef int cmd_fn(int argc, char **argv);
+cmd_fn cmd_logits, cmd_run, cmd_serve, cmd_synth, cmd_eval, cmd_bench, cmd_bench_kernels, cmd_tokenize,
+       cmd_bench_tokenizer, cmd_setup, cmd_fetch, cmd_chat, cmd_bench_ui;
 
 #endif

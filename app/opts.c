@@ -226,6 +226,17 @@ int opts_take(const char *cmd, int c, const char *arg, opts_shared *o)
     return 1;
 }
 
+int opts_next(const char *cmd, int argc, char **argv, const struct option *opts, opts_shared *so)
+{
+    for (;;) {
+        int c = getopt_long(argc, argv, "", opts, NULL);
+        if (c == -1) return -1;
+        int taken = so ? opts_take(cmd, c, optarg, so) : 0;
+        if (taken < 0) return OPTS_REFUSED;
+        if (!taken) return c;
+    }
+}
+
 const struct option *opts_longopts(const struct option *own, unsigned mask)
 {
     static struct option table[64];

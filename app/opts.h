@@ -44,6 +44,13 @@ enum {
 };
 #define OPT_BIT(id) (1u << (id))
 
+/* The generation and model options that run and chat share (serve and
+ * bench take sets of their own). */
+#define OPTS_GEN_MASK (OPT_BIT(OPT_THINK) | OPT_BIT(OPT_NO_THINK) | OPT_BIT(OPT_EFFORT) | OPT_BIT(OPT_MAX_NEW) | \
+                       OPT_BIT(OPT_TEMPERATURE) | OPT_BIT(OPT_TOP_P) | OPT_BIT(OPT_SEED) | OPT_BIT(OPT_SPEC))
+#define OPTS_OPEN_MASK (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE) | OPT_BIT(OPT_PREFILL_CHUNK) | \
+                        OPT_BIT(OPT_MAX_CTX) | OPT_BIT(OPT_PREFIX_CACHE))
+
 /* getopt_long returns OPT_CODE + id for a shared option; commands keep
  * their own codes below it. */
 #define OPT_CODE 0x1000
@@ -73,6 +80,15 @@ int opts_parse(int id, const char *arg, opts_shared *o, char *msg, size_t msglen
  * was taken, 0 when c is not a shared option, -1 when the value was refused
  * (the message is on stderr, prefixed "remora CMD: "). */
 int opts_take(const char *cmd, int c, const char *arg, opts_shared *o);
+
+/* The next option of argv that is the command's own (its getopt_long
+ * code, '?' for an unknown one), taking the shared options of the table
+ * (opts_longopts) into so on the way (so NULL: the command has none): -1
+ * after the last option, OPTS_REFUSED when a shared option's value was
+ * refused (the message is on stderr, prefixed "remora CMD: "; the command
+ * exits 2). Every command reads its options through it. */
+#define OPTS_REFUSED (-2)
+int opts_next(const char *cmd, int argc, char **argv, const struct option *opts, opts_shared *so);
 
 /* Prints the help lines of the shared options of mask, in table order:
  * name, argument, what it does and its accepted range. text[id], when

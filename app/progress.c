@@ -8,16 +8,6 @@
 #include "engine.h"
 #include "progress.h"
 
-const char *progress_bytes(char *buf, size_t cap, double b)
-{
-    if (b >= 1e12) snprintf(buf, cap, "%.2f TB", b / 1e12);
-    else if (b >= 1e9) snprintf(buf, cap, "%.2f GB", b / 1e9);
-    else if (b >= 1e6) snprintf(buf, cap, "%.1f MB", b / 1e6);
-    else if (b >= 1e3) snprintf(buf, cap, "%.1f kB", b / 1e3);
-    else snprintf(buf, cap, "%.0f B", b);
-    return buf;
-}
-
 void progress_init(progress_bar *b, const char *cmd)
 {
     memset(b, 0, sizeof *b);
@@ -55,8 +45,8 @@ void progress_cb(void *ud, const char *what, uint64_t done, uint64_t total)
     for (int i = 0; i < 20; i++) bar[i] = i < fill ? '#' : '.';
     bar[20] = 0;
     fprintf(stderr, "%s%s: %-7s [%s] %3.0f%%  %s of %s  %s/s  ETA %d:%02d%s", b->tty ? "\r" : "", b->cmd, what, bar,
-            100.0 * done / total, progress_bytes(d, sizeof d, (double)done), progress_bytes(tt, sizeof tt, (double)total),
-            progress_bytes(r, sizeof r, rate), (int)(eta / 60), (int)eta % 60, b->tty ? "\033[K" : "\n");
+            100.0 * done / total, rm_fmt_bytes(d, sizeof d, (double)done), rm_fmt_bytes(tt, sizeof tt, (double)total),
+            rm_fmt_bytes(r, sizeof r, rate), (int)(eta / 60), (int)eta % 60, b->tty ? "\033[K" : "\n");
     fflush(stderr);
     b->open = 1;
 }
@@ -87,7 +77,7 @@ int progress_stream_note(rm_model *m, char *buf, size_t cap)
     if (rm_model_pool_status(m, &ps, &err) || !ps.stream) return 0;
     snprintf(buf, cap, "stream mode from %s: %d of %d experts local (%s of %s); the rest is fetched on first use, "
              "%s more to finish (remora fetch)", ps.source, ps.experts_local, ps.experts_total,
-             progress_bytes(pl, sizeof pl, (double)ps.bytes_local), progress_bytes(pt, sizeof pt, (double)ps.bytes_total),
-             progress_bytes(pf, sizeof pf, (double)(ps.bytes_total - ps.bytes_local)));
+             rm_fmt_bytes(pl, sizeof pl, (double)ps.bytes_local), rm_fmt_bytes(pt, sizeof pt, (double)ps.bytes_total),
+             rm_fmt_bytes(pf, sizeof pf, (double)(ps.bytes_total - ps.bytes_local)));
     return 1;
 }

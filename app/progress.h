@@ -24,8 +24,6 @@ void progress_end(progress_bar *b);
  * the prompt, rate, ETA, pass and layer, redrawn in place at most five times
  * a second; nothing when stderr is not a terminal. */
 void progress_prompt(progress_bar *b, const rm_prompt_figures *f);
-/* "1.23 GB" etc. into buf. */
-const char *progress_bytes(char *buf, size_t cap, double bytes);
 /* For a stream-mode model, a sentence saying where the experts come from
  * and how much of the pool is local, into buf; 0 when the model is local. */
 int progress_stream_note(rm_model *m, char *buf, size_t cap);

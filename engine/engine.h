@@ -1,6 +1,9 @@
 /* engine.h — the one public header of the Remora engine.
  *
- * app/ and ui/ include this file and nothing else from engine/. It opens a
+ * app/ and ui/ include this file and nothing else from engine/, and every
+ * function it declares is one they call (or a fuzz target does, or a helper
+ * of the section shared by all three); what only the engine calls is in its
+ * folder's header (tests/sh/layout.sh checks both). It opens a
  * model directory (Kimi K3 or Kimi-Linear checkpoint format), runs the forward
  * pass over token ids, tokenizes text, renders chats and publishes per-token
  * statistics. The engine never prints (rm_bench_kernels, the body of
@@ -42,6 +45,11 @@ int rm_err_status(const rm_err *err, int dflt);
 
 /* One monotonic clock for every duration the program measures, in seconds. */
 double rm_now(void);
+
+/* bytes as "512 B", "12 kB", "3.4 MB", "1.23 GB", "2.00 TB" (SI units;
+ * negative counts as 0) into buf; returns buf. The one byte formatter of
+ * the CLI and the chat. */
+const char *rm_fmt_bytes(char *buf, size_t cap, double bytes);
 
 /* A growable byte buffer that cannot fail silently: every add either
  * appends all of its bytes or returns -1 and leaves the buffer as it was
@@ -151,27 +159,11 @@ typedef struct rm_model_info {
 int  rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_err *err);
 void rm_model_free(rm_model *m);
 const rm_model_info *rm_model_get_info(const rm_model *m);
-/* What a snapshot names its model by: 128 bits (FNV-1a) over config.json,
- * the weight index, the tokenizer files, every shard header's tensor table
- * and a CRC-32 of every tensor's bytes (in stream mode the routed experts
- * by their shard's ETag instead; engine/model/fingerprint.c says why and
- * what it costs). Computed at the first call, which reads every local
- * tensor byte unless the shard's digest is cached for its file identity
- * ($XDG_CACHE_HOME/remora/fingerprint/). */
-int  rm_model_fingerprint(rm_model *m, uint8_t fp[16], rm_err *err);
 
 /* Per-sequence state: KDA recurrent and conv states, MLA latent cache,
  * position. max_tokens bounds the MLA cache; it grows on demand past it. */
 rm_state *rm_state_new(rm_model *m, rm_err *err);
 void      rm_state_free(rm_state *s);
-void      rm_state_reset(rm_state *s);
-int       rm_state_pos(const rm_state *s);
-/* Speculation: remember the state now; what is fed next can be undone.
- * rollback(keep) makes the state exactly (bit for bit) that of having fed
- * only the first `keep` tokens since the checkpoint, and forgets the
- * checkpoint (keep >= the tokens fed since: nothing is undone). */
-int       rm_state_checkpoint(rm_state *s, rm_err *err);
-void      rm_state_rollback(rm_state *s, int keep);
 
 /* Router choices reported during a forward pass, one call per MoE layer and
  * position (pos counts from the start of the sequence). ids are ordered by
@@ -503,11 +495,6 @@ int  rm_session_messages(const rm_session *s, const rm_chat_msg **msgs);
  * the reply is empty and the state holds the prompt's complete passes). */
 enum { RM_STOPPED_REPLY = 1, RM_STOPPED_PROMPT = 2 };
 int  rm_session_last_interrupted(const rm_session *s);
-/* The conversation as a transcript (rm_transcript_save below). A load
- * replaces the conversation (and the system prompt when the file has one)
- * only when the whole file is valid; on any error nothing changes. */
-int  rm_session_save(const rm_session *s, const char *path, rm_err *err);
-int  rm_session_load(rm_session *s, const char *path, rm_err *err);
 
 /* ---- replies to a conversation given whole (engine/session/reply.c) ---- */
 
@@ -598,15 +585,6 @@ typedef struct rm_resume {
     char why[1024];     /* when nothing was restored: why, naming the snapshot */
 } rm_resume;
 
-/* Writes the session's state to PATH (atomically, mode 0600), after an
- * open speculation checkpoint is committed. A state that does not belong to
- * the conversation (after rm_session_clear or rm_session_load) is dropped
- * first, and the snapshot holds no tokens. */
-int rm_session_save_state(rm_session *s, const char *path, rm_err *err);
-/* Restores the state from the snapshot PATH for the session's
- * conversation. Returns 0 (r->restored tokens), or -1 with the reason in
- * err and r->why; the session is then as it was. */
-int rm_session_load_state(rm_session *s, const char *path, rm_resume *r, rm_err *err);
 /* The transcript at PATH (rm_session_save) and the snapshot beside it
  * (rm_snapshot_path). The transcript is written first: returns 0 when both
  * were written, 1 when the transcript was but its snapshot was not (disk
@@ -700,9 +678,6 @@ int  rm_conv_save(const rm_conv *c, const char *path, rm_err *err);
 /* Replaces the conversation, system prompt included, only when the whole
  * file was read; otherwise nothing changes and *err says why. */
 int  rm_conv_load(rm_conv *c, const char *path, rm_err *err);
-/* The same from a transcript already read (its system prompt is taken
- * over); -1 out of memory, nothing changed. */
-int  rm_conv_take_transcript(rm_conv *c, rm_transcript *t);
 void rm_conv_free(rm_conv *c);
 
 /* ---- synthetic checkpoints and benchmarks ------------------------------ */

@@ -73,12 +73,6 @@ void ui_doc_set_head(ui_doc *d, int b, int bytes)
     if (b >= 0 && b < d->nblocks) d->blocks[b].head = bytes;
 }
 
-int ui_doc_folded(const ui_doc *d)
-{
-    for (int i = 0; i < d->nlines; i++)
-        if (d->lines[i].kind == UI_LINE_MORE) return 1;
-    return 0;
-}
 
 /* Wraps block bi from byte `from` onwards, its lines starting at d->nlines. */
 static int wrap_block(ui_doc *d, int bi, size_t from)

@@ -57,10 +57,9 @@ int  ui_doc_append(ui_doc *d, const char *text, size_t len);
 int  ui_doc_finish(ui_doc *d);
 /* Sets the prefix bytes of block b (see ui_block.head). */
 void ui_doc_set_head(ui_doc *d, int b, int bytes);
-/* Shows capped blocks whole (on) or folded again; whether any block is
- * folded now is ui_doc_folded(). Returns 0, or -1 as ui_doc_set_width. */
+/* Shows capped blocks whole (on) or folded again. Returns 0, or -1 as
+ * ui_doc_set_width. */
 int  ui_doc_set_unfold(ui_doc *d, int on);
-int  ui_doc_folded(const ui_doc *d);
 /* Rewraps everything when the width changes. Returns 0, or -1 when out of
  * memory (lines are missing until the next successful rewrap). */
 int  ui_doc_set_width(ui_doc *d, int width);

@@ -348,16 +348,6 @@ void ui_stats_summary(const ui_stats *st, ui_summary *o)
 
 /* ---- formatting --------------------------------------------------------- */
 
-void ui_fmt_bytes(char *buf, size_t n, double b)
-{
-    if (b < 0) b = 0;
-    if (b >= 1e12) snprintf(buf, n, "%.2f TB", b / 1e12);
-    else if (b >= 1e9) snprintf(buf, n, "%.2f GB", b / 1e9);
-    else if (b >= 1e6) snprintf(buf, n, "%.1f MB", b / 1e6);
-    else if (b >= 1e3) snprintf(buf, n, "%.0f KB", b / 1e3);
-    else snprintf(buf, n, "%.0f B", b);
-}
-
 void ui_fmt_bytes_short(char *buf, size_t n, double b)
 {
     static const char unit[] = "BKMGT";
@@ -440,7 +430,7 @@ void ui_fmt_turn(char *buf, size_t n, const ui_turn_rec *r, const char *sep)
         ADD("prompt %d tok (%d reused) %s", p->total, p->reused + p->restored, t);
     if (r->tokens) {
         ADD("%s%d tok %.1f tok/s", len ? sep : "", r->tokens, r->tok_per_s);
-        ui_fmt_bytes(b, sizeof b, r->bytes_per_token);
+        rm_fmt_bytes(b, sizeof b, r->bytes_per_token);
         ADD("%s%s/tok", sep, b);
         if (r->hit_rate >= 0) ADD("%shit %.1f%%", sep, r->hit_rate * 100);
         if (r->drafted) ADD("%sspec %llu/%llu", sep, (unsigned long long)r->accepted, (unsigned long long)r->drafted);
@@ -460,7 +450,7 @@ void ui_fmt_turn_row(char *buf, size_t n, const ui_turn_rec *r)
 {
     char t[32], b[32], hit[16], spec[32];
     ui_fmt_secs(t, sizeof t, r->prompt.elapsed);
-    ui_fmt_bytes(b, sizeof b, r->bytes_per_token);
+    rm_fmt_bytes(b, sizeof b, r->bytes_per_token);
     if (r->hit_rate >= 0) snprintf(hit, sizeof hit, "%.1f", r->hit_rate * 100);
     else snprintf(hit, sizeof hit, "-");
     snprintf(spec, sizeof spec, "%llu/%llu", (unsigned long long)r->accepted, (unsigned long long)r->drafted);

@@ -169,9 +169,8 @@ int  ui_stats_turn_rates(const ui_stats *st, double *out, int n);
  * NULL) gets its verify pass. */
 const int16_t (*ui_stats_route(const ui_stats *st, int age, int *pass))[RM_MAX_TOPK];
 
-/* Human-readable figures: "812 MB", "1.23 GB", "1.56 TB"; "12.3 ms", "155 ms", "1.50 s";
+/* Human-readable figures (bytes: rm_fmt_bytes): "12.3 ms", "155 ms", "1.50 s";
  * durations to come "45 s", "2m25s", "1h02m". */
-void ui_fmt_bytes(char *buf, size_t n, double bytes);
 /* Three digits and a unit letter, for narrow panels: "693M", "1.48G", "12K". */
 void ui_fmt_bytes_short(char *buf, size_t n, double bytes);
 void ui_fmt_secs(char *buf, size_t n, double secs);
@@ -182,7 +181,7 @@ void ui_fmt_prompt(char *buf, size_t n, const ui_summary *s);
 /* The prompt's progress: "3120/14588 tok  93 tok/s  ETA 2m25s". */
 void ui_fmt_progress(char *buf, size_t n, const ui_summary *s);
 /* A turn in one line, as llama-cli ends a run: "prompt 28 tok (349 reused)
- * 155 ms · 220 tok 42.8 tok/s · 5 KB/tok · hit 98.4% · spec 69/200" (sep is
+ * 155 ms · 220 tok 42.8 tok/s · 5 kB/tok · hit 98.4% · spec 69/200" (sep is
  * the separator, " · " or " | "). */
 void ui_fmt_turn(char *buf, size_t n, const ui_turn_rec *r, const char *sep);
 /* /stats all: the header and one row per turn, aligned. */

@@ -2,7 +2,7 @@
  * from the source's rm_model_info, as the engine planned them at open: the
  * spine's resident share and the expert cache are the RAM plan, the
  * routed experts' bytes are what storage has to deliver. The storage
- * ceiling is measured after the chat opens (ui/curses/slash.c adds it when
+ * ceiling is measured after the chat opens (ui/curses/turn.c adds it when
  * the probe ends). */
 #include <stdio.h>
 #include <string.h>
@@ -23,11 +23,11 @@ int ui_welcome(const ui_source *s, rm_buf *out)
     const rm_model_info *mi = &s->info;
     char params[32], total[32], spine[32], cache[32], experts[32], budget[32];
     ui_fmt_count(params, sizeof params, (double)mi->num_params);
-    ui_fmt_bytes(total, sizeof total, (double)mi->total_weight_bytes);
-    ui_fmt_bytes(spine, sizeof spine, (double)mi->spine_bytes);
-    ui_fmt_bytes(cache, sizeof cache, (double)mi->expert_cache_bytes);
-    ui_fmt_bytes(experts, sizeof experts, (double)mi->expert_bytes);
-    ui_fmt_bytes(budget, sizeof budget, (double)mi->ram_budget);
+    rm_fmt_bytes(total, sizeof total, (double)mi->total_weight_bytes);
+    rm_fmt_bytes(spine, sizeof spine, (double)mi->spine_bytes);
+    rm_fmt_bytes(cache, sizeof cache, (double)mi->expert_cache_bytes);
+    rm_fmt_bytes(experts, sizeof experts, (double)mi->expert_bytes);
+    rm_fmt_bytes(budget, sizeof budget, (double)mi->ram_budget);
     int moe = mi->num_experts ? mi->num_layers - (mi->first_moe_layer > 0 ? mi->first_moe_layer : 0) : 0;
     double resident = mi->spine_bytes ? 100.0 * (double)mi->spine_resident_bytes / (double)mi->spine_bytes : 0;
     double cached = mi->total_experts ? 100.0 * mi->expert_cache_slots / mi->total_experts : 0;

@@ -40,11 +40,6 @@ static void *tasks_worker(void *arg)
     return NULL;
 }
 
-int tasks_for(int n, int threads, int (*fn)(void *ud, int i, int worker, rm_err *err), void *ud, rm_err *err)
-{
-    return tasks_for_cancel(n, threads, fn, ud, NULL, err);
-}
-
 int tasks_for_cancel(int n, int threads, int (*fn)(void *ud, int i, int worker, rm_err *err), void *ud,
                      void (*on_fail)(void *ud, const char *why), rm_err *err)
 {

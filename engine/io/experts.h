@@ -85,7 +85,7 @@ typedef struct expert_cache {
     int b_layer, b_n;
     int b_ids[EXP_MAX_BATCH], b_slot[EXP_MAX_BATCH];
     unsigned char b_state[EXP_MAX_BATCH];   /* 0 waiting for a slot, 1 pinned, 2 computed */
-    /* counters since the last experts_take_counters */
+    /* counters since the model last took them (model_take_stats, counters.c) */
     uint64_t hits, misses, bytes_hit, prefetch_issued, prefetch_used;
     uint64_t *layer_miss_bytes;     /* L entries: bytes of the experts each layer missed */
     uint8_t  *found;                /* L*E: how each expert was found at its last lookup (RM_ROUTE_*) */

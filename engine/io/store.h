@@ -65,7 +65,7 @@ typedef struct store {
 } store;
 
 /* Opens the fds and the reader pool; units are described by store_add_mat
- * while the model binds its weights, then store_plan + store_load_resident. */
+ * while the model binds its weights, then store_plan reads the resident ones. */
 int  store_init(store *s, st_set *st, int io_threads, rm_err *err);
 void store_free(store *s);
 /* Registers matrix m (already bound to file offsets by wmat_get) with unit u. */

@@ -197,7 +197,7 @@ static int hash_data(rm_model *m, u128 *h, rm_err *err)
     file_cache_home(j.cache, sizeof j.cache, "fingerprint");
     int rc = 0;
     if (!(j.digest = calloc((size_t)m->st->nshards + 1, sizeof *j.digest))) rc = rm_errf_runtime(err, "out of memory");
-    if (!rc) rc = tasks_for(m->st->nshards, FP_THREADS, hash_shard, &j, err);
+    if (!rc) rc = tasks_for_cancel(m->st->nshards, FP_THREADS, hash_shard, &j, NULL, err);
     fnv(h, j.etags ? "data, experts by revision" : "data", j.etags ? 26 : 5);
     for (int i = 0; i < m->st->nshards && !rc; i++) fnv(h, &j.digest[i], sizeof j.digest[i]);
     free(j.digest);

@@ -90,4 +90,24 @@ void model_route_states(const rm_model *m, rm_token_stats *st);
 void model_test_hidden(rm_model *m, float *rows);
 #endif
 
+/* ---- engine-internal parts of rm_model and rm_state (no front end calls
+ * them: the snapshot, the prefix cache and the speculation use them) ---- */
+/* What a snapshot names its model by: 128 bits (FNV-1a) over config.json,
+ * the weight index, the tokenizer files, every shard header's tensor table
+ * and a CRC-32 of every tensor's bytes (in stream mode the routed experts
+ * by their shard's ETag instead; fingerprint.c says why and what it
+ * costs). Computed at the first call, which reads every local tensor byte
+ * unless the shard's digest is cached for its file identity
+ * ($XDG_CACHE_HOME/remora/fingerprint/). */
+int  rm_model_fingerprint(rm_model *m, uint8_t fp[16], rm_err *err);
+/* The sequence state's position, a reset, and the speculation's undo:
+ * checkpoint remembers the state now; rollback(keep) makes the state
+ * exactly (bit for bit) that of having fed only the first `keep` tokens
+ * since the checkpoint, and forgets the checkpoint (keep >= the tokens fed
+ * since: nothing is undone). */
+void      rm_state_reset(rm_state *s);
+int       rm_state_pos(const rm_state *s);
+int       rm_state_checkpoint(rm_state *s, rm_err *err);
+void      rm_state_rollback(rm_state *s, int keep);
+
 #endif

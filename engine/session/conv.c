@@ -108,7 +108,9 @@ int rm_conv_save(const rm_conv *c, const char *path, rm_err *err)
     return rc;
 }
 
-int rm_conv_take_transcript(rm_conv *c, rm_transcript *t)
+/* Makes t (read whole) the conversation, taking over its system prompt;
+ * -1 out of memory, nothing changed. */
+static int take_transcript(rm_conv *c, rm_transcript *t)
 {
     rm_conv fresh = { 0 };
     int rc = grow(&fresh, t->n);
@@ -130,7 +132,7 @@ int rm_conv_load(rm_conv *c, const char *path, rm_err *err)
 {
     rm_transcript t;
     if (rm_transcript_load(path, &t, err)) return -1;
-    int rc = rm_conv_take_transcript(c, &t);
+    int rc = take_transcript(c, &t);
     rm_transcript_free(&t);
     return rc ? rm_errf(err, "%s: out of memory loading the transcript", path) : 0;
 }

@@ -200,4 +200,21 @@ void session_test_text_max(rm_session *s, size_t max);
 void session_test_logits(rm_session *s, void (*fn)(void *ud, const float *logits, int n), void *ud);
 #endif
 
+/* ---- engine-internal parts of the session API (the front ends save and
+ * load through rm_session_save_with_state and rm_session_load_with_state) */
+/* The conversation as a transcript (rm_transcript_save below). A load
+ * replaces the conversation (and the system prompt when the file has one)
+ * only when the whole file is valid; on any error nothing changes. */
+int  rm_session_save(const rm_session *s, const char *path, rm_err *err);
+int  rm_session_load(rm_session *s, const char *path, rm_err *err);
+/* Writes the session's state to PATH (atomically, mode 0600), after an
+ * open speculation checkpoint is committed. A state that does not belong to
+ * the conversation (after rm_session_clear or rm_session_load) is dropped
+ * first, and the snapshot holds no tokens. */
+int rm_session_save_state(rm_session *s, const char *path, rm_err *err);
+/* Restores the state from the snapshot PATH for the session's
+ * conversation. Returns 0 (r->restored tokens), or -1 with the reason in
+ * err and r->why; the session is then as it was. */
+int rm_session_load_state(rm_session *s, const char *path, rm_resume *r, rm_err *err);
+
 #endif

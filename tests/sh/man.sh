@@ -3,7 +3,8 @@
 # the options of `remora chat --help`, the keys of `remora chat --keys` and
 # the commands of `remora --help` (each checked in both directions), and
 # every option of `remora serve --help` (under SERVE, or OPTIONS for the
-# shared ones; SERVE lists no option serve lacks).
+# shared ones; SERVE lists no option serve lacks); and every option the
+# --help of any command names.
 cd "$(dirname "$0")/../.." || exit 2
 BIN=${REMORA_BIN:-build/rel/remora}
 PAGE=man/remora.1
@@ -60,6 +61,15 @@ compare "keys" "$help_keys" "$man_keys"
 help_cmds=$("$BIN" --help | sed -n 's/^  \([a-z][a-z-]*\) .*/\1/p')
 man_cmds=$(tags COMMANDS)
 compare "commands" "$help_cmds" "$man_cmds"
+
+# Every option that any command's --help names (in its usage line or its
+# option lines) is in the page.
+plain=$(sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' "$PAGE")
+for cmd in $help_cmds; do
+  for o in $("$BIN" "$cmd" --help 2>&1 | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u); do
+    printf '%s\n' "$plain" | grep -qF -- "$o" || bad "remora $cmd --help names $o, which the man page lacks"
+  done
+done
 
 # One version everywhere: --version, -V, the --help banner and the page header.
 ver=$("$BIN" --version | sed -n 's/^remora \([0-9][0-9.]*\)$/\1/p')

@@ -124,7 +124,7 @@ for p in Cache Speculation Router; do
   screen | grep -A1 -- "─$p" | grep -q 'not reported by this endpoint' || fail "the $p panel does not say 'not reported'"
 done
 column 3 | grep -q 'phases not reported by this endpoint' || fail "the timing panel shows phases it did not get"
-column 3 | grep -qE " [1-9][0-9.]* [KMG]?B/tok" && column 3 | grep -qE "network [1-9][0-9.]* [KMG]?B/s" || fail "the I/O panel does not show network bytes"
+column 3 | grep -qE " [1-9][0-9.]* [kMG]?B/tok" && column 3 | grep -qE "network [1-9][0-9.]* [kMG]?B/s" || fail "the I/O panel does not show network bytes"
 column 3 | grep -q 'reasoning 5  answer 3 tok' || fail "the timing panel does not count reasoning and answer chunks"
 
 send "@busy" 2

@@ -22,7 +22,7 @@ n=50; tb=$ta
 while [ $n -gt 0 ] && [ "$tb" = "$ta" ]; do sleep 0.1; tb=$(timing); n=$((n - 1)); done
 [ "$tb" != "$ta" ] || fail "timing line never changed: $ta"
 column 3 | grep -qE 'hit [0-9.]+%' || fail "cache hit rate missing"
-column 3 | grep -qE '[0-9.]+ (KB|MB|GB|B)/tok' || fail "bytes per token missing"
+column 3 | grep -qE '[0-9.]+ (kB|MB|GB|B)/tok' || fail "bytes per token missing"
 column 3 | grep -qE '[0-9.]+(/[0-9.]+)? GB/s' || fail "read bandwidth missing"
 if [ $SYNTHETIC = 1 ]; then
   column 3 | grep -qE '[0-9]+/[0-9]+ accepted [0-9]+%' || fail "speculation figures missing"

@@ -20,7 +20,7 @@ wait_for '^ prompt [0-9]+% [0-9]+/5128 tok  [0-9]+ tok/s  ETA [0-9]+ s' 50 || fa
 column 1 | grep -qE '█*░+ (prompt )?[0-9]+/5128 tok  [0-9]+ tok/s  ETA [0-9]+ s' || fail "no progress bar in the answer pane"
 column 3 | grep -qE 'prompt [0-9]+/5128 tok  [0-9]+%' || fail "Timing panel does not follow the prompt"
 column 3 | grep -qE 'pass [123]/3, layer [0-9]+/93' || fail "Timing panel does not show the pass"
-column 3 | grep -qE 'pass [123]: read [0-9.]+ [KMG]?B of ~' || fail "I/O panel does not show the pass's reads"
+column 3 | grep -qE 'pass [123]: read [0-9.]+ [kMG]?B of ~' || fail "I/O panel does not show the pass's reads"
 screen | grep -q 'waiting for tokens' && fail "panels wait for tokens during the prompt"
 # stop it in its second pass: the first stays computed
 wait_for 'pass 2/3, layer' 50 || fail "the prompt never reached its second pass"

@@ -19,11 +19,11 @@ screen | head -1 | grep -qE '^ ready │ synthetic 1000 tok/s │ ctx [0-9]+: [1
   fail "no context meter: $(screen | head -1)"
 # the summary line of each turn
 column 1 | sed 's/ *$//' | tr '\n' ' ' | sed 's/  */ /g' |
-  grep -qE 'prompt [0-9]+ tok \([1-9][0-9]* reused\) [0-9.]+ [mu]?s · [0-9]+ tok [0-9.]+ tok/s · [0-9.]+ [KMG]?B/tok · hit [0-9.]+% · spec [0-9]+/[0-9]+' ||
+  grep -qE 'prompt [0-9]+ tok \([1-9][0-9]* reused\) [0-9.]+ [mu]?s · [0-9]+ tok [0-9.]+ tok/s · [0-9.]+ [kMG]?B/tok · hit [0-9.]+% · spec [0-9]+/[0-9]+' ||
   fail "no per-turn summary line"
 t send-keys -l "/stats all"; t send-keys Enter
 wait_for '^ *turn +ctx +reused +prefill +time +tokens +tok/s +B/tok +hit% +spec' 30 || fail "/stats all has no table header"
-[ "$(screen | grep -cE '^ +[12] +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+ [mu]?s +361 +[0-9.]+ +[0-9.]+ [KMG]?B +[0-9.]+ +[0-9]+/[0-9]+$')" = 2 ] ||
+[ "$(screen | grep -cE '^ +[12] +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+ [mu]?s +361 +[0-9.]+ +[0-9.]+ [kMG]?B +[0-9.]+ +[0-9]+/[0-9]+$')" = 2 ] ||
   fail "/stats all does not have a row per turn"
 t send-keys Escape
 wait_gone 'F1/Esc closes' 30 || fail "Esc did not close /stats all"

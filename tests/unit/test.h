@@ -19,8 +19,6 @@ int  t_failed_now(void);
 /* Returns "<fixtures>/<rel>" in a static rotating buffer; fails the current
  * test (and returns NULL) when the fixtures directory does not exist. */
 const char *fixture_path(const char *rel);
-/* Path of the built binary under test (build/<mode>/remora). */
-const char *remora_bin(void);
 /* Reads a whole file; returns malloc'd bytes (NUL-terminated) or NULL. */
 char *t_read_file(const char *path, size_t *len);
 

@@ -96,12 +96,6 @@ const char *fixture_path(const char *rel)
     return b;
 }
 
-const char *remora_bin(void)
-{
-    const char *b = getenv("REMORA_BIN");
-    return b ? b : "build/rel/remora";
-}
-
 char *t_read_file(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");

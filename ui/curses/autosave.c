@@ -132,7 +132,7 @@ void ui_autosave_stats(ui_tui *a, char *buf, size_t n)
         return;
     }
     char used[32];
-    ui_fmt_bytes(used, sizeof used, (double)u.bytes);
+    rm_fmt_bytes(used, sizeof used, (double)u.bytes);
     snprintf(buf, n, "sessions: autosaved to %s; %d kept, %s of %.1f GB%s (the oldest snapshots go first)",
              a->session, u.sessions, used, u.limit / 1e9, u.bad_limit ? " (REMORA_SESSIONS_GB is not a size)" : "");
 }

@@ -95,7 +95,7 @@ static void draw_status(ui_tui *a, const ui_summary *s)
         snprintf(f[F_CTX], sizeof f[0], "ctx %d: %d reused, %d prefilled", ctx,
                  s->prompt.reused + s->prompt.restored, s->prompt.total);
     char ram[32];
-    ui_fmt_bytes(ram, sizeof ram, (double)src->info.ram_budget);
+    rm_fmt_bytes(ram, sizeof ram, (double)src->info.ram_budget);
     if (src->info.ram_budget) snprintf(f[F_RAM], sizeof f[0], "RAM %s", ram);
     else f[F_RAM][0] = 0;
     snprintf(f[F_THINK], sizeof f[0], "think %s", a->gen.think ? "on" : "off");

@@ -56,7 +56,7 @@ void ui_note_lost(ui_tui *a)
     a->dirty |= UI_D_STATUS;
 }
 
-/* rc of a document call: a failure is reported (ui_slash_lost). */
+/* rc of a document call: a failure is reported (ui_note_lost). */
 void ui_note_check(ui_tui *a, int rc)
 {
     if (rc < 0) ui_note_lost(a);

@@ -50,7 +50,7 @@ static const entry legend[] = {
     { E_ITEM, "cache / storage", "bytes per token served from the cache, and read from storage", UI_C_VALUE },
     { E_ITEM, "spine, experts", "how full the resident spine and the expert cache are", UI_C_BAR },
     { E_HEAD, "I/O", NULL, 0 },
-    { E_ITEM, "KB/tok", "storage (or network) bytes read per token", UI_C_VALUE },
+    { E_ITEM, "kB/tok", "storage (or network) bytes read per token", UI_C_VALUE },
     { E_ITEM, "spine, experts", "read rates over the window", UI_C_VALUE },
     { E_ITEM, "GB/s bar", "the last token's read rate against the storage ceiling (measured at start-up)", UI_C_BAR },
     { E_HEAD, "Speculation", NULL, 0 },
@@ -160,8 +160,8 @@ static int stats_entries(const ui_tui *a, entry *e, char (*buf)[200])
     char med[32], p90[32], io[32], cache[32];
     ui_fmt_secs(med, sizeof med, s.median);
     ui_fmt_secs(p90, sizeof p90, s.p90);
-    ui_fmt_bytes(io, sizeof io, s.bytes_per_token);
-    ui_fmt_bytes(cache, sizeof cache, s.cache_bytes_per_token);
+    rm_fmt_bytes(io, sizeof io, s.bytes_per_token);
+    rm_fmt_bytes(cache, sizeof cache, s.cache_bytes_per_token);
     if (s.prompt_state != UI_PROMPT_NONE) {
         ui_fmt_prompt(buf[n], sizeof buf[n], &s);
         e[n] = (entry){ E_ITEM, "prompt", buf[n], UI_C_VALUE }; n++;

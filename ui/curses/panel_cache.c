@@ -13,8 +13,8 @@ static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (doub
 static void fill_row(int y, int x, int w, const char *what, uint64_t have, uint64_t of)
 {
     char a[32], b[32], sa[16], sb[16];
-    ui_fmt_bytes(a, sizeof a, (double)have);
-    ui_fmt_bytes(b, sizeof b, (double)of);
+    rm_fmt_bytes(a, sizeof a, (double)have);
+    rm_fmt_bytes(b, sizeof b, (double)of);
     ui_fmt_bytes_short(sa, sizeof sa, (double)have);
     ui_fmt_bytes_short(sb, sizeof sb, (double)of);
     int n = (int)strcspn(what, " ");
@@ -52,15 +52,15 @@ void ui_panel_cache(ui_rect r, const ui_panel_in *in)
                     c->retained_fraction * 100);
     }
     if (y < end && s->window) {
-        ui_fmt_bytes(a, sizeof a, s->cache_bytes_per_token);
-        ui_fmt_bytes(b, sizeof b, s->bytes_per_token);
+        rm_fmt_bytes(a, sizeof a, s->cache_bytes_per_token);
+        rm_fmt_bytes(b, sizeof b, s->bytes_per_token);
         char sa[16], sb[16];
         ui_fmt_bytes_short(sa, sizeof sa, s->cache_bytes_per_token);
         ui_fmt_bytes_short(sb, sizeof sb, s->bytes_per_token);
         ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "cache %s  storage %s\vcache %s  read %s\vcache %s read %s\vread %s",
                     a, b, a, b, sa, sb, sb);
     } else if (y < end) {
-        ui_fmt_bytes(a, sizeof a, (double)s->prompt_bytes);
+        rm_fmt_bytes(a, sizeof a, (double)s->prompt_bytes);
         ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "prompt read %s from storage\vprompt read %s\vread %s", a, a, a);
     }
     if (y < end)

@@ -18,32 +18,32 @@ void ui_panel_io(ui_rect r, const ui_panel_in *in)
     if (w <= 0 || (!s->window && s->prompt_state == UI_PROMPT_NONE)) return;
     char a[32], b[32];
     if (y < end && s->window) {
-        ui_fmt_bytes(a, sizeof a, s->bytes_per_token);
+        rm_fmt_bytes(a, sizeof a, s->bytes_per_token);
         ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "%s/tok  (%.3f GB/tok)\v%s/tok", a, s->bytes_per_token / 1e9, a);
     } else if (y < end) {
         const rm_prompt_figures *p = &s->prompt;
-        ui_fmt_bytes(a, sizeof a, (double)p->chunk_bytes_read);
-        ui_fmt_bytes(b, sizeof b, (double)(p->chunk_bytes_read + p->chunk_bytes_left));
+        rm_fmt_bytes(a, sizeof a, (double)p->chunk_bytes_read);
+        rm_fmt_bytes(b, sizeof b, (double)(p->chunk_bytes_read + p->chunk_bytes_left));
         if (s->prompt_state == UI_PROMPT_RUNNING)
             ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "pass %d: read %s of ~%s\vread %s of ~%s\vread %s",
                         p->chunk + 1, a, b, a, b, a);
         else {
-            ui_fmt_bytes(a, sizeof a, (double)s->prompt_bytes);
+            rm_fmt_bytes(a, sizeof a, (double)s->prompt_bytes);
             ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt read %s\vread %s", a, a);
         }
     }
     if ((in->unreported & UI_FIG_STORAGE) && s->spine_bps + s->expert_bps <= 0) {
         /* an endpoint's figures: the bytes are the network's */
         if (y < end) {
-            ui_fmt_bytes(a, sizeof a, s->bytes_per_token * s->tok_per_s);
+            rm_fmt_bytes(a, sizeof a, s->bytes_per_token * s->tok_per_s);
             ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "network %s/s", a);
         }
         if (y < end) ui_put(y, x, w, ui_attr(UI_C_DIM), "storage not reported by this endpoint");
         return;
     }
     if (y < end) {
-        ui_fmt_bytes(a, sizeof a, s->spine_bps);
-        ui_fmt_bytes(b, sizeof b, s->expert_bps);
+        rm_fmt_bytes(a, sizeof a, s->spine_bps);
+        rm_fmt_bytes(b, sizeof b, s->expert_bps);
         char sa[16], sb[16];
         ui_fmt_bytes_short(sa, sizeof sa, s->spine_bps);
         ui_fmt_bytes_short(sb, sizeof sb, s->expert_bps);

@@ -37,8 +37,8 @@ static void show_stats(ui_tui *a, const char *arg)
     char med[32], p90[32], io[32], cache[32];
     ui_fmt_secs(med, sizeof med, s.median);
     ui_fmt_secs(p90, sizeof p90, s.p90);
-    ui_fmt_bytes(io, sizeof io, s.bytes_per_token);
-    ui_fmt_bytes(cache, sizeof cache, s.cache_bytes_per_token);
+    rm_fmt_bytes(io, sizeof io, s.bytes_per_token);
+    rm_fmt_bytes(cache, sizeof cache, s.cache_bytes_per_token);
     snprintf(buf, sizeof buf,
              "last turn: %d tokens at %.1f tok/s; prompt: %s; last %d tokens: median %s, p90 %s per token, "
              "storage %s/token, cache %s/token; hit rate %.1f%% (turn); speculation %llu/%llu accepted\n%s",

@@ -1,6 +1,7 @@
 /* tui.h — the state of the running terminal UI (struct ui_tui), shared by
  * the front end's own files: main.c (start-up and teardown), loop.c (event
- * loop and drawing), slash.c (messages, slash commands and the transcript),
+ * loop and drawing), slash.c (the slash commands), turn.c (messages and
+ * what the worker's commands end with), note.c (notes and the hint row),
  * autosave.c (the conversation kept on disk) and bench.c. Not for app/,
  * which calls ui/main.h. */
 #ifndef REMORA_UI_CURSES_TUI_H
@@ -67,7 +68,7 @@ struct ui_tui {
     double         probe_seconds;   /* how long the storage ceiling was measured; 0 not yet */
     double         device_gbps;     /* its median (the records carry the last piece's) */
     char          *queued;          /* a message sent while probing: it goes when the probe ends */
-    int            text_lost;       /* a document could not take text (slash.c) */
+    int            text_lost;       /* a document could not take text (note.c) */
     size_t         turn_bytes[3];   /* text of this turn per channel (RM_CHAN_*) */
     int            reprefill_said;  /* this turn's full re-prefill has been announced */
     int            unsaved;         /* turns since the last /save, /load or /clear */

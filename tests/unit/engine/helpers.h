@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "engine.h"
 #include "text/tokenizer_int.h"
 

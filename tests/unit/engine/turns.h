@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "session/session.h"
 
 /* The model directory of a name: a fixture, or "embedded" (assets/model). */

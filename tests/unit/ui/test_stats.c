@@ -160,7 +160,7 @@ TEST(ui_stats_formats)
     CHECK(!strcmp(b, "?"));
     ui_fmt_secs(b, sizeof b, 0.0123);
     CHECK(!strcmp(b, "12.3 ms"));
-    ui_fmt_bytes(b, sizeof b, 1.23e9);
+    rm_fmt_bytes(b, sizeof b, 1.23e9);
     CHECK(!strcmp(b, "1.23 GB"));
 }
 
@@ -195,10 +195,10 @@ TEST(ui_stats_turn_history_and_summary_line)
     ui_stats_turn(&st, 3, 0, &rec);
     char line[300];
     ui_fmt_turn(line, sizeof line, &rec, " · ");
-    CHECKF(!strcmp(line, "prompt 28 tok (349 reused) 155 ms · 1000 tok 66.7 tok/s · 5 KB/tok · hit 75.0% · spec 69/200"),
+    CHECKF(!strcmp(line, "prompt 28 tok (349 reused) 155 ms · 1000 tok 66.7 tok/s · 5 kB/tok · hit 75.0% · spec 69/200"),
            "%s", line);
     ui_fmt_turn_row(line, sizeof line, &rec);
-    CHECKF(strstr(line, "   3     377     349      28   155 ms   1000    66.7      5 KB   75.0    69/200"), "%s", line);
+    CHECKF(strstr(line, "   3     377     349      28   155 ms   1000    66.7      5 kB   75.0    69/200"), "%s", line);
     ui_stats_reset(&st);
     ui_stats_turn(&st, 1, 0, &rec);
     ui_fmt_turn(line, sizeof line, &rec, " · ");
