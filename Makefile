@@ -122,8 +122,9 @@ unit: $(B)/remora-tests $(B)/remora
 
 # libFuzzer targets (clang) for the tokenizer, the tiktoken reader, the
 # chat-stream splitter, the safetensors header, config.json, the index, the
-# transcript reader, the chat JSON, the Content-Range parser and the
-# endpoint's stream reader; tests/sh/fuzz.sh runs each for a bounded time.
+# transcript reader, the chat JSON, the Content-Range parser, the
+# endpoint's stream reader, the snapshot reader and the prefix cache's
+# entries; tests/sh/fuzz.sh runs each for a bounded time.
 # The engine files they need are compiled once (instrumented,
 # build/fuzz/obj) and linked into each.
 FUZZ_CC    ?= clang
@@ -145,6 +146,15 @@ build/fuzz/obj/%.o: %.c $(wildcard engine/*.h engine/*/*.h) $(GEN)/han_ranges.h
 build/fuzz/fuzz_sse: tests/fuzz/fuzz_sse.c ui/sse.c ui/sse.h engine/engine.h $(B)/libremora.a
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -Iengine -I. $(PKG_CFLAGS) -o $@ $< ui/sse.c $(B)/libremora.a $(PKG_LIBS) $(CUDA_LIBS)
+# fuzz_snapshot and fuzz_prefix need a whole session (the fixture model):
+# the snapshot reader and the prefix cache are compiled instrumented, the
+# rest of the engine comes from the release library.
+SNAP_FUZZ_OBJ = build/fuzz/obj/engine/session/snapshot.o build/fuzz/obj/engine/session/prefix.o
+build/fuzz/fuzz_snapshot build/fuzz/fuzz_prefix: build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_snap_common.h \
+		$(SNAP_FUZZ_OBJ) $(B)/libremora.a
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -Iengine -I$(GEN) $(PKG_CFLAGS) -o $@ $< $(SNAP_FUZZ_OBJ) \
+		$(B)/libremora.a $(PKG_LIBS) $(CUDA_LIBS)
 build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -Iengine -I$(GEN) $(PKG_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS)

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <jansson.h>
 #include "engine.h"
+#include "ui/term_safe.h"
 #include "commands.h"
 #include "opts.h"
 #include "bench_prefill.h"
@@ -252,7 +253,7 @@ int cmd_bench(int argc, char **argv)
                               .prefill_chunk = so.open.prefill_chunk, .prefix_cache_gb = -1,
                               .gpu = so.open.gpu, .gpu_device = so.open.gpu_device, .vram_gb = so.open.vram_gb };
     if (prompt ? rm_session_open(model, &oo, &s, &err) : rm_model_open(model, &oo, &m, &err)) {
-        fprintf(stderr, "remora bench: %s\n", err.msg);
+        ui_safe_errorf("remora bench", "%s", err.msg);
         return 2;
     }
     if (s) m = rm_session_model(s);
@@ -260,7 +261,7 @@ int cmd_bench(int argc, char **argv)
     print_model(model, in);
     if (prompt_tokens) {
         int rc = bench_prefill(m, model, prompt_tokens, so.open.prefill_chunk, dev_s, json, &err);
-        if (rc) fprintf(stderr, "remora bench: %s\n", err.msg);
+        if (rc) ui_safe_errorf("remora bench", "%s", err.msg);
         else if (!json) print_gpu();
         rm_model_free(m);
         return rc;

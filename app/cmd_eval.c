@@ -24,6 +24,7 @@
 #include <string.h>
 #include <jansson.h>
 #include "engine.h"
+#include "ui/term_safe.h"
 #include "commands.h"
 #include "opts.h"
 
@@ -384,7 +385,7 @@ int cmd_eval(int argc, char **argv)
      * entries out, and the figures are the same without it */
     const rm_open_opts oo = { .prefix_cache_gb = -1 };
     if (rm_session_open(so.model, &oo, &r.s, &err)) {
-        fprintf(stderr, "remora eval: %s\n", err.msg);
+        ui_safe_errorf("remora eval", "%s", err.msg);
         fclose(f);
         return rm_err_status(&err, 2);
     }

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "engine.h"
+#include "ui/term_safe.h"
 #include "commands.h"
 #include "opts.h"
 #include "progress.h"
@@ -73,7 +74,7 @@ int cmd_fetch(int argc, char **argv)
     int rc = rm_pool_fetch(dir, &o, &st, o.dry_run ? NULL : progress_cb, &bar, &err);
     double el = rm_now() - t0;
     progress_end(&bar);
-    if (rc) { fprintf(stderr, "remora fetch: %s\n", err.msg); return rm_err_status(&err, 1); }
+    if (rc) { ui_safe_errorf("remora fetch", "%s", err.msg); return rm_err_status(&err, 1); }
     char a[32], b[32], f[32], r[32];
     const int missing = st.experts_total - st.experts_local;
     const double mbytes = (double)(st.bytes_total - st.bytes_local);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <jansson.h>
 #include "engine.h"
+#include "ui/term_safe.h"
 #include "commands.h"
 #include "opts.h"
 
@@ -122,7 +123,7 @@ int cmd_logits(int argc, char **argv)
     rm_err err = { "" };
     rm_model *m = NULL;
     if (rm_model_open(model, &so.open, &m, &err)) {
-        fprintf(stderr, "remora logits: %s\n", err.msg);
+        ui_safe_errorf("remora logits", "%s", err.msg);
         free(ids);
         return rm_err_status(&err, 2);
     }
@@ -139,7 +140,7 @@ int cmd_logits(int argc, char **argv)
     }
     /* atomic: a full disk leaves the old file (or none), never a partial one */
     if (rm_write_atomic(out, logits, (size_t)n * V * sizeof *logits, 0644, &err)) {
-        fprintf(stderr, "remora logits: %s\n", err.msg);
+        ui_safe_errorf("remora logits", "%s", err.msg);
         rc = 1;
         goto done;
     }

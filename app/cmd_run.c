@@ -30,6 +30,7 @@
 #include "progress.h"
 #include "read_all.h"
 #include "ui/source.h"
+#include "ui/term_safe.h"
 
 static volatile int stop_flag;
 static int out_errno;           /* the first failed write to stdout */
@@ -83,14 +84,14 @@ static void on_text(void *ud, int channel, const char *text, size_t len)
     if (channel == RM_CHAN_REASONING) {
         if (r->dim && !r->reasoning_open) fputs("\033[2m", stderr);
         r->reasoning_open = 1;
-        fwrite(text, 1, len, stderr);
+        ui_safe_write(stderr, text, len, 1);
         fflush(stderr);
     } else {
         if (r->reasoning_open) {
             fputs(r->dim ? "\033[0m\n" : "\n", stderr);
             r->reasoning_open = 0;
         }
-        if (!out_errno && (fwrite(text, 1, len, stdout) != len || fflush(stdout))) {
+        if (!out_errno && (ui_safe_write(stdout, text, len, 1) || fflush(stdout))) {
             out_errno = errno ? errno : EIO;
             stop_flag = 1;      /* the answer cannot be delivered: stop generating it */
         }
@@ -201,7 +202,9 @@ static void summary(const run_ctx *r)
  * text, not tokens. */
 static void summary_endpoint(const run_ctx *r, const ui_source *src)
 {
-    fprintf(stderr, "[%s] ", src->label);
+    fputc('[', stderr);
+    ui_safe_write(stderr, src->label, strlen(src->label), 0);      /* the model id is the server's */
+    fputs("] ", stderr);
     if (!src->unreported) { summary(r); return; }
     char ctx[96] = "";
     if (r->prompt.ctx) snprintf(ctx, sizeof ctx, "ctx %d, %d reused, ", r->prompt.ctx, r->prompt.reused);
@@ -245,24 +248,24 @@ static int run_endpoint(const ui_endpoint_opts *eo, const char *prompt, const ch
     ui_source *src = NULL;
     int rc = ui_source_endpoint_open(eo, &src, &err);
     if (rc) {
-        fprintf(stderr, "remora run: %s\n", err.msg);
+        ui_safe_errorf("remora run", "%s", err.msg);
         return rc == -2 ? 2 : 1;
     }
     const ui_source_vt *vt = src->vt;
     gen_target g = { .src = src };
     run_ctx r = { 0 };
     if (transcript && access(transcript, F_OK) == 0 && vt->load(src, transcript, &err)) {
-        fprintf(stderr, "remora run: %s\n", err.msg);
+        ui_safe_errorf("remora run", "%s", err.msg);
         rc = 2;
     } else if (system && vt->set_system(src, system, &err)) {
-        fprintf(stderr, "remora run: %s\n", err.msg);
+        ui_safe_errorf("remora run", "%s", err.msg);
         rc = 1;
     } else if (generate(&g, prompt, go, &r, &err)) {
-        fprintf(stderr, "remora run: %s\n", err.msg);
+        ui_safe_errorf("remora run", "%s", err.msg);
         rc = 1;
     } else {
         summary_endpoint(&r, src);
-        if (transcript && vt->save(src, transcript, &err)) { fprintf(stderr, "remora run: %s\n", err.msg); rc = 1; }
+        if (transcript && vt->save(src, transcript, &err)) { ui_safe_errorf("remora run", "%s", err.msg); rc = 1; }
         if (!rc && stop_flag && !out_errno) rc = 130;
     }
     if (check_stdout() && (!rc || rc == 130)) rc = 1;
@@ -322,7 +325,7 @@ int cmd_run(int argc, char **argv)
     rm_err err = { "" };
     rm_session *s = NULL;
     if (rm_session_open(so.model, &so.open, &s, &err)) {
-        fprintf(stderr, "remora run: %s\n", err.msg);
+        ui_safe_errorf("remora run", "%s", err.msg);
         free(owned);
         return rm_err_status(&err, 2);
     }
@@ -330,7 +333,7 @@ int cmd_run(int argc, char **argv)
     run_ctx r = { 0 };
     rm_resume res = { 0 };
     if (transcript && access(transcript, F_OK) == 0 && rm_session_load_with_state(s, transcript, &res, &err)) {
-        fprintf(stderr, "remora run: %s\n", err.msg);
+        ui_safe_errorf("remora run", "%s", err.msg);
         rc = 2;
     } else if (system && rm_session_set_system(s, system)) {
         fprintf(stderr, "remora run: out of memory\n");
@@ -338,17 +341,17 @@ int cmd_run(int argc, char **argv)
     } else {
         /* a snapshot that cannot be used is said; the conversation is computed again */
         if (transcript && access(transcript, F_OK) == 0 && res.found && !res.restored)
-            fprintf(stderr, "remora run: %s; the conversation is computed again\n", res.why);
+            ui_safe_errorf("remora run", "%s; the conversation is computed again", res.why);
         else if (transcript && res.restored)
             fprintf(stderr, "remora run: %d tokens of state restored from the snapshot (%.1f MB) in %.3f s\n",
                     res.restored, (double)res.bytes / 1e6, res.seconds);
         if (generate(&(gen_target){ .ses = s, .chat = chat }, prompt, &so.gen, &r, &err)) {
-            fprintf(stderr, "remora run: %s\n", err.msg);
+            ui_safe_errorf("remora run", "%s", err.msg);
             rc = rm_err_status(&err, 1);
         } else {
             summary(&r);
             if (transcript && rm_session_save_with_state(s, transcript, &err)) {
-                fprintf(stderr, "remora run: %s\n", err.msg);
+                ui_safe_errorf("remora run", "%s", err.msg);
                 rc = 1;
             }
             if (!rc && stop_flag && !out_errno) rc = 130;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 #include "engine.h"
+#include "ui/term_safe.h"
 #include "commands.h"
 #include "opts.h"
 #include "progress.h"
@@ -152,7 +153,7 @@ static int take_key(serve_cfg *cfg, const char *key_env)
     }
     rm_err err = { "" };
     if (serve_bind_is_loopback(cfg->host, &cfg->loopback, &err)) {
-        fprintf(stderr, "remora serve: %s\n", err.msg);
+        ui_safe_errorf("remora serve", "%s", err.msg);
         return 2;
     }
     if (!cfg->loopback && !cfg->api_key) {
@@ -173,7 +174,7 @@ static int run(serve *sv, const sigset_t *sigs)
         rm_err err = { "" };
         int st = serve_state(sv, &err);
         if (st == SERVE_FAILED) {
-            fprintf(stderr, "remora serve: %s\n", err.msg);
+            ui_safe_errorf("remora serve", "%s", err.msg);
             return 2;
         }
         if (st == SERVE_READY && !announced) {
@@ -216,7 +217,7 @@ int cmd_serve(int argc, char **argv)
     serve_http *http = NULL;
     int port = 0;
     if (serve_http_start(sv, &http, &port, &err)) {
-        fprintf(stderr, "remora serve: %s\n", err.msg);
+        ui_safe_errorf("remora serve", "%s", err.msg);
         serve_free(sv, 0);
         return 1;
     }
@@ -225,7 +226,7 @@ int cmd_serve(int argc, char **argv)
             cfg.api_key ? " (API key required)" : "");
     fprintf(stderr, "remora serve: loading %s\n", cfg.model_dir);
     if (serve_start(sv, &err)) {
-        fprintf(stderr, "remora serve: %s\n", err.msg);
+        ui_safe_errorf("remora serve", "%s", err.msg);
         serve_http_stop(http);
         serve_free(sv, 0);
         return 1;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "engine.h"
+#include "ui/term_safe.h"
 #include "commands.h"
 #include "opts.h"
 #include "progress.h"
@@ -24,7 +25,7 @@ static void usage(FILE *f)
         "  --connections N    downloads at once (default 8)\n"
         "$HF_TOKEN is sent as a bearer token to the source's host, over https only.\n"
         "Interrupted? Run the same command again: it resumes.\n"
-        "exit status: 0 ready, 1 download or disk failure, 2 bad arguments or bad source\n", def);
+        "exit status: 0 ready, 1 download, disk or server failure, 2 bad arguments or bad source\n", def);
 }
 
 int cmd_setup(int argc, char **argv)
@@ -54,7 +55,7 @@ int cmd_setup(int argc, char **argv)
     rm_err err = { "" };
     int rc = rm_setup(dir, &o, progress_cb, &bar, &res, &err);
     progress_end(&bar);
-    if (rc) { fprintf(stderr, "remora setup: %s\n", err.msg); return rm_err_status(&err, 1); }
+    if (rc) { ui_safe_errorf("remora setup", "%s", err.msg); return rm_err_status(&err, 1); }
     if (res.rebuilt & 1) fprintf(stderr, "remora setup: %s/.remora/source.json was damaged and is rebuilt\n", dir);
     if (res.rebuilt & 2)
         fprintf(stderr, "remora setup: %s/.remora/manifest.json was damaged and is rebuilt (every span was checked "

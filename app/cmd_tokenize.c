@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "engine.h"
+#include "ui/term_safe.h"
 #include "read_all.h"
 
 static void usage(FILE *f)
@@ -143,7 +144,7 @@ int cmd_tokenize(int argc, char **argv)
     rm_err err;
     rm_tokenizer *t;
     if (rm_tokenizer_open(dir, &t, &err)) {
-        fprintf(stderr, "remora tokenize: %s\n", err.msg);
+        ui_safe_errorf("remora tokenize", "%s", err.msg);
         return 2;
     }
     rm_buf in = { 0 };

@@ -85,7 +85,10 @@ int rm_grow(void **p, int *cap, int need, size_t size) __attribute__((warn_unuse
  * its size, renamed over NAME, and the folder is fsync'ed. On any failure the
  * temporary file is removed, NAME is untouched and the message names NAME
  * (not the temporary file) with the reason. mode: permission bits of a new
- * file (0644 or 0600). */
+ * file (0644 or 0600); a file that is there keeps its own. Only a regular
+ * file is replaced: a character device or a FIFO at path (/dev/null,
+ * /dev/full) is written in place with every error checked (a FIFO without
+ * a reader is refused), anything else is refused. */
 int rm_write_atomic(const char *path, const void *data, size_t len, int mode, rm_err *err);
 /* For writers that produce a file through a path of their own (readline's
  * write_history, a FILE *): fill tmp (cap bytes) with the temporary name to
@@ -301,6 +304,16 @@ typedef struct rm_utf8_stream { unsigned char pend[8]; int npend; } rm_utf8_stre
 #define RM_UTF8_OUT_MAX(len) (3 * ((size_t)(len) + 4))
 size_t rm_utf8_stream_feed(rm_utf8_stream *s, const char *in, size_t len,
                            char *out, size_t cap, int flush);
+
+/* Text that came from the network or a file, made safe before it reaches a
+ * terminal or a log (the one helper for run's output, the chat's messages
+ * and serve's log): C0 controls, DEL, the C1 controls U+0080..U+009F and a
+ * bare CR become visible ASCII escapes (\x1b, \u009b, \r); invalid or cut
+ * UTF-8 becomes U+FFFD; everything else is kept. With RM_SAFE_LINES, LF and
+ * TAB are kept and CR LF becomes LF; without, they are escaped too (one log
+ * line). Appends to out: 0, or -1 when out of memory. */
+#define RM_SAFE_LINES 1u
+int rm_text_safe(rm_buf *out, const char *in, size_t len, unsigned flags) __attribute__((warn_unused_result));
 
 /* ---- chat formats (engine/text/template.c) ----------------------------- */
 
@@ -634,7 +647,7 @@ int rm_session_load_with_state(rm_session *s, const char *path, rm_resume *r, rm
  * msgs[i].name is not written. interrupted may be NULL (none). Text beyond
  * ASCII is written as JSON \u escapes; bytes that are not valid UTF-8 are
  * stored as U+FFFD. The file is replaced atomically (rm_write_atomic, mode
- * 0644). */
+ * 0600 when new: it holds a conversation). */
 int rm_transcript_save(const char *path, const rm_chat_msg *msgs, const int *interrupted, int n,
                        const char *system, rm_err *err);
 

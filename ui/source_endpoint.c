@@ -20,6 +20,13 @@
  * experts, when the server returns them, go with the next token's record,
  * or in one of their own at the end.
  *
+ * The server's word is not trusted for a reply's length: the reply is cut
+ * (finish reason "length") after --max-new chunks of text (one token each
+ * from every server seen; one that packs several per chunk gets more, up
+ * to the byte cap) or REPLY_TEXT_MAX bytes of text (an exchange's overall
+ * deadline and the other buffers' caps are engine/remote/endpoint.c's and
+ * ui/sse.h's), so an endless stream ends.
+ *
  * The API key (taken from the environment by the caller) is never printed.
  */
 #include <ctype.h>
@@ -32,6 +39,7 @@
 #include "sse.h"
 
 #define DEFAULT_TIMEOUT 300.0
+#define REPLY_TEXT_MAX (64u << 20)      /* bytes of a reply's text */
 
 typedef struct endpoint_source {
     ui_source base;
@@ -133,6 +141,9 @@ typedef struct reply {
     ui_sse_think think;
     rm_buf text[3];             /* the reply: [RM_CHAN_REASONING], [RM_CHAN_ANSWER] */
     int lost;                   /* out of memory keeping text */
+    int max_new;                /* chunks of text to take at most; 0: no limit */
+    int ntext;                  /* chunks of text so far (any endpoint) */
+    int cut;                    /* the reply was cut here: its length reached max_new or REPLY_TEXT_MAX */
     int done, stream;           /* [DONE] came; the reply is an event stream */
     char finish[32];
     ui_sse_usage usage;
@@ -154,7 +165,8 @@ typedef struct reply {
 static void text_out(void *ud, int channel, const char *p, size_t n)
 {
     reply *r = ud;
-    if (!n) return;
+    if (!n || r->cut) return;
+    if (r->text[RM_CHAN_REASONING].len + r->text[RM_CHAN_ANSWER].len + n > REPLY_TEXT_MAX) { r->cut = 1; return; }
     if (rm_buf_add(&r->text[channel], p, n)) { r->lost = 1; return; }
     if (r->ev->on_text) r->ev->on_text(r->ev->ud, channel, p, n);
 }
@@ -229,6 +241,11 @@ static int on_event(void *ud, const char *event, const char *data, size_t len)
         if (c->has_routes) { r->routes = c->stats; r->have_routes = 1; }
         if (text) chunk_figures(r);
     }
+    if (text && r->max_new > 0 && ++r->ntext >= r->max_new) r->cut = 1;
+    if (r->cut) {       /* the length the client asked for: the rest is not read */
+        snprintf(r->finish, sizeof r->finish, "length");
+        return 1;
+    }
     return 0;
 }
 
@@ -244,7 +261,9 @@ static int stream_sink(void *ud, const char *p, size_t n)
         r->x->body.max = UI_SSE_EVENT_MAX;
         return rm_buf_add(&r->x->body, p, n);
     }
-    return ui_sse_feed(&r->sse, p, n, on_event, r, &r->parse_err) != 0;
+    int rc = ui_sse_feed(&r->sse, p, n, on_event, r, &r->parse_err);
+    if (rc < 0) r->parse_failed = 1;      /* a line or event over the cap: said as it is, not parsed */
+    return rc != 0;
 }
 
 /* The prompt's record again, now with the usage figures. */
@@ -289,13 +308,14 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
     r->e = e;
     r->ev = ev;
     r->x = &x;
+    r->max_new = o->max_new;
     r->t0 = rm_now();
     /* remora serve always sends reasoning in a field of its own */
     ui_sse_think_init(&r->think, o->think && !e->remora);
     const char *chat_url = rm_endpoint_chat_url(e->ep);
     int rc = rm_endpoint_request(e->ep, chat_url, body, 0, stop, stream_sink, r, &x, err);
     free(body);
-    if (rc == 0 && x.status >= 200 && x.status < 300 && r->stream >= 0 && !r->parse_failed && !r->error[0])
+    if (rc == 0 && x.status >= 200 && x.status < 300 && r->stream >= 0 && !r->parse_failed && !r->error[0] && !r->cut)
         ui_sse_end(&r->sse, on_event, r, &r->parse_err);
     if (rc == 0 && r->stream < 0 && x.status >= 200 && x.status < 300 &&
         on_event(r, "", x.body.p ? x.body.p : "", x.body.len) == 0)

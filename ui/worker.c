@@ -238,20 +238,35 @@ int ui_worker_start(ui_source *src, ui_worker **out, int *wake_fd)
     return 0;
 }
 
+/* dl = now + seconds on the monotonic clock. */
+static void deadline_in(struct timespec *dl, double seconds)
+{
+    clock_gettime(CLOCK_MONOTONIC, dl);
+    long long ns = (long long)dl->tv_nsec + (long long)(seconds * 1e9);
+    dl->tv_sec += (time_t)(ns / 1000000000);
+    dl->tv_nsec = (long)(ns % 1000000000);
+}
+
 int ui_worker_close(ui_worker *w, double seconds)
 {
     if (!w) return 0;
     struct timespec dl;
-    clock_gettime(CLOCK_MONOTONIC, &dl);
-    long long ns = (long long)dl.tv_nsec + (long long)(seconds * 1e9);
-    dl.tv_sec += (time_t)(ns / 1000000000);
-    dl.tv_nsec = (long)(ns % 1000000000);
+    deadline_in(&dl, seconds);
     pthread_mutex_lock(&w->mu);
     w->quit = 1;
     w->stop = 1;
     pthread_cond_signal(&w->cv);
     int timed_out = 0;
     while (!w->exited && !timed_out) timed_out = pthread_cond_timedwait(&w->exit_cv, &w->mu, &dl) == ETIMEDOUT;
+    /* a save is a write that ends by itself (a K3 snapshot of a long
+     * conversation takes many seconds): cut, it would leave the old snapshot
+     * and the conversation to be computed again, so it is waited for, up to
+     * WORKER_SAVE_WAIT_S */
+    if (!w->exited && w->busy && w->cmd == UI_CMD_SAVE) {
+        deadline_in(&dl, WORKER_SAVE_WAIT_S);
+        timed_out = 0;
+        while (!w->exited && !timed_out) timed_out = pthread_cond_timedwait(&w->exit_cv, &w->mu, &dl) == ETIMEDOUT;
+    }
     int exited = w->exited;
     pthread_mutex_unlock(&w->mu);
     if (!exited) return -1;         /* still inside the source: the process exits around it */

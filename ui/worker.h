@@ -58,7 +58,9 @@ typedef struct ui_drain {
 /* Starts the thread (with every signal blocked in it). *wake_fd becomes
  * readable when something was published. */
 int  ui_worker_start(ui_source *src, ui_worker **out, int *wake_fd);
-/* Stops any turn and waits at most `seconds` for the thread to end. Returns
+#define WORKER_SAVE_WAIT_S 300.0     /* the most a quit waits for a save in progress */
+/* Stops any turn and waits at most `seconds` for the thread to end (a save
+ * in progress, which cannot be stopped, up to WORKER_SAVE_WAIT_S). Returns
  * 0 when it ended (everything is freed, not the source), or -1 when it is
  * still inside the source: nothing is freed then, and the source must not
  * be freed either (the caller exits). */

@@ -7,18 +7,27 @@
  * connections are open at once, one with no traffic for --idle-timeout
  * seconds is closed (while a reply is being waited for or streamed, the
  * server is the one to send, and keep-alive comments keep the stream
- * busy), and on a non-loopback bind one address may hold at most
- * SERVE_PER_IP_LIMIT of them, so slow or half-open clients cannot hold the
- * server.
+ * busy), and one address may hold at most SERVE_PER_IP_LIMIT of them. The
+ * idle time-out restarts at every byte, so a client that trickles its
+ * headers or body a byte at a time would hold a connection for ever: a
+ * request's headers must also be complete within --idle-timeout seconds of
+ * the connection's start (or of the previous reply's end), and its body
+ * within as many again; a watchdog thread shuts down the socket of one
+ * that is late (the deadline of the file's "deadlines" part).
  *
  * Every request passes the same checks before its body is read, in this
- * order: on a loopback bind the Host header must name a loopback address
- * and an Origin header, when there is one, a loopback origin (a web page
- * elsewhere must not reach a local server through DNS rebinding); the
- * route and method (404, 405); the API key when one is set (401; /health
- * is open); the declared body size (413). Bodies are read up to
+ * order: the framing (RFC 9112: two Content-Length headers that differ, a
+ * Content-Length that is not a number or one beside a Transfer-Encoding
+ * are 400; a Transfer-Encoding other than one "chunked" is 501), so no
+ * request hides in another's body; on a loopback bind the Host header must
+ * name a loopback address and an Origin header, when there is one, a
+ * loopback origin (a web page elsewhere must not reach a local server
+ * through DNS rebinding); the route and method (404, 405; a path holding
+ * %00 matches no route); the API key when one is set (401; /health is
+ * open); the declared body size (413). Bodies are read up to
  * cfg->max_body. Nothing of a request's headers or body is logged, so the
- * key never reaches the log.
+ * key never reaches the log; the path in the log line passes rm_text_safe,
+ * so a %0a or %1b in it cannot forge lines or reach a terminal.
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -31,12 +40,29 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <pthread.h>
+#include <time.h>
 #include <microhttpd.h>
 #include "serve.h"
+
+/* A connection's deadline (the file's comment): one per connection, from
+ * libmicrohttpd's connection notification to its close. */
+typedef struct watch {
+    int fd;
+    double deadline;            /* 0: none (a reply is being sent) */
+    const char *phase;          /* what is late when it passes */
+    struct watch *prev, *next;
+} watch;
 
 struct serve_http {
     serve *sv;
     struct MHD_Daemon *d;
+    pthread_mutex_t mu;         /* guards the watch list */
+    pthread_cond_t cv;
+    watch *watches;
+    int stop;
+    int have_watchdog;
+    pthread_t watchdog;
 };
 
 /* bytes of a refused body read and dropped before the connection is closed */
@@ -55,6 +81,7 @@ typedef struct request {
     int stream;
     int status;
     double t0;
+    int http10;
     char method[16], path[96];
 } request;
 
@@ -92,11 +119,60 @@ static int route_of(const char *url, const char **arg)
     return ROUTE_NONE;
 }
 
+/* The framing headers of a request, counted (RFC 9112 section 6). */
+typedef struct framing {
+    int ncl, cl_differ, cl_bad, nte, te_chunked;
+    char cl[32], te[64];
+} framing;
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+    framing *f = cls;
+    if (!value) value = "";
+    if (!strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH)) {
+        if (!*value || strspn(value, "0123456789") != strlen(value)) f->cl_bad = 1;
+        if (f->ncl++ && strcmp(f->cl, value)) f->cl_differ = 1;
+        snprintf(f->cl, sizeof f->cl, "%s", value);
+    } else if (!strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING)) {
+        f->nte++;
+        f->te_chunked = !strcasecmp(value, "chunked");
+        snprintf(f->te, sizeof f->te, "%s", value);
+    }
+    return MHD_YES;
+}
+
+/* The request's framing: one body length, by one means. */
+static int check_framing(struct MHD_Connection *c, serve_error *e)
+{
+    framing f = { 0 };
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_framing, &f);
+    if (f.nte > 1 || (f.nte && !f.te_chunked)) {
+        rm_buf b = { 0 };
+        int bad = rm_text_safe(&b, f.te, strlen(f.te), 0) || rm_buf_add(&b, "", 1);
+        serve_fail(e, 501, "invalid_request_error", "unsupported_transfer_encoding", NULL,
+                   "Transfer-Encoding '%.48s'%s is not supported: send a Content-Length or one 'chunked'",
+                   bad ? "?" : b.p, f.nte > 1 ? " (more than one)" : "");
+        rm_buf_free(&b);
+        return -1;
+    }
+    if (f.cl_differ)
+        return serve_fail(e, 400, "invalid_request_error", "invalid_content_length", NULL,
+                          "two Content-Length headers that differ: the body's length is ambiguous");
+    if (f.cl_bad)
+        return serve_fail(e, 400, "invalid_request_error", "invalid_content_length", NULL,
+                          "the Content-Length is not a number of bytes");
+    if (f.ncl && f.nte)
+        return serve_fail(e, 400, "invalid_request_error", "invalid_content_length", NULL,
+                          "both a Content-Length and a Transfer-Encoding: the body's length is ambiguous");
+    return 0;
+}
+
 /* The checks of the file's comment; 0 or -1 with e filled. */
 static int check(serve_http *h, struct MHD_Connection *c, const char *url, const char *method, request *rq,
                  serve_error *e)
 {
     const serve_cfg *cfg = serve_config(h->sv);
+    if (check_framing(c, e)) return -1;
     if (cfg->loopback) {
         const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
         if (!rm_host_is_loopback(host))
@@ -204,6 +280,7 @@ static enum MHD_Result generate(serve_http *h, struct MHD_Connection *c, request
                                      : oa_parse_completion(cfg, s, in, rq->body.len, &req, &e);
     if (rc) return respond_error(c, rq, &e);
     rq->stream = req.stream;
+    req.http10 = rq->http10;
     if (serve_submit(h->sv, &req, client_fd(c), &rq->job, &e)) {
         serve_req_free(&req);
         return respond_error(c, rq, &e);
@@ -216,6 +293,89 @@ static enum MHD_Result generate(serve_http *h, struct MHD_Connection *c, request
     return respond(c, rq, status, body, len, 0);
 }
 
+/* ---- deadlines ---------------------------------------------------------- */
+
+static watch *watch_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* The connection's next deadline: `secs` from now for `phase`, or none (secs 0). */
+static void watch_set(serve_http *h, struct MHD_Connection *c, double secs, const char *phase)
+{
+    watch *w = watch_of(c);
+    if (!w) return;
+    pthread_mutex_lock(&h->mu);
+    w->deadline = secs > 0 ? rm_now() + secs : 0;
+    w->phase = phase;
+    pthread_mutex_unlock(&h->mu);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    serve_http *h = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        watch *w = calloc(1, sizeof *w);
+        if (!w) return;             /* no deadline for it: the idle time-out still holds */
+        w->fd = client_fd(c);
+        w->deadline = rm_now() + serve_config(h->sv)->idle_timeout_s;
+        w->phase = "request headers";
+        pthread_mutex_lock(&h->mu);
+        w->next = h->watches;
+        if (h->watches) h->watches->prev = w;
+        h->watches = w;
+        pthread_mutex_unlock(&h->mu);
+        *socket_context = w;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        /* called before the socket is closed, so the watchdog never shuts
+         * down a descriptor that was reused */
+        watch *w = *socket_context;
+        pthread_mutex_lock(&h->mu);
+        if (w->prev) w->prev->next = w->next;
+        else h->watches = w->next;
+        if (w->next) w->next->prev = w->prev;
+        pthread_mutex_unlock(&h->mu);
+        free(w);
+        *socket_context = NULL;
+    }
+}
+
+/* Every 100 ms: a connection past its deadline has its socket shut down,
+ * which ends its thread's read at once. */
+static void *watchdog(void *arg)
+{
+    serve_http *h = arg;
+    pthread_mutex_lock(&h->mu);
+    while (!h->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000) { ts.tv_sec++; ts.tv_nsec -= 1000000000; }
+        pthread_cond_timedwait(&h->cv, &h->mu, &ts);
+        const double now = rm_now();
+        for (watch *w = h->watches; w; w = w->next) {
+            if (!w->deadline || now < w->deadline || w->fd < 0) continue;
+            fprintf(stderr, "remora serve: a connection closed: its %s took longer than %d s (--idle-timeout)\n",
+                    w->phase, serve_config(h->sv)->idle_timeout_s);
+            shutdown(w->fd, SHUT_RDWR);
+            w->deadline = 0;
+        }
+    }
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+/* libmicrohttpd's unescaping of the path, except that a path holding %00
+ * is left as it came: decoded, the NUL would cut it ("/v1/models%00x"
+ * answered as /v1/models), so it matches no route instead. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *uri)
+{
+    if (strstr(uri, "%00")) return strlen(uri);
+    return MHD_http_unescape(uri);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
@@ -226,9 +386,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!(rq = calloc(1, sizeof *rq))) return MHD_NO;
         *con_cls = rq;
         rq->t0 = rm_now();
-        snprintf(rq->method, sizeof rq->method, "%s", method);
-        snprintf(rq->path, sizeof rq->path, "%s", url);
+        rq->http10 = !strcmp(version, MHD_HTTP_VERSION_1_0);
+        serve_safe_copy(rq->method, sizeof rq->method, method);
+        serve_safe_copy(rq->path, sizeof rq->path, url);
         rq->body.max = cfg->max_body;
+        watch_set(h, c, cfg->idle_timeout_s, "request body");
         /* a refused request is answered before its body is read */
         if (check(h, c, url, method, rq, &rq->refused)) return respond_error(c, rq, &rq->refused);
         return MHD_YES;
@@ -247,6 +409,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_size = 0;
         return rq->dropped > DROP_MAX ? MHD_NO : MHD_YES;
     }
+    watch_set(h, c, 0, NULL);     /* the request is in: the server sends now */
     if (rq->refused.status) return respond_error(c, rq, &rq->refused);
     rm_buf out = { 0 };
     serve_error e;
@@ -289,15 +452,17 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     rm_buf_free(&rq->body);
     free(rq);
     *con_cls = NULL;
+    watch_set(cls, c, serve_config(((serve_http *)cls)->sv)->idle_timeout_s, "request headers");
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-    char line[512];
+    char line[512], safe[512];
     vsnprintf(line, sizeof line, fmt, ap);
     size_t n = strlen(line);
     while (n && line[n - 1] == '\n') line[--n] = 0;
-    fprintf(stderr, "remora serve: libmicrohttpd: %s\n", line);
+    serve_safe_copy(safe, sizeof safe, line);   /* it may quote what a client sent */
+    fprintf(stderr, "remora serve: libmicrohttpd: %s\n", safe);
 }
 
 /* ---- the daemon --------------------------------------------------------- */
@@ -333,6 +498,14 @@ int serve_http_start(serve *sv, serve_http **out, int *port, rm_err *err)
     serve_http *h = calloc(1, sizeof *h);
     if (!h) { freeaddrinfo(ai); return rm_errf(err, "out of memory"); }
     h->sv = sv;
+    pthread_mutex_init(&h->mu, NULL);
+    pthread_cond_init(&h->cv, NULL);
+    if (pthread_create(&h->watchdog, NULL, watchdog, h)) {
+        freeaddrinfo(ai);
+        serve_http_stop(h);
+        return rm_errf(err, "cannot start a thread");
+    }
+    h->have_watchdog = 1;
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
                      (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     errno = 0;
@@ -341,13 +514,15 @@ int serve_http_start(serve *sv, serve_http **out, int *port, rm_err *err)
                             MHD_OPTION_SOCK_ADDR, ai->ai_addr,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->idle_timeout_s,
-                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)(cfg->loopback ? 0 : SERVE_PER_IP_LIMIT),
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)SERVE_PER_IP_LIMIT,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+                            MHD_OPTION_UNESCAPE_CALLBACK, unescape, h,
                             MHD_OPTION_END);
     int saved = errno;
     freeaddrinfo(ai);
     if (!h->d) {
-        free(h);
+        serve_http_stop(h);
         return rm_errf(err, "cannot listen on %s port %d%s%s", cfg->host, cfg->port, saved ? ": " : "",
                        saved ? strerror(saved) : "");
     }
@@ -360,6 +535,15 @@ int serve_http_start(serve *sv, serve_http **out, int *port, rm_err *err)
 void serve_http_stop(serve_http *h)
 {
     if (!h) return;
-    MHD_stop_daemon(h->d);
+    if (h->d) MHD_stop_daemon(h->d);
+    if (h->have_watchdog) {
+        pthread_mutex_lock(&h->mu);
+        h->stop = 1;
+        pthread_cond_signal(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+        pthread_join(h->watchdog, NULL);
+    }
+    pthread_mutex_destroy(&h->mu);
+    pthread_cond_destroy(&h->cv);
     free(h);
 }

@@ -24,6 +24,19 @@
 #include <jansson.h>
 #include "serve.h"
 
+void serve_safe_copy(char *dst, size_t cap, const char *src)
+{
+    rm_buf b = { 0 };
+    size_t n = 0;
+    if (!rm_text_safe(&b, src, strlen(src), 0)) {
+        n = b.len < cap - 1 ? b.len : cap - 1;
+        while (n && n < b.len && ((unsigned char)b.p[n] & 0xC0) == 0x80) n--;
+        memcpy(dst, b.p ? b.p : "", n);
+    }
+    dst[n] = 0;
+    rm_buf_free(&b);
+}
+
 int serve_fail(serve_error *e, int status, const char *type, const char *code, const char *param,
                const char *fmt, ...)
 {
@@ -31,11 +44,16 @@ int serve_fail(serve_error *e, int status, const char *type, const char *code, c
     e->type = type;
     e->code = code;
     e->retry_after = 0;
-    snprintf(e->param, sizeof e->param, "%s", param ? param : "");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    char raw[sizeof e->message];
+    vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
+    /* a message quotes what the client sent (a role, a model name, a Host)
+     * and is cut to fit: made valid UTF-8 without controls, or the JSON
+     * encoder would refuse it */
+    serve_safe_copy(e->message, sizeof e->message, raw);
+    serve_safe_copy(e->param, sizeof e->param, param ? param : "");
     return -1;
 }
 
@@ -296,6 +314,18 @@ static int parse_tools(const json_t *o, json_t *conv, serve_error *e)
     json_t *tools = json_object_get(o, "tools");
     if (tools && !json_is_null(tools)) {
         if (!json_is_array(tools)) return BAD(e, "tools", "tools must be an array");
+        size_t i;
+        json_t *t;
+        json_array_foreach(tools, i, t) {
+            char param[32];
+            snprintf(param, sizeof param, "tools[%zu]", i);
+            const json_t *fn = json_object_get(t, "function");
+            const char *type = json_string_value(json_object_get(t, "type"));
+            if (!json_is_object(t) || !type || strcmp(type, "function") || !json_is_object(fn) ||
+                !json_is_string(json_object_get(fn, "name")))
+                return BAD(e, param, "%s must be an object {\"type\": \"function\", \"function\": {\"name\": ...}}",
+                           param);
+        }
         if (json_array_size(tools)) json_object_set(conv, "tools", tools);
     }
     json_t *tc = json_object_get(o, "tool_choice");

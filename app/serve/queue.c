@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,7 @@ struct serve_job {
     int state;                  /* JOB_* */
     volatile int stop;          /* the engine's stop flag */
     int gone;                   /* the client hung up */
+    int half_closed;            /* the client shut down its side (probed: see wait_event) */
     int by_string;              /* a stop string ended the reply */
     int fd;                     /* the client's socket */
     int efd;                    /* eventfd: new bytes, or the end */
@@ -438,28 +440,45 @@ int serve_submit(serve *sv, serve_req *req, int fd, serve_job **out, serve_error
 }
 
 /* Waits up to `timeout` seconds (< 0: no limit) for the worker's eventfd
- * or the client's hang-up; returns -1 on a hang-up. Called unlocked. */
+ * or the client's hang-up; returns -1 on a hang-up, 1 when the client has
+ * shut down its sending side. That is a hang-up or a half-close after a
+ * complete request (shutdown(SHUT_WR), which wants the reply): the two
+ * look the same until the server writes, so the caller writes something
+ * harmless (wait_locked) and later waits look for the reset a closed
+ * socket answers that with (POLLHUP, POLLERR, always reported). Called
+ * unlocked. */
 static int wait_event(serve_job *j, double timeout)
 {
-    struct pollfd p[2] = { { j->fd, POLLRDHUP, 0 }, { j->efd, POLLIN, 0 } };
+    struct pollfd p[2] = { { j->fd, j->half_closed ? 0 : POLLRDHUP, 0 }, { j->efd, POLLIN, 0 } };
     int ms = timeout < 0 ? -1 : (int)ceil(timeout * 1000);
     int n = poll(p, 2, ms);
     if (n < 0 && errno != EINTR) return -1;
-    if (n > 0 && (p[0].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))) return -1;
+    if (n > 0 && (p[0].revents & (POLLHUP | POLLERR | POLLNVAL))) return -1;
     uint64_t v;
     if (n > 0 && (p[1].revents & POLLIN) && read(j->efd, &v, sizeof v) < 0) {}
-    return 0;
+    return n > 0 && (p[0].revents & POLLRDHUP) ? 1 : 0;
 }
 
 /* wait_event with sv->mu held around it; a hang-up lets the job go
- * (client_gone) and returns -1, still locked. */
-static int wait_locked(serve_job *j, double timeout)
+ * (client_gone) and returns -1, still locked. A half-close is probed: a
+ * stream gets a keep-alive comment now (`*probe` set), a whole reply an
+ * interim "100 Continue", which HTTP/1.1 clients skip (none for an
+ * HTTP/1.0 client, whose reply is then waited for to its end). */
+static int wait_locked(serve_job *j, double timeout, int *probe)
 {
     pthread_mutex_unlock(&j->sv->mu);
-    int gone = wait_event(j, timeout);
+    int r = wait_event(j, timeout);
     pthread_mutex_lock(&j->sv->mu);
-    if (gone) client_gone(j);
-    return gone;
+    if (r > 0) {
+        j->half_closed = 1;
+        if (probe) *probe = 1;
+        else if (!j->req.http10) {
+            static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+            if (send(j->fd, cont, sizeof cont - 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) r = -1;
+        }
+    }
+    if (r < 0) client_gone(j);
+    return r < 0 ? -1 : 0;
 }
 
 long serve_job_read(serve_job *j, char *buf, size_t cap)
@@ -486,10 +505,12 @@ long serve_job_read(serve_job *j, char *buf, size_t cap)
             pthread_mutex_unlock(&sv->mu);
             return (long)(sizeof keepalive - 1);
         }
-        if (wait_locked(j, left > 0 ? left : 0.05)) {
+        int probe = 0;
+        if (wait_locked(j, left > 0 ? left : 0.05, &probe)) {
             pthread_mutex_unlock(&sv->mu);
             return -1;
         }
+        if (probe) j->last_byte = now - sv->cfg.keepalive_s;      /* the comment goes now */
     }
     pthread_mutex_unlock(&sv->mu);
     return 0;
@@ -500,7 +521,7 @@ int serve_job_wait(serve_job *j, int *status, const char **body, size_t *len)
     serve *sv = j->sv;
     pthread_mutex_lock(&sv->mu);
     while (j->state != JOB_DONE)
-        if (wait_locked(j, -1)) {
+        if (wait_locked(j, -1, NULL)) {
             pthread_mutex_unlock(&sv->mu);
             return -1;
         }

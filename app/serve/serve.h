@@ -56,12 +56,18 @@ typedef struct serve_error {
 int serve_fail(serve_error *e, int status, const char *type, const char *code, const char *param,
                const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* src made safe for a terminal and for JSON (rm_text_safe, one line) into
+ * dst (cap bytes, cut at a character's start): what a client sent, quoted
+ * in an error message or the log. */
+void serve_safe_copy(char *dst, size_t cap, const char *src);
+
 enum { REQ_CHAT, REQ_COMPLETION };
 
 /* One request, parsed and rendered, ready for the queue. */
 typedef struct serve_req {
     int kind;                       /* REQ_* */
     int stream, include_usage, stats;
+    int http10;                     /* an HTTP/1.0 request (no interim 1xx replies) */
     rm_prompt prompt;
     rm_gen_opts gen;
     char *stops[SERVE_MAX_STOPS];   /* malloc'd */

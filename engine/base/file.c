@@ -37,6 +37,14 @@ int file_mkdirs(const char *path, rm_err *err)
     return 0;
 }
 
+void file_cache_home(char *out, size_t cap, const char *sub)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n = xdg && xdg[0] == '/' ? snprintf(out, cap, "%s/remora/%s", xdg, sub)
+          : home && home[0] == '/' ? snprintf(out, cap, "%s/.cache/remora/%s", home, sub) : -1;
+    if (n < 0 || (size_t)n >= cap) out[0] = 0;
+}
+
 void file_tmp_name(char *buf, size_t cap, const char *path)
 {
     snprintf(buf, cap, "%s.tmp.%ld.%ld", path, (long)getpid(), (long)syscall(SYS_gettid));
@@ -70,7 +78,10 @@ int file_commit(int fd, const char *tmp, const char *path, uint64_t size, rm_err
 {
     struct stat st;
     int bad = 0, e = 0;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) { bad = 1; e = EISDIR; }
+    /* a rename over a device node, a FIFO or a socket would replace it
+     * with a regular file (as root, /dev/full): only regular files are
+     * replaced */
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { bad = 1; e = S_ISDIR(st.st_mode) ? EISDIR : ENOTSUP; }
     if (!bad && (fsync(fd) != 0 || fstat(fd, &st) != 0)) { bad = 1; e = errno; }
     if (!bad && size != UINT64_MAX && (uint64_t)st.st_size != size) { bad = 1; e = EIO; }
     if (close(fd) && !bad) { bad = 1; e = errno; }
@@ -78,6 +89,7 @@ int file_commit(int fd, const char *tmp, const char *path, uint64_t size, rm_err
         if (!bad) e = errno;
         unlink(tmp);
         if (e == EISDIR) return rm_errf(err, "%s: is a directory", path);
+        if (e == ENOTSUP) return rm_errf(err, "%s: not a regular file: it is not replaced", path);
         return rm_errf(err, "%s: cannot write: %s", path, strerror(e));
     }
     if (sync_dir(path)) return rm_errf(err, "%s: written, but its folder could not be synced: %s", path, strerror(errno));
@@ -102,14 +114,40 @@ int rm_atomic_commit(const char *tmp, const char *path, rm_err *err)
     return file_commit(fd, tmp, path, UINT64_MAX, err);
 }
 
+/* A target that is neither a regular file nor absent (a device such as
+ * /dev/null or /dev/full, a FIFO) is written in place, never replaced: the
+ * open does not block (a FIFO without a reader is refused, ENXIO), and
+ * every write and the close are checked, so /dev/full fails with ENOSPC. */
+static int write_in_place(const char *path, const void *data, size_t len, rm_err *err)
+{
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) return rm_errf(err, "%s: cannot write: %s", path, errno == ENXIO ? "a FIFO with no reader" : strerror(errno));
+    int fl = fcntl(fd, F_GETFL);
+    int bad = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) || file_write_all(fd, data, len);
+    int e = errno;
+    if (close(fd) && !bad) { bad = 1; e = errno; }
+    return bad ? rm_errf(err, "%s: cannot write: %s", path, strerror(e)) : 0;
+}
+
 int rm_write_atomic(const char *path, const void *data, size_t len, int mode, rm_err *err)
 {
     struct stat st;     /* a folder in the way: fail before writing anything */
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return rm_errf(err, "%s: is a directory", path);
+    int exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) return rm_errf(err, "%s: is a directory", path);
+    if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) return write_in_place(path, data, len, err);
+    if (exists && !S_ISREG(st.st_mode)) return rm_errf(err, "%s: not a regular file: it is not replaced", path);
     char tmp[4200];
     file_tmp_name(tmp, sizeof tmp, path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, mode ? mode : 0644);
     if (fd < 0) return rm_errf(err, "%s: cannot write: %s", path, strerror(errno));
+    /* a file that is there keeps its mode (a transcript the user made
+     * 0600 stays so); the new one takes `mode` */
+    if (exists && fchmod(fd, st.st_mode & 07777)) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        return rm_errf(err, "%s: cannot write: %s", path, strerror(e));
+    }
     if (file_write_all(fd, data, len)) {
         int e = errno;
         close(fd);

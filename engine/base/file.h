@@ -8,6 +8,9 @@
 #include <stdint.h>
 #include "engine.h"
 
+/* $XDG_CACHE_HOME/remora/SUB (else ~/.cache/remora/SUB) into out; "" when
+ * neither names an absolute folder or the path does not fit. */
+void file_cache_home(char *out, size_t cap, const char *sub);
 /* mkdir -p. */
 int file_mkdirs(const char *path, rm_err *err);
 /* Opens path (open(2) flags) only when it is a regular file: the open is

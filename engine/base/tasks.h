@@ -1,6 +1,7 @@
 /* tasks.h — run fn(i) for i in [0, n) on a few threads, stopping at the first
  * failure. Stream mode uses it to keep several downloads in flight (shard
- * headers, spine chunks, experts) with blocking calls. */
+ * headers, spine chunks, experts) with blocking calls; the model
+ * fingerprint reads several shards at once with it. */
 #ifndef REMORA_TASKS_H
 #define REMORA_TASKS_H
 #include "engine.h"

@@ -96,8 +96,11 @@ void model_test_hidden(rm_model *m, float *rows);
  * them: the snapshot, the prefix cache and the speculation use them) ---- */
 /* What a snapshot names its model by: 128 bits (FNV-1a) over config.json,
  * the weight index, the tokenizer files, every shard header's tensor table
- * and the norm vectors held in RAM (engine/model/fingerprint.c says why).
- * Computed at the first call. */
+ * and a CRC-32 of every tensor's bytes (in stream mode the routed experts
+ * by their shard's ETag instead; fingerprint.c says why and what it
+ * costs). Computed at the first call, which reads every local tensor byte
+ * unless the shard's digest is cached for its file identity
+ * ($XDG_CACHE_HOME/remora/fingerprint/). */
 int  rm_model_fingerprint(rm_model *m, uint8_t fp[16], rm_err *err);
 /* The sequence state's position, a reset, and the speculation's undo:
  * checkpoint remembers the state now; rollback(keep) makes the state

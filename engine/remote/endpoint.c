@@ -8,7 +8,11 @@
  * interface, polled every 50 ms so that the stop flag ends it within that
  * (a plain easy transfer only looks at its progress callback about once a
  * second while nothing arrives), and a request with no byte for `timeout`
- * seconds fails with a note saying so.
+ * seconds fails with a note saying so. A request also has an overall
+ * deadline of DEADLINE_TIMEOUTS times `timeout` (2 h by default), so a
+ * server that streams for ever at a steady pace cannot hold it either; the
+ * caller caps what the reply holds (ui/source_endpoint.c: --max-new, 64 MB
+ * of text).
  *
  * The API key goes in an Authorization header only to the endpoint's own
  * host and port, over HTTPS or to a loopback address (rm_host_is_loopback).
@@ -27,6 +31,7 @@
 #define ERROR_BODY_MAX (256u << 10)     /* bytes of an error reply kept for its message */
 #define POLL_MS 50
 #define DEFAULT_TIMEOUT 300.0
+#define DEADLINE_TIMEOUTS 24            /* a request's deadline, in stall time-outs */
 
 struct rm_endpoint {
     char *chat_url, *models_url;
@@ -91,6 +96,7 @@ typedef struct xfer {
     void *ud;
     rm_http_reply *r;
     double last_byte, timeout;
+    double deadline;            /* rm_now() past which the request is given up (set by perform) */
     int sink_failed;            /* sink returned non-zero: the transfer was ended */
 } xfer;
 
@@ -129,7 +135,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *ud)
     return len;
 }
 
-enum { X_DONE, X_STOPPED, X_STALLED, X_FAILED };
+enum { X_DONE, X_STOPPED, X_STALLED, X_LATE, X_FAILED };
 
 /* Runs the easy handle to its end, looking at the stop flag and the stall
  * clock between polls. */
@@ -140,11 +146,13 @@ static int perform(rm_endpoint *e, xfer *x, CURLcode *res)
     int running = 1, outcome = X_DONE;
     *res = CURLE_OK;
     x->last_byte = rm_now();
+    if (!x->deadline) x->deadline = x->last_byte + DEADLINE_TIMEOUTS * x->timeout;
     while (running) {
         if (curl_multi_perform(m, &running) != CURLM_OK) { outcome = X_FAILED; *res = CURLE_FAILED_INIT; break; }
         if (!running) break;
         if (x->stop && *x->stop) { outcome = X_STOPPED; break; }
         if (rm_now() - x->last_byte > x->timeout) { outcome = X_STALLED; break; }
+        if (rm_now() > x->deadline) { outcome = X_LATE; break; }
         curl_multi_poll(m, NULL, 0, POLL_MS, NULL);
     }
     if (outcome == X_DONE) {
@@ -228,8 +236,13 @@ int rm_endpoint_request(rm_endpoint *e, const char *url0, const char *body, doub
         curl_slist_free_all(hdr);
         if (outcome == X_STOPPED) { rc = 1; break; }
         if (outcome == X_STALLED) {
-            rm_errf(err, "%s: no data from %s:%s for %.0f s: the request was given up (--endpoint-timeout)", url,
+            rm_errf(err, "%s: no data from %s:%s for %g s: the request was given up (--endpoint-timeout)", url,
                     e->host, e->port, x.timeout);
+            break;
+        }
+        if (outcome == X_LATE) {
+            rm_errf(err, "%s: the exchange with %s:%s took longer than %g s in all (%d times --endpoint-timeout): "
+                    "it was given up", url, e->host, e->port, DEADLINE_TIMEOUTS * x.timeout, DEADLINE_TIMEOUTS);
             break;
         }
         if (outcome == X_FAILED) { transport_error(e, url, res, cerr, err); break; }

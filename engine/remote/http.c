@@ -20,7 +20,13 @@
  * with If-Range and (for a strong ETag) If-Match, and the answer's own ETag
  * must be that one: a 412, a 200 in place of 206, or another ETag means the
  * file changed upstream (a repository that moved on), and fails at once
- * without a byte kept, so bytes of two revisions are never mixed.
+ * without a byte kept, so bytes of two revisions are never mixed. A server
+ * that sends no ETag but a Last-Modified (a plain file server) gets a
+ * revision made of the two things that change with the file, its
+ * Last-Modified and its size ("lm:DATE;SIZE", never sent as an ETag): its
+ * ranges go with If-Range: DATE, and an answer whose date or size differs
+ * is another revision. A server with neither has no revision to check
+ * (the revision is "", and a change upstream is not noticed).
  *
  * Cancelling. http_cancel fails every queued, delayed and running transfer
  * at once (a fetch that already failed stops downloading the rest).
@@ -67,7 +73,8 @@ typedef struct http_job {
     int checked, discard;       /* status seen; body of an error answer */
     char crange[128];
     const char *want_etag;      /* ETag the file must have, or NULL */
-    char etag[128];             /* ETag of the current answer ("" if none) */
+    char etag[128];             /* ETag of the current answer ("" if none), or its lm: revision */
+    char lastmod[64];           /* its Last-Modified ("" if none) */
     int changed;                /* refused: the file changed upstream */
     int too_large;              /* whole files: past max */
     double retry_after;
@@ -156,8 +163,10 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     if (http_policy_status_line(p, k)) {        /* a new answer (redirects give several) */
         j->crange[0] = 0;
         j->etag[0] = 0;
+        j->lastmod[0] = 0;
         j->retry_after = 0;
     } else if (!http_policy_header(p, k, "etag", j->etag, sizeof j->etag) &&
+               !http_policy_header(p, k, "last-modified", j->lastmod, sizeof j->lastmod) &&
                !http_policy_header(p, k, "content-range", j->crange, sizeof j->crange) &&
                http_policy_header(p, k, "retry-after", ra, sizeof ra)) {
         double s = http_policy_retry_after(ra, RETRY_AFTER_MAX_S);
@@ -166,12 +175,27 @@ static size_t on_header(char *p, size_t sz, size_t n, void *ud)
     return k;
 }
 
+/* An answer without an ETag: its revision from Last-Modified and the
+ * file's size (the file's comment), in j->etag. */
+static void lastmod_revision(CURL *h, http_job *j, long code)
+{
+    if (j->etag[0] || !j->lastmod[0]) return;
+    uint64_t a, b, t = UINT64_MAX;
+    if (code == 206 && http_parse_content_range(j->crange, &a, &b, &t)) t = UINT64_MAX;
+    curl_off_t cl = -1;
+    if (code == 200 && curl_easy_getinfo(h, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK && cl >= 0)
+        t = (uint64_t)cl;
+    if (t == UINT64_MAX) return;        /* no size to go with the date: no revision */
+    snprintf(j->etag, sizeof j->etag, "lm:%.64s;%llu", j->lastmod, (unsigned long long)t);
+}
+
 /* Judges the answer before its first body byte is kept; 0 to go on. */
 static int check_answer(CURL *h, http_job *j)
 {
     long code = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
     j->checked = 1;
+    lastmod_revision(h, j, code);
     if (!j->ranged) {
         j->discard = code != 200;
         return 0;
@@ -281,11 +305,16 @@ static CURL *start(http_client *c, http_job *j)
         curl_easy_setopt(h, CURLOPT_RANGE, range);
         if (j->want_etag && j->want_etag[0]) {
             char a[192], b[192];
-            snprintf(a, sizeof a, "If-Range: %s", j->want_etag);
+            const char *semi = strrchr(j->want_etag, ';');
+            if (!strncmp(j->want_etag, "lm:", 3) && semi)     /* a Last-Modified revision: If-Range takes its date */
+                snprintf(a, sizeof a, "If-Range: %.*s", (int)(semi - j->want_etag - 3), j->want_etag + 3);
+            else
+                snprintf(a, sizeof a, "If-Range: %s", j->want_etag);
             snprintf(b, sizeof b, "If-Match: %s", j->want_etag);
             struct curl_slist *l = curl_slist_append(NULL, a);
-            /* If-Match compares strongly: a weak ETag never matches, so it goes only with a strong one */
-            if (l && strncmp(j->want_etag, "W/", 2)) {
+            /* If-Match compares strongly: a weak ETag never matches, so it goes only with a strong one
+             * (and a Last-Modified revision is no ETag at all) */
+            if (l && strncmp(j->want_etag, "W/", 2) && strncmp(j->want_etag, "lm:", 3)) {
                 struct curl_slist *l2 = curl_slist_append(l, b);
                 if (l2) l = l2;
             }
@@ -602,8 +631,10 @@ int http_file(http_client *c, const char *name, size_t max, char **out, size_t *
     if (rc && j.missing) { rm_buf_free(&j.body); return 1; }
     if (rc) {
         rm_buf_free(&j.body);
-        /* a file past its cap is bad input, not a network failure */
-        return j.too_large ? rm_errf_input(err, "%s", e2.msg) : rm_errf_runtime(err, "%s", e2.msg);
+        /* a file past its cap is the server's fault, not the user's input:
+         * a runtime failure (exit 1), said so */
+        return j.too_large ? rm_errf_runtime(err, "%s (the server sent more than a valid file holds)", e2.msg)
+                           : rm_errf_runtime(err, "%s", e2.msg);
     }
     if (!(*out = rm_buf_take(&j.body, NULL))) return rm_errf_runtime(err, "out of memory");
     if (len) *len = (size_t)j.got;

@@ -37,7 +37,7 @@ typedef struct http_opts {
 /* What an answer said about its file. */
 typedef struct http_meta {
     uint64_t total;         /* the file size from Content-Range (UINT64_MAX: not given) */
-    char etag[128];         /* its ETag, "" when the server sends none */
+    char etag[128];         /* its ETag; without one, "lm:LAST-MODIFIED;SIZE" (http.c), else "" */
     int changed;            /* the request failed because the file changed upstream */
 } http_meta;
 

@@ -164,7 +164,7 @@ static int get_header(void *ud, int i, int worker, rm_err *err)
     if (http_range(s->net, h->name, NULL, 0, 8, lenb, &meta, err)) return -1;
     uint64_t total = meta.total;
     if (total < 8 || total == UINT64_MAX)
-        return rm_errf_input(err, "%s: the server did not give the file size in Content-Range", h->name);
+        return rm_errf_runtime(err, "%s: the server's fault: it did not give the file size in Content-Range", h->name);
     snprintf(h->etag, sizeof h->etag, "%s", meta.etag);
     h->size = total;
     h->hlen = st_header_len(lenb);

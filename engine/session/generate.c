@@ -371,6 +371,10 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
     int rc = prefill(s, prompt, np, g.logits, ev, stop, err);
     if (rc == 1) { end->interrupted = RM_STOPPED_PROMPT; rc = 0; s->logits_pos = -1; goto out; }
     if (rc) { s->logits_pos = -1; goto out; }
+    /* the context limit holds for the reply too: it ends (as at max_new)
+     * when the context is full, instead of running past the limit */
+    const int room = s->max_ctx - s->nseq;
+    if (s->max_ctx && g.max_new > room) g.max_new = room > 0 ? room : 0;
     /* speculation is lossless only for greedy decoding */
     const int greedy = !o || o->temperature <= 0;
     s->spec.mode = greedy ? (o ? o->spec : RM_SPEC_AUTO) : RM_SPEC_OFF;

@@ -70,13 +70,11 @@ int prefix_open(prefix_cache *pc, const rm_open_opts *o, rm_err *err)
     }
     if (gb <= 0) return 0;
     pc->limit = (uint64_t)(gb * 1e9);
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int n;
-    if (o && o->prefix_cache_dir && *o->prefix_cache_dir) n = snprintf(pc->dir, sizeof pc->dir, "%s", o->prefix_cache_dir);
-    else if (xdg && xdg[0] == '/') n = snprintf(pc->dir, sizeof pc->dir, "%s/remora/prefix", xdg);
-    else if (home && home[0] == '/') n = snprintf(pc->dir, sizeof pc->dir, "%s/.cache/remora/prefix", home);
-    else n = -1;                         /* nowhere to keep it: off */
-    if (n < 0 || (size_t)n >= sizeof pc->dir) pc->dir[0] = 0;
+    if (o && o->prefix_cache_dir && *o->prefix_cache_dir) {
+        if (snprintf(pc->dir, sizeof pc->dir, "%s", o->prefix_cache_dir) >= (int)sizeof pc->dir) pc->dir[0] = 0;
+    } else {
+        file_cache_home(pc->dir, sizeof pc->dir, "prefix");     /* "": nowhere to keep it, off */
+    }
     return 0;
 }
 
@@ -266,7 +264,13 @@ static int make_room(rm_session *s, uint64_t bytes)
         pc->error = e;
         return -1;
     }
-    chmod(pc->dir, 0700);                      /* the cache holds conversations */
+    /* the cache holds conversations: the folder is made 0700, but never
+     * through a symbolic link (the linked folder's mode is the user's) */
+    int dfd = open(pc->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd >= 0) {
+        fchmod(dfd, 0700);
+        close(dfd);
+    }
     /* when only the entries in use are left and it still does not fit, it
      * is not written: the bound holds */
     return evict(pc, pc->limit - bytes) + bytes > pc->limit ? -1 : 0;

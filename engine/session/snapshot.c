@@ -374,8 +374,10 @@ static int read_sections(rm_session *s, const char *path, snap_in *in, snap_data
 int snap_read(rm_session *s, const char *path, const int32_t *expect, int n, snap_data *d, rm_err *err)
 {
     memset(d, 0, sizeof *d);
-    snap_in in = { open(path, O_RDONLY | O_CLOEXEC), 0, 0 };
-    if (in.fd < 0) return rm_errf(err, "%s: cannot open: %s", path, strerror(errno));
+    /* the model loader's rule: a FIFO or a device in place of the file is
+     * refused, never waited on */
+    snap_in in = { file_open_regular(path, O_RDONLY, err), 0, 0 };
+    if (in.fd < 0) return -1;
     struct stat st;
     unsigned char h[SNAP_HEADER];
     int rc = -1;

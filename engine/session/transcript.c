@@ -77,7 +77,7 @@ int rm_transcript_save(const char *path, const rm_chat_msg *msgs, const int *int
         bad = append_line(&b, j);
     }
     int rc = bad ? rm_errf(err, "%s: out of memory writing the transcript", path)
-                 : rm_write_atomic(path, b.p ? b.p : "", b.len, 0644, err);
+                 : rm_write_atomic(path, b.p ? b.p : "", b.len, 0600, err);
     rm_buf_free(&b);
     return rc;
 }

@@ -2,7 +2,9 @@
  * (rm_utf8_stream_feed in engine.h). A token may end inside a character, so
  * an incomplete tail is held until its continuation bytes arrive; invalid
  * sequences become U+FFFD, one per maximal invalid subpart, which is what
- * Python's bytes.decode(errors="replace") gives for the same bytes. */
+ * Python's bytes.decode(errors="replace") gives for the same bytes.
+ * rm_text_safe makes text from the network or a file safe for a terminal. */
+#include <stdio.h>
 #include <string.h>
 #include "engine.h"
 
@@ -92,4 +94,42 @@ size_t rm_utf8_stream_feed(rm_utf8_stream *s, const char *in, size_t len,
         }
     }
     return o;
+}
+
+/* Terminal-safe text (rm_text_safe in engine.h). Escapes are ASCII, so the
+ * result can never form a control sequence, whatever the text around it. */
+int rm_text_safe(rm_buf *out, const char *in, size_t len, unsigned flags)
+{
+    static const char repl[3] = { (char)0xEF, (char)0xBF, (char)0xBD };
+    const unsigned char *p = (const unsigned char *)in;
+    for (size_t i = 0; i < len;) {
+        unsigned b = p[i];
+        int r = utf8_check(p + i, len - i);
+        char esc[8];
+        if (r == 1 && b >= 0x20 && b != 0x7f) { if (rm_buf_add(out, p + i, 1)) return -1; i++; continue; }
+        if (r == 1) {
+            int keep = (flags & RM_SAFE_LINES) && (b == '\n' || b == '\t');
+            if (b == '\r' && i + 1 < len && p[i + 1] == '\n' && (flags & RM_SAFE_LINES)) { i++; continue; }
+            if (keep) { if (rm_buf_add(out, p + i, 1)) return -1; }
+            else {
+                if (b == '\n') snprintf(esc, sizeof esc, "\\n");
+                else if (b == '\r') snprintf(esc, sizeof esc, "\\r");
+                else if (b == '\t') snprintf(esc, sizeof esc, "\\t");
+                else snprintf(esc, sizeof esc, "\\x%02x", b);
+                if (rm_buf_adds(out, esc)) return -1;
+            }
+            i++;
+            continue;
+        }
+        if (r == 2 && b == 0xC2 && p[i + 1] < 0xA0) {       /* a C1 control, U+0080..U+009F */
+            snprintf(esc, sizeof esc, "\\u%04x", p[i + 1]);
+            if (rm_buf_adds(out, esc)) return -1;
+            i += 2;
+            continue;
+        }
+        if (r > 1) { if (rm_buf_add(out, p + i, (size_t)r)) return -1; i += (size_t)r; continue; }
+        if (rm_buf_add(out, repl, 3)) return -1;            /* invalid, or cut at the end */
+        i += r < 0 ? (size_t)-r : len - i;
+    }
+    return 0;
 }

@@ -3,7 +3,8 @@
  *
  * Every way out (/quit, Ctrl-D, SIGTERM, SIGHUP, the terminal going away)
  * ends here within about two seconds: the worker is asked to stop and given
- * WORKER_WAIT_S to return; if the source is still busy then (a prompt the
+ * WORKER_WAIT_S to return (a save in progress is waited for to its end,
+ * ui_worker_close); if the source is still busy then (a prompt the
  * engine cannot interrupt), the terminal is restored and the history merged
  * all the same, and the process exits around the running thread. SIGTERM and
  * SIGHUP exit with 128 + the signal, as a shell reports them. On the way
@@ -19,6 +20,7 @@
 #include "input.h"
 #include "ui/text.h"
 #include "ui/xdg.h"
+#include "ui/term_safe.h"
 
 #define WORKER_WAIT_S 1.5
 
@@ -115,9 +117,9 @@ int ui_main_run(const ui_main_opts *o)
     int rc = o->synthetic ? ui_source_synth_open(&o->synth, &src, &err)
              : o->endpoint.url ? ui_source_endpoint_open(&o->endpoint, &src, &err)
                            : ui_source_engine_open(o->model_dir, &o->open, &src, &err);
-    if (rc) { fprintf(stderr, "remora chat: %s\n", err.msg); return rc == -2 ? 2 : 1; }
+    if (rc) { ui_safe_errorf("remora chat", "%s", err.msg); return rc == -2 ? 2 : 1; }
     if (o->system && src->vt->set_system(src, o->system, &err)) {
-        fprintf(stderr, "remora chat: %s\n", err.msg);
+        ui_safe_errorf("remora chat", "%s", err.msg);
         src->vt->free(src);
         return 1;
     }
@@ -130,7 +132,7 @@ int ui_main_run(const ui_main_opts *o)
     int orc = ui_main_open(a, src, stdout, stdin, STDIN_FILENO, o->mouse, have_history ? history : NULL,
                            have_log ? log : NULL, msg, sizeof msg);
     if (orc) {
-        fprintf(stderr, "remora chat: %s\n", msg);
+        ui_safe_errorf("remora chat", "%s", msg);
         src->vt->free(src);
         free(a);
         return orc == -2 ? 2 : 1;
@@ -146,8 +148,8 @@ int ui_main_run(const ui_main_opts *o)
     if (a->exit_status) rc = a->exit_status;
     int crc = ui_main_close(a, &err);
     /* the terminal is back: say it there */
-    if (a->quit_note[0]) fprintf(stderr, "remora chat: %s\n", a->quit_note);
-    if (crc < 0) fprintf(stderr, "remora chat: the input history was not saved: %s\n", err.msg);
+    if (a->quit_note[0]) ui_safe_errorf("remora chat", "%s", a->quit_note);
+    if (crc < 0) ui_safe_errorf("remora chat", "the input history was not saved: %s", err.msg);
     if (crc && !rc) rc = 1;
     if (a->worker_stuck) {
         /* the worker is still inside the engine: leave without running

@@ -89,3 +89,32 @@ TEST(ui_worker_close_never_waits_without_bound)
     struct timespec ts = { 1, 0 };
     nanosleep(&ts, NULL);
 }
+
+/* A source whose save takes `hold` seconds and cannot be stopped (a K3
+ * snapshot being written). */
+static int slow_save(ui_source *s, const char *path, rm_err *err)
+{
+    (void)path; (void)err;
+    stuck_source *k = (stuck_source *)s;
+    *k->entered = 1;
+    double t0 = rm_now();
+    while (rm_now() - t0 < k->hold) { struct timespec ts = { 0, 10000000 }; nanosleep(&ts, NULL); }
+    return 0;
+}
+
+TEST(ui_worker_close_waits_for_a_save)
+{
+    static volatile int entered;
+    static const ui_source_vt vt = { NULL, NULL, NULL, slow_save, NULL, NULL, stuck_zero, NULL, NULL };
+    static stuck_source src = { { .vt = &vt, .label = "saving" }, 1.0, &entered };
+    ui_worker *w;
+    int fd = -1;
+    REQUIRE(ui_worker_start(&src.base, &w, &fd) == 0);
+    REQUIRE(ui_worker_submit(w, UI_CMD_SAVE, "/nonexistent/x.jsonl", NULL) == 0);
+    for (int i = 0; i < 500 && !entered; i++) { struct timespec ts = { 0, 1000000 }; nanosleep(&ts, NULL); }
+    REQUIRE(entered);
+    double t0 = rm_now();
+    CHECK(ui_worker_close(w, 0.3) == 0);        /* past the 0.3 s: the save is waited for to its end */
+    double took = rm_now() - t0;
+    CHECKF(took >= 0.8 && took < 3.0, "%.2f s", took);
+}

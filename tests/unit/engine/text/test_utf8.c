@@ -53,3 +53,28 @@ TEST(utf8_stream_replaces_invalid)
     n = feed_str(&s, "\xc0\xaf", 2, out, 1);
     CHECK(n == 6);
 }
+
+/* rm_text_safe: what a terminal must never get is shown as ASCII escapes,
+ * the rest kept byte for byte. */
+static void safe(const char *in, size_t n, unsigned flags, const char *want)
+{
+    rm_buf b = { 0 };
+    CHECK(rm_text_safe(&b, in, n, flags) == 0);
+    CHECKF(b.len == strlen(want) && !memcmp(b.p ? b.p : "", want, b.len), "got '%.*s', want '%s'", (int)b.len,
+           b.p ? b.p : "", want);
+    rm_buf_free(&b);
+}
+
+TEST(text_safe_escapes_controls)
+{
+    safe("a\x1b[31mb", 7, RM_SAFE_LINES, "a\\x1b[31mb");
+    safe("x\x07y\x7fz", 5, RM_SAFE_LINES, "x\\x07y\\x7fz");
+    safe("\xc2\x9b" "31m", 5, RM_SAFE_LINES, "\\u009b31m");               /* C1 CSI as UTF-8 */
+    safe("\xc2\x85", 2, 0, "\\u0085");                                    /* NEL */
+    safe("one\r\ntwo\rthree\tfour\n", 20, RM_SAFE_LINES, "one\ntwo\\rthree\tfour\n");
+    safe("one\r\ntwo\n", 9, 0, "one\\r\\ntwo\\n");                        /* one line */
+    safe("\x9b" "1", 2, 0, "\xef\xbf\xbd" "1");                           /* a raw C1 byte is not UTF-8 */
+    safe("\xe4\xbd", 2, 0, "\xef\xbf\xbd");                               /* a cut character */
+    safe("\xe4\xbd\xa0\xc2\xa0\xf0\x9f\x98\x80", 9, 0, "\xe4\xbd\xa0\xc2\xa0\xf0\x9f\x98\x80"); /* 你, NBSP, 😀 */
+    safe("", 0, 0, "");
+}
