@@ -40,6 +40,11 @@ APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
 # the unit tests see the engine's test hooks (declared under REMORA_TEST)
 $(TEST_OBJ): CFLAGS_ALL += -DREMORA_TEST
+# The model and the tests of kernels/crmath.h compute with that header, whose
+# every a*b+c is two roundings, as on the GPU (nvcc --fmad=false): gcc in GNU C
+# mode would fuse them wherever FMA instructions are enabled (-march=...).
+CONTRACT_OFF_OBJ := $(filter $(B)/engine/model/%,$(ENGINE_OBJ)) $(B)/tests/unit/engine/test_crmath.o
+$(CONTRACT_OFF_OBJ): CFLAGS_ALL += -ffp-contract=off
 # app/ files the unit tests link (the rest of app/ holds main and the commands)
 APP_TEST_OBJ := $(B)/app/opts.o
 
