@@ -48,7 +48,7 @@ $(CONTRACT_OFF_OBJ): CFLAGS_ALL += -ffp-contract=off
 # app/ files the unit tests link (the rest of app/ holds main and the commands)
 APP_TEST_OBJ := $(B)/app/opts.o
 
-.PHONY: all run test deps test-deps clean install unit bench fuzz FORCE
+.PHONY: all run test deps test-deps clean install unit bench fuzz crmath-check crmath-bench FORCE
 # The package check runs first, in its own make: pkg-config is read when a
 # make starts, so the build must start after missing packages are installed.
 all: deps
@@ -128,6 +128,23 @@ build/fuzz/fuzz_sse: tests/fuzz/fuzz_sse.c ui/sse.c ui/sse.h engine/engine.h $(B
 build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -Iengine -I$(GEN) $(PKG_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS)
+
+# The exhaustive proof of kernels/crmath.h: all 2^32 inputs of each function
+# against glibc's double and long double functions and MPFR (libmpfr-dev), on
+# 2 threads: about 12 CPU-minutes. Not part of `make test`: the unit tests
+# check a sample and the hard cases.
+CRMATH_CHECK_ARGS ?= -t 2
+crmath-check: $(B)/crmath-check
+	./$(B)/crmath-check $(CRMATH_CHECK_ARGS)
+$(B)/crmath-check: tests/tools/crmath_check.c tests/tools/crmath_sum.h engine/kernels/crmath.h
+	@mkdir -p $(B)
+	$(CC) $(BASE_CFLAGS) $(OPT) $(CFLAGS) -ffp-contract=off -o $@ $< -lmpfr -lgmp -lm -pthread
+# crmath against glibc in the model's element-wise loops (prints figures)
+crmath-bench: $(B)/crmath-bench
+	./$(B)/crmath-bench
+$(B)/crmath-bench: tests/tools/crmath_bench.c engine/kernels/crmath.h
+	@mkdir -p $(B)
+	$(CC) $(BASE_CFLAGS) $(OPT) $(CFLAGS) -ffp-contract=off -o $@ $< -lm
 
 # ---- dependencies -------------------------------------------------------
 deps:

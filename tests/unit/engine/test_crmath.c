@@ -92,32 +92,36 @@ static const known SPECIAL[] = {
 };
 
 /* The inputs nearest a rounding boundary over all 2^32 (make crmath-check
- * prints them with the distance), correct values from MPFR. */
+ * prints them with the distance) and the 9 that log1p answers from its list,
+ * correct values from MPFR. */
 static const known HARD[] = {
-    { F_EXP, 0xbc5b7a89u, 0x3f7c97f0u },  /* exp(-0x1.b6f512p-7) = 0x1.f92fep-1, 2.2e-13 from a midpoint */
-    { F_EXP, 0xb9bafc89u, 0x3f7fe8a1u },  /* exp(-0x1.75f912p-12) = 0x1.ffd142p-1, 4e-13 from a midpoint */
-    { F_EXP, 0x37b27f83u, 0x3f8000b2u },  /* exp(0x1.64ff06p-16) = 0x1.000164p+0, 9.8e-13 from a midpoint */
-    { F_EXP, 0xb41fffacu, 0x3f7ffffeu },  /* exp(-0x1.3fff58p-23) = 0x1.fffffcp-1, 1.2e-12 from a midpoint */
-    { F_EXP, 0xb5780020u, 0x3f7ffff0u },  /* exp(-0x1.f0004p-21) = 0x1.ffffep-1, 1.4e-12 from a midpoint */
-    { F_EXP, 0xb9743f48u, 0x3f7ff0bdu },  /* exp(-0x1.e87e9p-13) = 0x1.ffe17ap-1, 1.8e-12 from a midpoint */
-    { F_EXP, 0xc205da48u, 0x275341dfu },  /* exp(-0x1.0bb49p+5) = 0x1.a683bep-49, 2.2e-12 from a midpoint */
-    { F_EXP, 0xbf3c5498u, 0x3ef557e9u },  /* exp(-0x1.78a93p-1) = 0x1.eaafd2p-2, 2.3e-12 from a midpoint */
-    { F_TANH, 0x3d8d0848u, 0x3d8ccf52u },  /* tanh(0x1.1a109p-4) = 0x1.199ea4p-4, 2e-13 from a midpoint */
-    { F_TANH, 0x3b56ee37u, 0x3b56ee05u },  /* tanh(0x1.addc6ep-9) = 0x1.addc0ap-9, 1e-12 from a midpoint */
-    { F_TANH, 0xb9b89c17u, 0xb9b89c16u },  /* tanh(-0x1.71382ep-12) = -0x1.71382cp-12, 1.2e-12 from a midpoint */
-    { F_TANH, 0xbae62496u, 0xbae62487u },  /* tanh(-0x1.cc492cp-10) = -0x1.cc490ep-10, 1.4e-12 from a midpoint */
-    { F_TANH, 0x3e78a46du, 0x3e73de48u },  /* tanh(0x1.f148dap-3) = 0x1.e7bc9p-3, 2.4e-12 from a midpoint */
-    { F_TANH, 0xbed8b1edu, 0xbecc9ef1u },  /* tanh(-0x1.b163dap-2) = -0x1.993de2p-2, 5e-12 from a midpoint */
-    { F_TANH, 0xbd8812dbu, 0xbd87dfb0u },  /* tanh(-0x1.1025b6p-4) = -0x1.0fbf6p-4, 5.2e-12 from a midpoint */
-    { F_TANH, 0x409c2b03u, 0x3f7ff871u },  /* tanh(0x1.385606p+2) = 0x1.fff0e2p-1, 5.5e-12 from a midpoint */
-    { F_LOG1P, 0x790a2da8u, 0x429f93afu },  /* log1p(0x1.145b5p+115) = 0x1.3f275ep+6, 9e-14 from a midpoint */
-    { F_LOG1P, 0x5d55dcd2u, 0x4225a2cdu },  /* log1p(0x1.abb9a4p+59) = 0x1.4b459ap+5, 1.8e-13 from a midpoint */
-    { F_LOG1P, 0x48a6fcc2u, 0x414be172u },  /* log1p(0x1.4df984p+18) = 0x1.97c2e4p+3, 1.9e-13 from a midpoint */
-    { F_LOG1P, 0x6d11ef88u, 0x427cd482u },  /* log1p(0x1.23df1p+91) = 0x1.f9a904p+5, 2.3e-13 from a midpoint */
-    { F_LOG1P, 0x3566c164u, 0x3566c15du },  /* log1p(0x1.cd82c8p-21) = 0x1.cd82bap-21, 3.1e-13 from a midpoint */
-    { F_LOG1P, 0x5640690cu, 0x41fccb36u },  /* log1p(0x1.80d218p+45) = 0x1.f9966cp+4, 5.6e-13 from a midpoint */
-    { F_LOG1P, 0x4c807566u, 0x41903406u },  /* log1p(0x1.00eaccp+26) = 0x1.20680cp+4, 5.7e-13 from a midpoint */
-    { F_LOG1P, 0x3754ddf8u, 0x3754dd9fu },  /* log1p(0x1.a9bbfp-17) = 0x1.a9bb3ep-17, 6e-13 from a midpoint */
+    { F_EXP, 0xc16912cdu, 0x34fd331bu },  /* exp(-0x1.d2259ap+3) = 0x1.fa6636p-22, 1.4e-16 from a midpoint */
+    { F_EXP, 0xbbf0edf1u, 0x3f7e1fe9u },  /* exp(-0x1.e1dbe2p-8) = 0x1.fc3fd2p-1, 2.7e-16 from a midpoint */
+    { F_EXP, 0xbae0e25cu, 0x3f7f8fa7u },  /* exp(-0x1.c1c4b8p-10) = 0x1.ff1f4ep-1, 4e-16 from a midpoint */
+    { F_EXP, 0xb3000000u, 0x3f800000u },  /* exp(-0x1p-25) = 0x1p+0, 4.4e-16 from a midpoint */
+    { F_EXP, 0x377eff81u, 0x3f800080u },  /* exp(0x1.fdff02p-17) = 0x1.0001p+0, 6.1e-16 from a midpoint */
+    { F_EXP, 0x40315b33u, 0x417fa47du },  /* exp(0x1.62b666p+1) = 0x1.ff48fap+3, 6.4e-16 from a midpoint */
+    { F_EXP, 0x4001b249u, 0x40f2cd14u },  /* exp(0x1.036492p+1) = 0x1.e59a28p+2, 7.4e-16 from a midpoint */
+    { F_EXP, 0x39c6be5bu, 0x3f800c6du },  /* exp(0x1.8d7cb6p-12) = 0x1.0018dap+0, 9.1e-16 from a midpoint */
+    { F_TANH, 0x3ac37de2u, 0x3ac37dd9u },  /* tanh(0x1.86fbc4p-10) = 0x1.86fbb2p-10, 7.3e-16 from a midpoint */
+    { F_TANH, 0xbac37de2u, 0xbac37dd9u },  /* tanh(-0x1.86fbc4p-10) = -0x1.86fbb2p-10, 7.3e-16 from a midpoint */
+    { F_TANH, 0x3eee0566u, 0x3ede3cbeu },  /* tanh(0x1.dc0accp-2) = 0x1.bc797cp-2, 1.2e-15 from a midpoint */
+    { F_TANH, 0xbeee0566u, 0xbede3cbeu },  /* tanh(-0x1.dc0accp-2) = -0x1.bc797cp-2, 1.2e-15 from a midpoint */
+    { F_TANH, 0x40acb4d0u, 0x3f7ffd50u },  /* tanh(0x1.5969ap+2) = 0x1.fffaap-1, 1.5e-15 from a midpoint */
+    { F_TANH, 0xc0acb4d0u, 0xbf7ffd50u },  /* tanh(-0x1.5969ap+2) = -0x1.fffaap-1, 1.5e-15 from a midpoint */
+    { F_TANH, 0x3cd41b91u, 0x3cd40f70u },  /* tanh(0x1.a83722p-6) = 0x1.a81eep-6, 1.7e-15 from a midpoint */
+    { F_TANH, 0xbcd41b91u, 0xbcd40f70u },  /* tanh(-0x1.a83722p-6) = -0x1.a81eep-6, 1.7e-15 from a midpoint */
+    { F_LOG1P, 0x35400003u, 0x353fffffu },  /* log1p(0x1.800006p-21) = 0x1.7ffffep-21, wrong before the exception list */
+    { F_LOG1P, 0x3710001bu, 0x370ffff3u },  /* log1p(0x1.200036p-17) = 0x1.1fffe6p-17, wrong before the exception list */
+    { F_LOG1P, 0x3efd81adu, 0x3ecdeee1u },  /* log1p(0x1.fb035ap-2) = 0x1.9bddc2p-2, wrong before the exception list */
+    { F_LOG1P, 0x41078febu, 0x400fe5e7u },  /* log1p(0x1.0f1fd6p+3) = 0x1.1fcbcep+1, wrong before the exception list */
+    { F_LOG1P, 0x65d890d3u, 0x4254d1f9u },  /* log1p(0x1.b121a6p+76) = 0x1.a9a3f2p+5, wrong before the exception list */
+    { F_LOG1P, 0x6f31a8ecu, 0x42845a89u },  /* log1p(0x1.6351d8p+95) = 0x1.08b512p+6, wrong before the exception list */
+    { F_LOG1P, 0xb53ffffdu, 0xb5400001u },  /* log1p(-0x1.7ffffap-21) = -0x1.800002p-21, wrong before the exception list */
+    { F_LOG1P, 0xb70fffe5u, 0xb710000du },  /* log1p(-0x1.1fffcap-17) = -0x1.20001ap-17, wrong before the exception list */
+    { F_LOG1P, 0xbb0ec8c4u, 0xbb0ef0a5u },  /* log1p(-0x1.1d9188p-9) = -0x1.1de14ap-9, wrong before the exception list */
+    { F_LOG1P, 0x55185f82u, 0x41efd648u },  /* log1p(0x1.30bf04p+43) = 0x1.dfac9p+4, 1.7e-17 from a midpoint */
+    { F_LOG1P, 0x66a8c860u, 0x42595e46u },  /* log1p(0x1.5190cp+78) = 0x1.b2bc8cp+5, 3e-17 from a midpoint */
 };
 
 static void check_known(const known *k, int n)
