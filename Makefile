@@ -60,11 +60,17 @@ APP_OBJ    := $(APP_SRC:%.c=$(B)/%.o)
 TEST_OBJ   := $(TEST_SRC:%.c=$(B)/%.o)
 # the unit tests see the engine's test hooks (declared under REMORA_TEST)
 $(TEST_OBJ): CFLAGS_ALL += -DREMORA_TEST
+# The model and the tests of kernels/crmath.h compute with that header, whose
+# every a*b+c is two roundings, as on the GPU (nvcc --fmad=false): gcc in GNU C
+# mode would fuse them wherever FMA instructions are enabled (-march=...).
+CONTRACT_OFF_OBJ := $(filter $(B)/engine/model/%,$(ENGINE_OBJ)) $(B)/tests/unit/engine/kernels/test_crmath.o
+$(CONTRACT_OFF_OBJ): CFLAGS_ALL += -ffp-contract=off
 # app/ files the unit tests link (the rest of app/ holds main and the commands):
 # the options, and the server's parts without cmd_serve.c
 APP_TEST_OBJ := $(B)/app/opts.o $(B)/app/serve/http.o $(B)/app/serve/openai.o $(B)/app/serve/queue.o
 
-.PHONY: all run test test-build-rel test-build-asan deps test-deps clean install unit bench fuzz FORCE
+.PHONY: all run test test-build-rel test-build-asan deps test-deps clean install unit bench fuzz crmath-check \
+        crmath-bench FORCE
 # The package check runs first, in its own make: pkg-config is read when a
 # make starts, so the build must start after missing packages are installed.
 all: deps
@@ -158,6 +164,23 @@ build/fuzz/fuzz_snapshot build/fuzz/fuzz_prefix: build/fuzz/%: tests/fuzz/%.c te
 build/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzz_common.h $(FUZZ_OBJ)
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) $(FUZZ_FLAGS) -fsanitize=fuzzer -Iengine -I$(GEN) $(PKG_CFLAGS) -o $@ $< $(FUZZ_OBJ) $(PKG_LIBS)
+
+# The exhaustive proof of kernels/crmath.h: all 2^32 inputs of each function
+# against glibc's double and long double functions and MPFR (libmpfr-dev), on
+# 2 threads: about 12 CPU-minutes. Not part of `make test`: the unit tests
+# check a sample and the hard cases.
+CRMATH_CHECK_ARGS ?= -t 2
+crmath-check: $(B)/crmath-check
+	./$(B)/crmath-check $(CRMATH_CHECK_ARGS)
+$(B)/crmath-check: tests/tools/crmath_check.c tests/tools/crmath_sum.h engine/kernels/crmath.h
+	@mkdir -p $(B)
+	$(CC) $(BASE_CFLAGS) $(OPT) $(CFLAGS) -ffp-contract=off -o $@ $< -lmpfr -lgmp -lm -pthread
+# crmath against glibc in the model's element-wise loops (prints figures)
+crmath-bench: $(B)/crmath-bench
+	./$(B)/crmath-bench
+$(B)/crmath-bench: tests/tools/crmath_bench.c engine/kernels/crmath.h
+	@mkdir -p $(B)
+	$(CC) $(BASE_CFLAGS) $(OPT) $(CFLAGS) -ffp-contract=off -o $@ $< -lm
 
 # ---- dependencies -------------------------------------------------------
 deps:

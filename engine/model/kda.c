@@ -27,7 +27,7 @@
 #include "kernels/kernels.h"
 #include "base/threadpool.h"
 
-static float softplusf(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
+static float softplusf(float x) { return x > 20.0f ? x : crm_log1pf(crm_expf(x)); }
 
 /* Causal depthwise conv + SiLU over T positions, in place on X [T, P];
  * hist [W-1, P] holds the previous W-1 inputs, oldest first, and is updated.
@@ -44,7 +44,7 @@ static void short_conv(float *X, float *hist, const float *w, int T, int P, int 
             for (int j = 0; j < W; j++) acc += w[(size_t)c * W + j] * win[j];
             for (int j = 0; j < W - 2; j++) hist[(size_t)j * P + c] = hist[(size_t)(j + 1) * P + c];
             if (W > 1) hist[(size_t)(W - 2) * P + c] = x[c];
-            x[c] = acc * norm_sigmoid(acc);
+            x[c] = acc * crm_sigmoidf(acc);
         }
     }
 }
@@ -82,18 +82,18 @@ static void kda_heads(void *ud, int h0, int h1)
     if (!tmp) { atomic_store(&j->failed, 1); return; }
     float *alpha = tmp, *qn = tmp + hd, *kn = tmp + 2 * hd, *u = tmp + 3 * hd;
     for (int h = h0; h < h1; h++) {
-        const float A = expf(w->A_log[h]);
+        const float A = crm_expf(w->A_log[h]);
         for (int t = 0; t < j->T; t++) {
             const size_t off = (size_t)t * P + (size_t)h * hd;
             for (int d = 0; d < hd; d++) {
                 float z = j->g[off + d] + w->dt_bias[(size_t)h * hd + d];
-                float lg = c->kda_has_lower_bound ? (float)c->kda_lower_bound * norm_sigmoid(A * z)
+                float lg = c->kda_has_lower_bound ? (float)c->kda_lower_bound * crm_sigmoidf(A * z)
                                                   : -A * softplusf(z);
-                alpha[d] = expf(lg);
+                alpha[d] = crm_expf(lg);
             }
             l2_normalise(j->q + off, qn, hd, qscale);
             l2_normalise(j->k + off, kn, hd, 1.0f);
-            float b = norm_sigmoid(j->beta[(size_t)t * H + h]);
+            float b = crm_sigmoidf(j->beta[(size_t)t * H + h]);
             float *oh = j->o + off;
             if (j->rec) {
                 float *r = j->rec + t * RS;
@@ -107,7 +107,7 @@ static void kda_heads(void *ud, int h0, int h1)
             double ss = 0;
             for (int d = 0; d < hd; d++) ss += (double)oh[d] * oh[d];
             float r = (float)(1.0 / sqrt(ss / hd + eps));
-            for (int d = 0; d < hd; d++) oh[d] = oh[d] * r * w->o_norm[d] * norm_sigmoid(j->gate[off + d]);
+            for (int d = 0; d < hd; d++) oh[d] = oh[d] * r * w->o_norm[d] * crm_sigmoidf(j->gate[off + d]);
         }
     }
     free(tmp);

@@ -14,6 +14,7 @@
 #include "format/weights.h"
 #include "io/experts.h"
 #include "model/phase.h"
+#include "kernels/crmath.h"
 
 typedef struct kda_weights {
     wmat q, k, v;               /* [P, D] */
@@ -110,6 +111,5 @@ void norm_rms(const float *x, const float *w, float *y, int n, float eps);
 void norm_attn_res_mix(const float *const *src, int n, const float *w, float *out, int D, float eps);
 /* The GLU activation of the config, in place: g[i] = act(g[i]) * lin(u[i]). */
 void norm_glu(const rm_config *c, float *g, const float *u, int n);
-static inline float norm_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 #endif

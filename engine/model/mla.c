@@ -47,7 +47,7 @@ static void wmat_row(const wmat *m, int r, float *out)
  * gives the bits of a long pass. Per position and head, in order:
  *   qabs  = Σ_i q_nope[i] · W_UK[i, :]        (axpy chain over i)
  *   sc_s  = qabs · ĉ_s + q_rope · k_r,s         (two dot products per s)
- *   p_s   = softmax_s(sc_s · scale)             (expf, the sum in double)
+ *   p_s   = softmax_s(sc_s · scale)             (crm_expf, the sum in double)
  *   cavg  = Σ_s p_s · ĉ_s                       (axpy chain over s)
  *   a_h   = W_UV · cavg                         (the kernels' gemv order)
  * At 2048 positions on the 31.6 GB synthetic model this step, as a dot
@@ -122,7 +122,7 @@ static void mla_heads(void *ud, int h0, int h1)
                     if (p[s] > mx) mx = p[s];
                 }
                 double tot = 0;
-                for (int s = 0; s < ns; s++) { p[s] = expf(p[s] - mx); tot += p[s]; }
+                for (int s = 0; s < ns; s++) { p[s] = crm_expf(p[s] - mx); tot += p[s]; }
                 for (int s = 0; s < ns; s++) p[s] = (float)(p[s] / tot);
                 klen[t] = ns;
             }
@@ -174,7 +174,7 @@ int mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int lay
     if (stop && *stop) { rc = 1; goto out; }
     if (gate) {
         wmat_gemm(&w->g, X, gate, T);
-        for (size_t i = 0; i < (size_t)T * nh * dv; i++) a[i] *= norm_sigmoid(gate[i]);
+        for (size_t i = 0; i < (size_t)T * nh * dv; i++) a[i] *= crm_sigmoidf(gate[i]);
     }
     wmat_gemm(&w->o, a, Y, T);
 out:

@@ -69,7 +69,7 @@ static float route_one(const rm_config *c, const float *logits, const float *bia
 {
     const int E = c->num_experts, k = c->topk;
     for (int e = 0; e < E; e++) {
-        s[e] = norm_sigmoid(logits[e]);
+        s[e] = crm_sigmoidf(logits[e]);
         sel[e] = s[e] + (bias ? bias[e] : 0.0f);
     }
     if (c->n_group > 1) {

@@ -44,8 +44,9 @@ void norm_attn_res_mix(const float *const *src, int n, const float *w, float *ou
     }
 }
 
-/* Elements per pool chunk of norm_glu: SiTU costs two tanhf and an expf
- * per element (about 20 ns here), so a prompt's GLUs — 2048 positions x 16
+/* Elements per pool chunk of norm_glu: SiTU costs two tanh and an exp per
+ * element (about 20 ns here with glibc's; crmath's are 0.85x that,
+ * tests/tools/crmath_bench.c), so a prompt's GLUs — 2048 positions x 16
  * experts x 3072 per MoE layer, 69 M in K3's dense layer — were seconds on
  * one core while the other waited. Each element is computed alone, so the
  * split changes no bit. */
@@ -56,13 +57,13 @@ typedef struct { const rm_config *c; float *g; const float *u; int n; } glu_job;
 static void glu_range(const rm_config *c, float *g, const float *u, int i0, int i1)
 {
     if (c->act == ACT_SILU) {
-        for (int i = i0; i < i1; i++) g[i] = g[i] * norm_sigmoid(g[i]) * u[i];
+        for (int i = i0; i < i1; i++) g[i] = g[i] * crm_sigmoidf(g[i]) * u[i];
         return;
     }
     const float b = (float)c->situ_beta, bl = (float)c->situ_linear_beta;
     for (int i = i0; i < i1; i++) {
-        float a = b * tanhf(g[i] / b) * norm_sigmoid(g[i]);
-        float lin = bl > 0 ? bl * tanhf(u[i] / bl) : u[i];
+        float a = b * crm_tanhf(g[i] / b) * crm_sigmoidf(g[i]);
+        float lin = bl > 0 ? bl * crm_tanhf(u[i] / bl) : u[i];
         g[i] = a * lin;
     }
 }

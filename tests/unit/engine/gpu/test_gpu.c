@@ -17,7 +17,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "kernels/kernels.h"
 #include "gpu/gpu.h"
 
