@@ -11,6 +11,7 @@ int cmd_serve(int argc, char **argv);
 int cmd_synth(int argc, char **argv);
 int cmd_eval(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_forecast(int argc, char **argv);
 int cmd_bench_kernels(int argc, char **argv);
 int cmd_tokenize(int argc, char **argv);
 int cmd_bench_tokenizer(int argc, char **argv);

@@ -162,6 +162,46 @@ double rm_bench_gemm(int mxfp4, int T, int rows, int cols, double seconds)
     return r;
 }
 
+/* The memory read ceiling: the probe above over a 1 GiB buffer, on the
+ * compute pool as it is set; -1 when the buffer cannot be had. */
+double rm_bench_memory(double seconds)
+{
+    float *buf = aligned_alloc(4096, BW_BYTES);
+    if (!buf || !(seconds > 0)) { free(buf); return -1; }
+    for (size_t i = 0; i < BW_BYTES / sizeof *buf; i++) buf[i] = 1.0f;   /* faults the pages in */
+    stream st = { .buf = buf, .n = BW_BYTES / sizeof *buf, .chunks = 256 };
+    double r = best_rate(stream_step, &st, seconds);
+    free(buf);
+    return r;
+}
+
+/* The decode kernel's rate in GB/s of weights: gemvs cycling through an
+ * arena of `arena_bytes` of rows x cols matrices (far beyond any cache, as
+ * a token's weights are), the best of ten windows in about `seconds`. */
+double rm_bench_gemv(int mxfp4, int rows, int cols, size_t arena_bytes, double seconds)
+{
+    const shape s = { mxfp4 ? "MXFP4" : "bf16", rows, cols };
+    const size_t mb = matrix_bytes(&s);
+    if (rows < 1 || cols < 32 || cols % 32 || !(seconds > 0) || arena_bytes < mb) return -1;
+    uint8_t *arena = aligned_alloc(4096, (arena_bytes + 4095) / 4096 * 4096);
+    float *x = malloc((size_t)cols * sizeof *x), *y = malloc((size_t)rows * sizeof *y);
+    double r = -1;
+    if (arena && x && y) {
+        uint32_t rng = 12345;       /* normal bf16 halves and E8M0 scales, as below */
+        for (size_t i = 0; i < arena_bytes; i++) {
+            rng = rng * 1664525u + 1013904223u;
+            arena[i] = (uint8_t)(0x38 + (rng >> 28));
+        }
+        for (int i = 0; i < cols; i++) x[i] = (float)((i * 37) % 101 - 50) / 50.0f;
+        gemv_bench g = { .s = &s, .arena = arena, .count = (int)(arena_bytes / mb), .x = x, .y = y };
+        r = best_rate(gemv_step, &g, seconds);
+    }
+    free(arena);
+    free(x);
+    free(y);
+    return r;
+}
+
 static int usage(FILE *f)
 {
     fprintf(f, "usage: remora bench-kernels [--threads N] [--seconds S]\n"
