@@ -302,7 +302,7 @@ static void existing_dir(const char *dir, char *out, size_t cap)
 /* The probe file: `blocks` expert-sized blocks of bytes that no storage
  * layer can compress or skip, flushed to the device and dropped from the
  * page cache, then opened with O_DIRECT as the engine opens its shards. */
-#define PROBE_BYTES (1ull << 30)
+#define PROBE_BYTES (512ull << 20)
 #define SPINE_PIECE (2u << 20)     /* store.c's READ_CHUNK */
 static double probe_disk(const char *dir, uint64_t block, double seconds, rm_machine *mc, rm_err *err)
 {
