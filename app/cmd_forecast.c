@@ -174,6 +174,11 @@ static json_t *pred_json(const rm_prediction *p)
                           "spine_resident_gb", p->spine_resident / 1e9, "expert_cache_gb", p->expert_cache / 1e9,
                           "cache_slots", p->cache_slots, "overhead_gb", p->overhead / 1e9, "peak_rss_gb",
                           p->peak_rss / 1e9, "spine_all_resident", p->spine_all_resident);
+    json_object_set_new(j, "decode_io_s", json_real(p->decode_io_s));
+    json_object_set_new(j, "decode_mem_s", json_real(p->decode_mem_s));
+    json_object_set_new(j, "prefill_io_s", json_real(p->prefill_io_s));
+    json_object_set_new(j, "prefill_compute_s", json_real(p->prefill_compute_s));
+    json_object_set_new(j, "prefill_passes", json_integer(p->prefill_passes));
     return j;
 }
 

@@ -717,8 +717,9 @@ typedef struct rm_machine {
 
 /* Measures the machine for model f, the disk in the filesystem of dir (a
  * probe file of expert-sized blocks written there and removed). The
- * figures are best-of-windows rates, as `remora bench` measures them;
- * `seconds` is the time for each (0: the defaults). */
+ * kernels' figures are their median windows: a forecast is of a long run
+ * on cores shared as they are now. `seconds` is the time for each figure
+ * (0: the default, 1.5). */
 int rm_machine_probe(const rm_fmodel *f, const char *dir, double seconds, rm_machine *mc, rm_err *err);
 
 /* What resource bounds a figure (rm_prediction.*_bound). */
@@ -829,10 +830,14 @@ int rm_bench_kernels(int argc, char **argv);
  * matrix (MXFP4 when mxfp4, else bf16), the best of ten windows in about
  * `seconds`, on the compute pool as it is set; -1 when it cannot run. */
 double rm_bench_gemm(int mxfp4, int T, int rows, int cols, double seconds);
+/* The same with `typical`: the median window's rate instead of the best,
+ * what a long run gets on cores shared as they are now. */
+double rm_bench_gemm_rate(int mxfp4, int T, int rows, int cols, double seconds, int typical);
 /* The memory read ceiling in GB/s (a 1 GiB buffer, all compute threads),
  * and the decode gemv's rate in GB/s of weights over an arena of
- * arena_bytes of rows x cols matrices; -1 when they cannot run. */
-double rm_bench_memory(double seconds);
-double rm_bench_gemv(int mxfp4, int rows, int cols, size_t arena_bytes, double seconds);
+ * arena_bytes of rows x cols matrices (best or typical window, as above);
+ * -1 when they cannot run. */
+double rm_bench_memory(double seconds, int typical);
+double rm_bench_gemv(int mxfp4, int rows, int cols, size_t arena_bytes, double seconds, int typical);
 
 #endif

@@ -366,16 +366,16 @@ int rm_machine_probe(const rm_fmodel *f, const char *dir, double seconds, rm_mac
     mc->disk_free = file_free_space(mc->disk_dir);
     mc->disk_block = f->info.expert_slot_bytes;
     if ((mc->disk_gbps = probe_disk(mc->disk_dir, mc->disk_block, 2 * s, mc, err)) <= 0) return -1;
-    mc->mem_gbps = rm_bench_memory(s / 2);
+    mc->mem_gbps = rm_bench_memory(s / 2, 1);
     /* decode: the widest spine matrix and the expert's, through an arena
      * four times the size of the largest cache */
     const int D = c->hidden_size, P = c->kda_heads * c->kda_head_dim, I = c->moe_inter;
     const int Z = c->latent ? c->latent : D;
-    mc->gemv_bf16_gbps = rm_bench_gemv(0, P, D, (size_t)512 << 20, s / 2);
-    mc->gemv_expert_gbps = c->num_experts ? rm_bench_gemv(c->experts_mxfp4, I, Z, (size_t)512 << 20, s / 2) : 0;
+    mc->gemv_bf16_gbps = rm_bench_gemv(0, P, D, (size_t)512 << 20, s / 2, 1);
+    mc->gemv_expert_gbps = c->num_experts ? rm_bench_gemv(c->experts_mxfp4, I, Z, (size_t)512 << 20, s / 2, 1) : 0;
     /* prefill: bench_prefill.c's ceilings, the same shapes */
-    mc->gemm_bf16_gflops = rm_bench_gemm(0, 256, 1024, D, s / 2);
-    mc->gemm_expert_gflops = c->num_experts ? rm_bench_gemm(c->experts_mxfp4, 256, I, Z, s / 2) : 0;
+    mc->gemm_bf16_gflops = rm_bench_gemm_rate(0, 256, 1024, D, s / 2, 1);
+    mc->gemm_expert_gflops = c->num_experts ? rm_bench_gemm_rate(c->experts_mxfp4, 256, I, Z, s / 2, 1) : 0;
     mc->seconds = rm_now() - t0;
     if (mc->mem_gbps <= 0 || mc->gemv_bf16_gbps <= 0 || mc->gemm_bf16_gflops <= 0 ||
         (c->num_experts && (mc->gemv_expert_gbps <= 0 || mc->gemm_expert_gflops <= 0)))
