@@ -649,12 +649,24 @@ void rm_transcript_free(rm_transcript *t);
 
 /* ---- synthetic checkpoints and benchmarks ------------------------------ */
 
-/* Writes a K3-format checkpoint with random weights at K3 widths into dir.
- * layers <= 0: 3; experts <= 0: sized to exceed physical RAM where the disk
- * allows, never more than half of the free disk. progress (may be NULL) is
- * called after each shard with its name and the fraction done. */
+/* What rm_synth_k3 will write (dir is created if need be): layers <= 0:
+ * 3; experts <= 0: sized to exceed physical RAM where the disk allows,
+ * never more than half of the free disk (refused past it). */
+typedef struct rm_synth_info {
+    int layers, experts;
+    uint64_t bytes;             /* the whole checkpoint */
+    uint64_t expert_bytes;      /* of which routed experts */
+    uint64_t disk_free, ram;
+} rm_synth_info;
+int rm_synth_plan(const char *dir, int layers, int experts, rm_synth_info *plan, rm_err *err);
+/* Writes that K3-format checkpoint with random weights at K3 widths into
+ * dir. progress (may be NULL) is called after each shard with its name and
+ * the fraction done. *stop (may be NULL) becoming non-zero ends it within
+ * one 8 MB write: the shard being written is removed (finished ones stay)
+ * and -1 comes back. */
 int rm_synth_k3(const char *dir, int layers, int experts, uint64_t seed,
-                void (*progress)(void *ud, const char *shard, double frac), void *ud, rm_err *err);
+                void (*progress)(void *ud, const char *shard, double frac), void *ud, volatile int *stop,
+                rm_err *err);
 
 /* The storage figures of the tokens fed since the last call (bytes read for
  * spine and experts, cache hits, bandwidth, phase times), then reset. */
