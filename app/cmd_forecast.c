@@ -140,11 +140,12 @@ static void advice(const rm_fmodel *f, const rm_machine *mc, const rm_prediction
     }
     rm_machine fast = *mc;
     fast.disk_gbps = mc->disk_gbps * 2;
+    fast.spine_gbps = mc->spine_gbps * 2;
     if (!rm_forecast(f, &fast, p->ram_gb, prompt_tokens, &q))
         printf("  - a disk twice as fast (%.1f GB/s random reads) gives %s/token and %s per 1000 prompt tokens\n",
                fast.disk_gbps, dur(a, sizeof a, q.decode_s), dur(b, sizeof b, q.prefill_s_per_1k_tokens));
     if (mc->disk_gbps < 7) {
-        fast.disk_gbps = 7;
+        fast.disk_gbps = fast.spine_gbps = 7;
         if (!rm_forecast(f, &fast, p->ram_gb, prompt_tokens, &q))
             printf("  - a PCIe 4 NVMe drive (about 7 GB/s) gives %s/token\n", dur(a, sizeof a, q.decode_s));
     }
