@@ -135,6 +135,19 @@ static size_t gemv_step(void *ctx, int i)
     return mb;
 }
 
+/* Weights for the kernels: bytes 0x38..0x47 are normal numbers both as
+ * bf16 halves and as E8M0 scales (2^-71..2^-56), so no subnormal or
+ * infinite values slow down or distort the figures; the codes themselves
+ * are arbitrary. */
+static void fill_weights(uint8_t *w, size_t n)
+{
+    uint32_t rng = 12345;
+    for (size_t i = 0; i < n; i++) {
+        rng = rng * 1664525u + 1013904223u;
+        w[i] = (uint8_t)(0x38 + (rng >> 28));
+    }
+}
+
 /* ---- gemm throughput (the compute ceiling of a prefill pass) ---------- */
 
 typedef struct {
@@ -170,11 +183,7 @@ double rm_bench_gemm_rate(int mxfp4, int T, int rows, int cols, double seconds, 
     float *X = malloc((size_t)T * cols * sizeof *X), *Y = malloc((size_t)T * rows * sizeof *Y);
     double r = -1;
     if (w && X && Y) {
-        uint32_t rng = 12345;       /* normal bf16 halves and E8M0 scales, as above */
-        for (size_t i = 0; i < wbytes; i++) {
-            rng = rng * 1664525u + 1013904223u;
-            w[i] = (uint8_t)(0x38 + (rng >> 28));
-        }
+        fill_weights(w, wbytes);
         for (size_t i = 0; i < (size_t)T * cols; i++) X[i] = (float)((i * 37) % 101 - 50) / 50.0f;
         gemm_bench g = { mxfp4, T, rows, cols, w, X, Y };
         r = window_rate(gemm_step, &g, seconds, typical);
@@ -200,7 +209,7 @@ double rm_bench_memory(double seconds, int typical)
 
 /* The decode kernel's rate in GB/s of weights: gemvs cycling through an
  * arena of `arena_bytes` of rows x cols matrices (far beyond any cache, as
- * a token's weights are), the best of ten windows in about `seconds`. */
+ * a token's weights are), in about `seconds` (window_rate). */
 double rm_bench_gemv(int mxfp4, int rows, int cols, size_t arena_bytes, double seconds, int typical)
 {
     const shape s = { mxfp4 ? "MXFP4" : "bf16", rows, cols };
@@ -210,11 +219,7 @@ double rm_bench_gemv(int mxfp4, int rows, int cols, size_t arena_bytes, double s
     float *x = malloc((size_t)cols * sizeof *x), *y = malloc((size_t)rows * sizeof *y);
     double r = -1;
     if (arena && x && y) {
-        uint32_t rng = 12345;       /* normal bf16 halves and E8M0 scales, as below */
-        for (size_t i = 0; i < arena_bytes; i++) {
-            rng = rng * 1664525u + 1013904223u;
-            arena[i] = (uint8_t)(0x38 + (rng >> 28));
-        }
+        fill_weights(arena, arena_bytes);
         for (int i = 0; i < cols; i++) x[i] = (float)((i * 37) % 101 - 50) / 50.0f;
         gemv_bench g = { .s = &s, .arena = arena, .count = (int)(arena_bytes / mb), .x = x, .y = y };
         r = window_rate(gemv_step, &g, seconds, typical);
@@ -268,9 +273,7 @@ int rm_bench_kernels(int argc, char **argv)
     }
     free(buf);
 
-    /* Weights: bytes 0x38..0x47 are normal numbers both as bf16 halves and
-     * as E8M0 scales (2^-71..2^-56), so no subnormal or infinite values
-     * slow down or distort the figures; the codes themselves are arbitrary. */
+    /* weights as fill_weights makes them */
     uint8_t *arena = aligned_alloc(4096, ARENA_BYTES);
     float *x = malloc(12288 * sizeof *x), *y = malloc(12288 * sizeof *y);
     if (!arena || !x || !y) {
@@ -279,11 +282,7 @@ int rm_bench_kernels(int argc, char **argv)
         pool_free();
         return 1;
     }
-    uint32_t rng = 12345;
-    for (size_t i = 0; i < ARENA_BYTES; i++) {
-        rng = rng * 1664525u + 1013904223u;
-        arena[i] = (uint8_t)(0x38 + (rng >> 28));
-    }
+    fill_weights(arena, ARENA_BYTES);
     for (int i = 0; i < 12288; i++)
         x[i] = (float)((i * 37) % 101 - 50) / 50.0f;
 
