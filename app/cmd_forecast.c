@@ -180,6 +180,7 @@ static json_t *pred_json(const rm_prediction *p)
     json_object_set_new(j, "prefill_io_s", json_real(p->prefill_io_s));
     json_object_set_new(j, "prefill_compute_s", json_real(p->prefill_compute_s));
     json_object_set_new(j, "prefill_passes", json_integer(p->prefill_passes));
+    json_object_set_new(j, "ring_gb", json_real(p->ring / 1e9));
     return j;
 }
 
