@@ -33,7 +33,7 @@ static void usage(FILE *f)
     opts_help_line(f, "--json", "end stdout with one JSON object of the figures");
     opts_help_line(f, "--budgets LIST", "the ladder of RAM budgets in GB (default 8,16,32,64,128,256)");
     opts_help_line(f, "--prompt-tokens N", "the prompt the prefill figure is for (default 1000); N in [1, 1048576]");
-    opts_help_line(f, "--seconds S", "time per measured figure (default 1.5, about 12 s in all); S in (0, 60]");
+    opts_help_line(f, "--seconds S", "time per measured figure (default 1.5, about 15 s in all); S in (0, 60]");
     fprintf(f, "exit status: 0 done, 1 runtime failure, 2 bad input\n");
 }
 
@@ -248,7 +248,7 @@ int cmd_forecast(int argc, char **argv)
         return rm_err_status(&err, 2);
     }
     const rm_fmodel_info *fi = rm_fmodel_get_info(f);
-    if (!json) fprintf(stderr, "remora forecast: measuring this machine for %s (about %.0f s)...\n", fi->name, 8 * seconds);
+    if (!json) fprintf(stderr, "remora forecast: measuring this machine for %s (about %.0f s)...\n", fi->name, 10 * seconds);
     rm_machine mc;
     if (rm_machine_probe(f, dir ? dir : so.model ? so.model : ".", seconds, &mc, &err)) {
         fprintf(stderr, "remora forecast: %s\n", err.msg);

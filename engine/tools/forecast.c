@@ -52,7 +52,6 @@ struct rm_fmodel {
     uint64_t *units;                /* [2L+1] spine unit bytes, in use order */
     int nunits;
     uint64_t spine_weights;         /* weights of the spine a position uses (not the head) */
-    uint64_t head_weights;
     uint64_t expert_weights;
 };
 
@@ -188,7 +187,6 @@ static int shapes(rm_fmodel *f, rm_err *err)
     unit_sum h = { 0, 0 };
     mat(&h, (uint64_t)c->vocab_size, D);
     f->units[2 * L] = h.bytes;
-    f->head_weights = h.weights;
     /* one routed expert: three I x Z matrices; MXFP4 stores them (codes and
      * scales) back to back, one read; bf16 ones are three aligned spans */
     f->expert_weights = 3 * I * Z;
