@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "engine.h"
+#include "tools/bench.h"
 #include "kernels/kernels.h"
 #include "format/weights.h"
 #include "base/threadpool.h"

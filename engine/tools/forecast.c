@@ -40,6 +40,7 @@
 #include <sys/statvfs.h>
 #include <jansson.h>
 #include "engine.h"
+#include "tools/bench.h"
 #include "format/config.h"
 #include "io/store.h"
 #include "model/model.h"
