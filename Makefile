@@ -111,14 +111,14 @@ $(GEN)/han_ranges.h: engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt
 	awk -f engine/text/gen_han.awk $(UNICODE_DATA)/Scripts.txt > $@.$$$$ && mv $@.$$$$ $@
 $(B)/engine/text/pretok.o: $(GEN)/han_ranges.h
 
-# The installed model's folder under PREFIX (app/model_path.c); the stamp
-# is rewritten only when PREFIX changes, so `make install PREFIX=...`
-# rebuilds what uses it. The temporary names carry the shell's pid: `make
-# test` runs the release and ASan makes at once, and both write build/gen.
-$(GEN)/prefix.txt: FORCE
-	@mkdir -p $(GEN)
+# The installed model's folder under PREFIX (app/model_path.c); the stamp,
+# one per build folder, is rewritten only when PREFIX changes, so
+# `make install PREFIX=...` rebuilds what uses it. The temporary names
+# carry the shell's pid: `make test` runs the release and ASan makes at once.
+$(B)/prefix.txt: FORCE
+	@mkdir -p $(B)
 	@echo '$(PREFIX)' > $@.$$$$; if cmp -s $@.$$$$ $@; then rm -f $@.$$$$; else mv $@.$$$$ $@; fi
-$(B)/app/model_path.o: $(GEN)/prefix.txt
+$(B)/app/model_path.o: $(B)/prefix.txt
 $(B)/app/model_path.o: CFLAGS_ALL += -DREMORA_DATADIR='"$(PREFIX)/share/remora"'
 FORCE:
 
@@ -207,9 +207,12 @@ test-build-asan:
 bench: all
 	./build/remora bench-kernels
 
-install: all
+# Installs the binary of this MODE's build folder (build/$(MODE)/remora), so
+# `make install MODE=x` builds and installs without touching build/remora.
+install: deps
+	@$(MAKE) --no-print-directory $(B)/remora
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
-	install -m 755 build/remora $(DESTDIR)$(PREFIX)/bin/remora
+	install -m 755 $(B)/remora $(DESTDIR)$(PREFIX)/bin/remora
 	install -m 644 man/remora.1 $(DESTDIR)$(PREFIX)/share/man/man1/remora.1
 	install -d $(DESTDIR)$(PREFIX)/share/remora/model
 	install -m 644 assets/model/*.json assets/model/*.safetensors assets/model/tiktoken.model \

@@ -72,6 +72,10 @@ static void usage(FILE *f)
 
 typedef struct run_ctx {
     int reasoning_open, dim;
+    /* a raw completion on a chat model: its special tokens (chat markup)
+     * are not the answer; the first one is said, with the way out */
+    const rm_tokenizer *raw_tok;
+    int markup_said;
     rm_prompt_figures prompt;   /* the prompt's record */
     double prefill_s, decode_s;
     uint64_t tokens, bytes, drafted, accepted;
@@ -87,6 +91,19 @@ static void on_text(void *ud, int channel, const char *text, size_t len)
         ui_safe_write(stderr, text, len, 1);
         fflush(stderr);
     } else {
+        if (r->markup_said) return;     /* what follows the markup is the template's, not an answer */
+        if (r->raw_tok && len < 64) {
+            char t[64];
+            memcpy(t, text, len);
+            t[len] = 0;
+            if (rm_tokenizer_special_id(r->raw_tok, t) >= 0) {
+                if (!r->markup_said)
+                    fprintf(stderr, "remora run: the model answers this plain prompt with chat markup (%s); it is a "
+                            "chat model: add --chat to talk to it (the rest is left out)\n", t);
+                r->markup_said = 1;
+                return;
+            }
+        }
         if (r->reasoning_open) {
             fputs(r->dim ? "\033[0m\n" : "\n", stderr);
             r->reasoning_open = 0;
@@ -345,6 +362,7 @@ int cmd_run(int argc, char **argv)
         else if (transcript && res.restored)
             fprintf(stderr, "remora run: %d tokens of state restored from the snapshot (%.1f MB) in %.3f s\n",
                     res.restored, (double)res.bytes / 1e6, res.seconds);
+        if (!chat) r.raw_tok = rm_session_tokenizer(s);
         if (generate(&(gen_target){ .ses = s, .chat = chat }, prompt, &so.gen, &r, &err)) {
             ui_safe_errorf("remora run", "%s", err.msg);
             rc = rm_err_status(&err, 1);

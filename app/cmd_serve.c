@@ -8,7 +8,6 @@
  * SIGINT (exit 130), SIGTERM or SIGHUP (exit 0). At shutdown the queued
  * requests are refused with 503 and the running reply is stopped. */
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +20,8 @@
 #include "opts.h"
 #include "progress.h"
 #include "app/serve/serve.h"
+#include "model_path.h"
+#include "ui/source.h"
 
 #define GEN_OPTS (OPT_BIT(OPT_THINK) | OPT_BIT(OPT_NO_THINK) | OPT_BIT(OPT_EFFORT) | OPT_BIT(OPT_TEMPERATURE) | \
                   OPT_BIT(OPT_TOP_P) | OPT_BIT(OPT_SEED) | OPT_BIT(OPT_SPEC))
@@ -37,7 +38,7 @@ static void usage(FILE *f)
         [OPT_TOP_P] = "top_p of requests that name none (default 1 = off)",
         [OPT_SEED] = "seed of requests that name none (default 0)",
     };
-    fprintf(f, "usage: remora serve --model DIR [options]\n"
+    fprintf(f, "usage: remora serve [--model DIR] [options]\n"
                "An OpenAI-compatible HTTP API: /v1/chat/completions, /v1/completions,\n"
                "/v1/models and /health; one reply at a time, the others wait in a queue.\n");
     opts_help(f, OPT_BIT(OPT_MODEL), text);
@@ -46,7 +47,8 @@ static void usage(FILE *f)
     opts_help_line(f, "--port N", "port (default 8080; 0: a free port, printed at start)");
     opts_help_line(f, "--api-key-env VAR", "require the API key held in environment variable VAR\n"
                                            "(Authorization: Bearer KEY)");
-    opts_help_line(f, "--served-name NAME", "the model's id in the API (default: the directory's name)");
+    opts_help_line(f, "--served-name NAME", "the model's id in the API (default: the heading of its README.md,\n"
+                                            "else the directory's name, as the chat names it)");
     opts_help_line(f, "--queue N", "requests that may wait behind the running one (default 4);\n"
                                    "past them: 429; N in [0, 1000]");
     opts_help_line(f, "--max-tokens N", "the most tokens of a reply, and the default of a chat\n"
@@ -64,15 +66,6 @@ static void usage(FILE *f)
 }
 
 /* The model's id: the directory's name without a trailing slash. */
-static const char *dir_name(const char *dir, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%s", dir);
-    size_t n = strlen(buf);
-    while (n > 1 && buf[n - 1] == '/') buf[--n] = 0;
-    const char *b = basename(buf);
-    return b && *b && strcmp(b, "/") && strcmp(b, ".") ? b : "remora";
-}
-
 static void announce_model(const serve *sv, rm_session *s)
 {
     const serve_cfg *cfg = serve_config(sv);
@@ -133,7 +126,7 @@ static int parse(int argc, char **argv, serve_cfg *cfg, opts_shared *so, const c
         }
     }
     if (c == OPTS_REFUSED) return 2;
-    if (!so->model || optind != argc) { usage(stderr); return 2; }
+    if (optind != argc) { usage(stderr); return 2; }
     cfg->max_body = (size_t)(mb * 1e6);
     return 0;
 }
@@ -197,9 +190,14 @@ int cmd_serve(int argc, char **argv)
     int rc = parse(argc, argv, &cfg, &so, &key_env);
     if (rc) return rc < 0 ? 0 : rc;
     if ((rc = take_key(&cfg, key_env))) return rc;
-    char name[PATH_MAX];
+    char name[PATH_MAX], dir[4400];
+    if (!so.model) {    /* the default model, as chat and run find it */
+        if (model_path_default("serve", dir, sizeof dir)) { fprintf(stderr, "remora serve: %s\n", dir); return 2; }
+        so.model = dir;
+    }
     cfg.model_dir = so.model;
-    if (!cfg.served_name) cfg.served_name = dir_name(so.model, name, sizeof name);
+    /* named as the chat names it (its README's heading, else its folder) */
+    if (!cfg.served_name) { ui_model_name(so.model, name, sizeof name); cfg.served_name = name; }
     cfg.open = so.open;
     cfg.gen = so.gen;
     /* the signals are taken by sigtimedwait in run(); every thread started

@@ -2,6 +2,7 @@
  * the real K3 widths, so a machine can be measured (`remora bench`) before a
  * 1.5 TB download. */
 #include <getopt.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,9 @@ static void usage(FILE *f)
                "  --seed S     random seed (default 1)\n"
                "exit status: 0 written, 1 write failure (e.g. disk full), 2 bad arguments\n");
 }
+
+static volatile int stopped;
+static void on_signal(int sig) { (void)sig; stopped = 1; }
 
 static void progress(void *ud, const char *shard, double frac)
 {
@@ -53,10 +57,31 @@ int cmd_synth(int argc, char **argv)
     }
     if (!out || optind != argc) { usage(stderr); return 2; }
     rm_err err = { "" };
-    if (rm_synth_k3(out, layers, experts, seed, progress, NULL, &err)) {
-        fprintf(stderr, "\nremora synth: %s\n", err.msg);
+    rm_synth_info plan;
+    if (rm_synth_plan(out, layers, experts, &plan, &err)) {
+        fprintf(stderr, "remora synth: %s\n", err.msg);
         return 1;
     }
-    fprintf(stderr, "\nremora synth: wrote %s\n", out);
+    /* the plan before the gigabytes: what, how big, against what */
+    fprintf(stderr, "remora synth: writing %d layers with %d experts each (K3 widths) to %s: %.1f GB (%.1f GB of "
+            "experts); %.1f GB RAM here, %.1f GB free on its disk\n", plan.layers, plan.experts, out, plan.bytes / 1e9,
+            plan.expert_bytes / 1e9, plan.ram / 1e9, plan.disk_free / 1e9);
+    /* Ctrl-C ends the shard being written and removes it */
+    struct sigaction sa = { 0 };
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    if (rm_synth_k3(out, plan.layers, plan.experts, seed, progress, NULL, &stopped, &err)) {
+        fprintf(stderr, "\nremora synth: %s\n", err.msg);
+        if (stopped) {
+            fprintf(stderr, "remora synth: stopped; the shards written so far stay in %s (run the same command to "
+                    "write it whole)\n", out);
+            return 130;
+        }
+        return 1;
+    }
+    fprintf(stderr, "\nremora synth: wrote %s; next: `remora forecast --model %s` predicts it here, "
+            "`remora bench --model %s` measures it\n", out, out, out);
     return 0;
 }

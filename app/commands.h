@@ -6,7 +6,7 @@
 #define REMORA_COMMANDS_H
 
 typedef int cmd_fn(int argc, char **argv);
-cmd_fn cmd_logits, cmd_run, cmd_serve, cmd_synth, cmd_eval, cmd_bench, cmd_bench_kernels, cmd_tokenize,
+cmd_fn cmd_logits, cmd_run, cmd_serve, cmd_synth, cmd_eval, cmd_bench, cmd_forecast, cmd_bench_kernels, cmd_tokenize,
        cmd_bench_tokenizer, cmd_setup, cmd_fetch, cmd_chat, cmd_bench_ui;
 
 #endif

@@ -16,6 +16,7 @@ static const struct command {
     { "setup",         cmd_setup,         "make a model directory from a URL (full or stream mode)" },
     { "fetch",         cmd_fetch,         "download the missing experts of a stream-mode model" },
     { "synth",         cmd_synth,         "write a random-weight K3-width checkpoint" },
+    { "forecast",      cmd_forecast,      "predict how fast Kimi K3 would run here, before the download" },
     { "bench",         cmd_bench,         "measure decode speed, bytes read and the roofline" },
     { "eval",            cmd_eval,            "score a model: NLL and exact-match accuracy per task" },
     { "logits",        cmd_logits,        "write the logits (and routes) of a token-id file" },

@@ -718,12 +718,24 @@ void rm_conv_free(rm_conv *c);
 
 /* ---- synthetic checkpoints and benchmarks ------------------------------ */
 
-/* Writes a K3-format checkpoint with random weights at K3 widths into dir.
- * layers <= 0: 3; experts <= 0: sized to exceed physical RAM where the disk
- * allows, never more than half of the free disk. progress (may be NULL) is
- * called after each shard with its name and the fraction done. */
+/* What rm_synth_k3 will write (dir is created if need be): layers <= 0:
+ * 3; experts <= 0: sized to exceed physical RAM where the disk allows,
+ * never more than half of the free disk (refused past it). */
+typedef struct rm_synth_info {
+    int layers, experts;
+    uint64_t bytes;             /* the whole checkpoint */
+    uint64_t expert_bytes;      /* of which routed experts */
+    uint64_t disk_free, ram;
+} rm_synth_info;
+int rm_synth_plan(const char *dir, int layers, int experts, rm_synth_info *plan, rm_err *err);
+/* Writes that K3-format checkpoint with random weights at K3 widths into
+ * dir. progress (may be NULL) is called after each shard with its name and
+ * the fraction done. *stop (may be NULL) becoming non-zero ends it within
+ * one 8 MB write: the shard being written is removed (finished ones stay)
+ * and -1 comes back. */
 int rm_synth_k3(const char *dir, int layers, int experts, uint64_t seed,
-                void (*progress)(void *ud, const char *shard, double frac), void *ud, rm_err *err);
+                void (*progress)(void *ud, const char *shard, double frac), void *ud, volatile int *stop,
+                rm_err *err);
 
 /* The storage figures of the tokens fed since the last call (bytes read for
  * spine and experts, cache hits, bandwidth, phase times), then reset. */
@@ -741,6 +753,87 @@ uint64_t rm_model_expert_read_bytes(const rm_model *m, int layer, int expert);
  * measure the prompt path rather than the first touch of the budget's RAM
  * (on the development machine's VM, 10 GB of it took 9-18 s of CPU). */
 double rm_model_wait_memory(rm_model *m);
+
+/* ---- forecast: how fast a model would run here (engine/tools/forecast.c) */
+
+/* A model's shapes as the forecast sees them: Kimi K3 or Kimi-Linear-48B
+ * from their published configs, or a checkpoint's config.json (the index
+ * gives its size on disk). Nothing is read but the config. */
+typedef struct rm_fmodel rm_fmodel;
+/* which: "k3" or "kimi-linear" */
+int  rm_fmodel_builtin(const char *which, rm_fmodel **out, rm_err *err);
+int  rm_fmodel_open(const char *dir, rm_fmodel **out, rm_err *err);
+void rm_fmodel_free(rm_fmodel *f);
+
+typedef struct rm_fmodel_info {
+    char name[256];                 /* "Kimi K3", "Kimi-Linear-48B-A3B" or the folder */
+    int layers, moe_layers, experts, topk, expert_mxfp4;
+    uint64_t spine_bytes;           /* the planner's units: every matrix a token uses */
+    uint64_t largest_unit;          /* a stream ring holds two of these */
+    uint64_t expert_slot_bytes;     /* one read of one routed expert */
+    uint64_t all_expert_bytes;      /* every routed expert */
+    uint64_t disk_bytes;            /* all shards (full mode) */
+    uint64_t stream_disk_bytes;     /* what stream mode keeps locally: everything but the experts */
+    uint64_t min_budget;            /* the smallest RAM budget the engine accepts */
+    uint64_t spine_budget;          /* the smallest budget with the whole spine resident */
+} rm_fmodel_info;
+const rm_fmodel_info *rm_fmodel_get_info(const rm_fmodel *f);
+
+/* This machine, as the forecast measures it (about 15 s in all). */
+typedef struct rm_machine {
+    double disk_gbps;               /* random O_DIRECT reads of expert-sized blocks, queue_depth deep */
+    uint64_t disk_block;
+    int disk_qd, disk_direct;       /* direct: 0 when the filesystem refused O_DIRECT */
+    double spine_gbps;              /* the same file read in order in 2 MB pieces, as the spine streams */
+    double mem_gbps;                /* DRAM read ceiling, all compute threads */
+    double gemv_bf16_gbps;          /* decode: the bf16 gemv, GB/s of weights from DRAM */
+    double gemv_expert_gbps;        /* decode: the experts' gemv (MXFP4 or bf16) */
+    double gemm_bf16_gflops;        /* prefill: the bf16 gemm at T = 256 */
+    double gemm_expert_gflops;      /* prefill: the experts' gemm at T = 256 */
+    int threads;                    /* compute threads */
+    uint64_t ram_total, ram_available, disk_free;
+    char disk_dir[1024];            /* where the disk was measured */
+    double seconds;                 /* the measurement's time */
+} rm_machine;
+
+/* Measures the machine for model f, the disk in the filesystem of dir (a
+ * probe file of expert-sized blocks written there and removed). The
+ * kernels' figures are their median windows: a forecast is of a long run
+ * on cores shared as they are now. `seconds` is the time for each figure
+ * (0: the default, 1.5). */
+int rm_machine_probe(const rm_fmodel *f, const char *dir, double seconds, rm_machine *mc, rm_err *err);
+
+/* What resource bounds a figure (rm_prediction.*_bound). */
+enum { RM_BOUND_STORAGE = 0, RM_BOUND_MEMORY, RM_BOUND_COMPUTE };
+const char *rm_bound_name(int bound);
+
+/* The forecast for one RAM budget, from the planner the engine uses. */
+typedef struct rm_prediction {
+    double ram_gb;
+    int fits;                       /* 0: below min_budget (nothing else is filled) */
+    uint64_t spine_resident, ring, expert_cache;
+    int cache_slots, units_streamed, spine_all_resident;
+    double hit_rate;                /* routed experts found in the cache (routes taken as uniform) */
+    /* decode, one token */
+    double decode_s;
+    double gb_spine_per_token, gb_experts_per_token;
+    double decode_io_s, decode_mem_s;   /* its storage and its DRAM/gemv seconds */
+    int decode_bound;
+    /* a prompt of prompt_tokens */
+    int prompt_tokens, prefill_chunk, prefill_passes;
+    double prefill_s;               /* for prompt_tokens */
+    double prefill_s_per_1k_tokens;
+    double prefill_gb;              /* read from storage for it */
+    double prefill_io_s, prefill_compute_s;
+    int prefill_bound;
+    uint64_t overhead, peak_rss;    /* RAM beside the budget (4096-token context); their sum */
+} rm_prediction;
+
+/* Predicts decode and the prefill of a prompt of prompt_tokens (0: 1000)
+ * of f on mc under a budget of ram_gb (0: the engine's default, 60% of the
+ * available RAM). Returns -1 (p->fits 0) when the budget is below the
+ * model's minimum. */
+int rm_forecast(const rm_fmodel *f, const rm_machine *mc, double ram_gb, int prompt_tokens, rm_prediction *p);
 
 /* ---- stream mode: models set up from a URL (engine/remote/) ------------ */
 

@@ -74,6 +74,10 @@ typedef struct ui_synth_opts {
 } ui_synth_opts;
 
 int ui_source_engine_open(const char *model_dir, const rm_open_opts *o, ui_source **out, rm_err *err);
+/* What a model in dir is called: the first heading of its README.md (up
+ * to a colon), else the folder's name. The chat's welcome and the server's
+ * model id both use it. */
+void ui_model_name(const char *dir, char *out, size_t n);
 typedef struct ui_endpoint_opts {
     const char *url;        /* the API's base (…/v1), a server's root, or the chat URL */
     const char *model;      /* NULL: the first of GET /v1/models */

@@ -61,7 +61,7 @@ static const ui_source_vt engine_vt = {
 
 /* The model's name: the model card's title (README.md's first line,
  * "# NAME: what it is" or "# NAME"), else the directory's last component. */
-static void model_name(const char *dir, char *out, size_t n)
+void ui_model_name(const char *dir, char *out, size_t n)
 {
     char path[4096], line[256] = "";
     snprintf(path, sizeof path, "%s/README.md", dir);
@@ -91,7 +91,7 @@ int ui_source_engine_open(const char *model_dir, const rm_open_opts *o, ui_sourc
     e->base.route_layer0 = mi->first_moe_layer;
     e->base.model_layers = mi->num_layers;
     e->base.vt = &engine_vt;
-    model_name(model_dir, e->base.name, sizeof e->base.name);
+    ui_model_name(model_dir, e->base.name, sizeof e->base.name);
     snprintf(e->base.label, sizeof e->base.label, "%s", e->base.name);
     e->base.info = *mi;
     *out = &e->base;

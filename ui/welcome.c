@@ -56,8 +56,10 @@ int ui_welcome(const ui_source *s, rm_buf *out)
             "\nA small demonstration model: arithmetic, counting, sorting, unit conversion, dates, spelling "
             "and short word problems, in conversations of up to four turns, with /think on or off (off is "
             "quicker but often wrong on arithmetic and dates); anything else gets a short reply saying what "
-            "it is. Try:\n"
+            "it is. One question a message, in the phrasings below (quote the word to count in): follow-ups "
+            "such as \"Add 10 to that answer.\" are not understood. Try:\n"
             "  What is 37*12?\n"
+            "  How many times does the letter \"r\" appear in \"strawberry\"?\n"
             "  Put in ascending order: 63, 7, 71, 17, 22.\n"
             "  What date is 38 days after 2022-01-07?");
     if (!bad) bad = rm_buf_adds(out, "\nF1: the keys, the commands and what the panels show.");

@@ -56,6 +56,20 @@ void     io_cancel_queued(io_pool *p);
  * done: expert reads are waited for now, spine read-ahead only later. */
 void     io_pool_yield_to(io_pool *p, io_pool *other);
 
+/* One block of a read-rate probe. */
+typedef struct io_span {
+    int fd;
+    uint64_t off;
+    size_t len;
+} io_span;
+/* The device's read rate in GB/s (device.c): reads of spans chosen at
+ * random (in_order: one after the other, as the spine streams),
+ * io_threads(p) in flight, for about `seconds`, into buffers of buf_bytes
+ * (>= every span's length); -1 with err filled on failure. */
+struct rm_err;
+double   io_read_rate(io_pool *p, const io_span *spans, int nspans, int in_order, size_t buf_bytes, double seconds,
+                      struct rm_err *err);
+
 #define IO_KINDS 4
 typedef struct io_counters {
     uint64_t bytes[IO_KINDS];   /* bytes read per kind */

@@ -233,31 +233,63 @@ uint64_t store_min_budget(const store *s, uint64_t min_cache)
     return 2 * mx + min_cache;
 }
 
+int store_decide(const uint64_t *unit_bytes, int n, uint64_t budget, uint64_t min_cache, unsigned char *resident,
+                 store_decision *d)
+{
+    memset(d, 0, sizeof *d);
+    for (int u = 0; u < n; u++) {
+        d->total += unit_bytes[u];
+        if (unit_bytes[u] > d->largest) d->largest = unit_bytes[u];
+    }
+    d->min_budget = 2 * d->largest + min_cache;
+    const int all = d->total + min_cache <= budget;
+    if (!all && budget < d->min_budget) return -1;
+    const uint64_t reserve = all ? min_cache : 2 * d->largest + min_cache;
+    for (int u = 0; u < n; u++) {
+        int in = 0;
+        if (unit_bytes[u] && d->resident + unit_bytes[u] + reserve <= budget) { in = 1; d->resident += unit_bytes[u]; }
+        else if (unit_bytes[u]) d->streamed++;
+        if (resident) resident[u] = (unsigned char)in;
+    }
+    d->ring = d->streamed ? 2 * d->largest : 0;
+    const uint64_t used = d->resident + d->ring;
+    d->cache = budget > used ? budget - used : 0;
+    return 0;
+}
+
 int store_plan(store *s, uint64_t budget, uint64_t min_cache, uint64_t *cache_bytes, rm_err *err)
 {
-    uint64_t total = 0, mx = 0;
+    uint64_t *sizes = malloc((size_t)(s->nunits ? s->nunits : 1) * sizeof *sizes);
+    unsigned char *in = malloc((size_t)(s->nunits ? s->nunits : 1));
+    if (!sizes || !in) { free(sizes); free(in); return rm_errf(err, "out of memory"); }
     for (int u = 0; u < s->nunits; u++) {
         layout_unit(&s->units[u]);
-        total += s->units[u].bytes;
-        if (s->units[u].bytes > mx) mx = s->units[u].bytes;
+        sizes[u] = s->units[u].nruns ? s->units[u].bytes : 0;
     }
+    store_decision d;
+    const int fits = store_decide(sizes, s->nunits, budget, min_cache, in, &d);
+    free(sizes);
     s->budget = budget;
-    s->spine_total = total;
-    uint64_t resident = 0;
-    int all = total + min_cache <= budget;
-    if (!all && budget < 2 * mx + min_cache)
+    s->spine_total = d.total;
+    if (fits) {
+        free(in);
         return rm_errf(err, "a RAM budget of %.2f GB is too small for this model: at least %.2f GB is needed "
                        "(a spine stream ring of twice the largest unit, %.2f GB, and %.2f GB of expert slots)", budget / 1e9,
-                       (2 * mx + min_cache) / 1e9, 2 * mx / 1e9, min_cache / 1e9);
-    uint64_t reserve = all ? min_cache : 2 * mx + min_cache;
+                       d.min_budget / 1e9, 2 * d.largest / 1e9, min_cache / 1e9);
+    }
+    const uint64_t mx = d.largest;
+    uint64_t resident = 0;
     for (int u = 0; u < s->nunits; u++) {
         spine_unit *un = &s->units[u];
         if (!un->nruns) continue;
-        if (resident + un->bytes + reserve > budget) { s->streamed++; continue; }
-        if (!(un->buf = buf_alloc(un->bytes)))
+        if (!in[u]) { s->streamed++; continue; }
+        if (!(un->buf = buf_alloc(un->bytes))) {
+            free(in);
             return rm_errf(err, "out of memory for %llu bytes of resident weights", (unsigned long long)un->bytes);
+        }
         resident += un->bytes;
     }
+    free(in);
     s->spine_resident = resident;
     /* read every resident unit, several at a time */
     int nr = 0;
@@ -288,8 +320,7 @@ int store_plan(store *s, uint64_t budget, uint64_t min_cache, uint64_t *cache_by
                 return rm_errf(err, "out of memory");
         }
     }
-    uint64_t used = resident + (s->streamed ? 2 * mx : 0);
-    *cache_bytes = budget > used ? budget - used : 0;
+    *cache_bytes = d.cache;
     io_take_counters(s->io);    /* load-time reads are not per-token figures */
     return 0;
 }

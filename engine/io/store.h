@@ -82,4 +82,20 @@ int  store_embed_row(store *s, const wmat *embed, int row, float *dst, rm_err *e
 /* The smallest budget store_plan accepts for this model with `min_cache`. */
 uint64_t store_min_budget(const store *s, uint64_t min_cache);
 
+/* The planner's decision alone, from the units' sizes in use order (a size
+ * of 0: a unit with nothing to read): store_plan takes it for the model it
+ * opens, the forecast (tools/forecast.c) for a model it has not downloaded,
+ * so both decide alike. resident (may be NULL) gets one flag per unit.
+ * Returns -1 when the budget is below the minimum (*d still filled). */
+typedef struct store_decision {
+    uint64_t total, largest;        /* spine bytes; the largest unit */
+    uint64_t resident;              /* bytes of the resident units */
+    uint64_t ring;                  /* the stream ring (0: nothing streamed) */
+    uint64_t min_budget;            /* what store_min_budget says */
+    uint64_t cache;                 /* bytes left for the expert cache */
+    int streamed;                   /* units streamed */
+} store_decision;
+int store_decide(const uint64_t *unit_bytes, int n, uint64_t budget, uint64_t min_cache, unsigned char *resident,
+                 store_decision *d);
+
 #endif

@@ -248,7 +248,7 @@ static int init_experts(rm_model *m, int io_threads, rm_err *err)
 /* A safe share of physical memory for weights: 60% of the RAM that is
  * available now, leaving room for the page cache, activations and the rest
  * of the system. */
-static uint64_t default_budget(void)
+uint64_t model_default_budget(void)
 {
     FILE *f = fopen("/proc/meminfo", "r");
     unsigned long long kb = 0, v;
@@ -285,9 +285,14 @@ static uint64_t pass_token_bytes(const rm_config *c)
     return forward_bytes_per_token(c) + (c->num_experts ? moe_bytes_per_token(c) : 0);
 }
 
+uint64_t model_pass_workspace(const rm_config *c, int tokens)
+{
+    return pass_block_bytes(c) + pass_token_bytes(c) * (uint64_t)tokens;
+}
+
 /* The largest pass: `want` tokens when asked, else from the budget; never
  * more than K3's context of 2^20 tokens. */
-static int plan_pass(const rm_config *c, uint64_t budget, int want)
+int model_plan_pass(const rm_config *c, uint64_t budget, int want)
 {
     const int limit = 1 << 20;
     if (want > 0) return want < limit ? want : limit;
@@ -304,7 +309,7 @@ static int plan_pass(const rm_config *c, uint64_t budget, int want)
  * pass's mark, and the MLA latent cache for ctx tokens), the workspace of
  * the largest prefill pass, and a fixed 64 MB for code, libraries, thread
  * stacks and small vectors. */
-static uint64_t overhead_estimate(const rm_config *c, int ctx, uint64_t workspace)
+uint64_t model_overhead(const rm_config *c, int ctx, uint64_t workspace)
 {
     const uint64_t P = (uint64_t)c->kda_heads * c->kda_head_dim;
     uint64_t state = 0;
@@ -336,7 +341,7 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     if (m->remote) m->experts.remote = remote_hooks(m->remote);
     const rm_config *c = &m->cfg;
     const uint64_t min_cache = (uint64_t)experts_slot_bytes(&m->experts) * (uint64_t)(c->topk ? c->topk : 0);
-    uint64_t budget = opts->ram_gb > 0 ? (uint64_t)(opts->ram_gb * 1e9) : default_budget();
+    uint64_t budget = opts->ram_gb > 0 ? (uint64_t)(opts->ram_gb * 1e9) : model_default_budget();
     if (store_plan(&m->store, budget, min_cache, &cache_bytes, err) ||
         experts_alloc(&m->experts, cache_bytes, err) ||
         !(m->prev_route = malloc((size_t)c->num_layers * (c->topk ? c->topk : 1) * sizeof *m->prev_route))) {
@@ -355,11 +360,11 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     in->expert_cache_slots = m->experts.nslots;
     in->expert_cache_bytes = (uint64_t)m->experts.nslots * experts_slot_bytes(&m->experts);
     in->direct_io = m->store.direct;
-    m->prefill_chunk = plan_pass(c, budget, opts->prefill_chunk);
+    m->prefill_chunk = model_plan_pass(c, budget, opts->prefill_chunk);
     in->prefill_chunk = m->prefill_chunk;
-    in->prefill_workspace_bytes = pass_block_bytes(c) + pass_token_bytes(c) * (uint64_t)m->prefill_chunk;
+    in->prefill_workspace_bytes = model_pass_workspace(c, m->prefill_chunk);
     in->overhead_ctx = 4096;
-    in->overhead_bytes = overhead_estimate(c, in->overhead_ctx, in->prefill_workspace_bytes);
+    in->overhead_bytes = model_overhead(c, in->overhead_ctx, in->prefill_workspace_bytes);
     in->family = c->family;
     in->vocab_size = c->vocab_size;
     in->hidden_size = c->hidden_size;

@@ -76,6 +76,15 @@ void state_set_pos(rm_state *s, int pos);
 size_t forward_bytes_per_token(const rm_config *c);
 int    forward_block_tokens(void);
 
+/* The planner's decisions (load.c), for the model rm_model_open opens and
+ * for the forecast of one not downloaded (tools/forecast.c): the budget
+ * when none is given, the largest prefill pass (`want` tokens when > 0),
+ * a pass's workspace, and the RAM used beside the budget. */
+uint64_t model_default_budget(void);
+int      model_plan_pass(const rm_config *c, uint64_t budget, int want);
+uint64_t model_pass_workspace(const rm_config *c, int tokens);
+uint64_t model_overhead(const rm_config *c, int ctx, uint64_t workspace);
+
 /* Fills the storage, cache and phase figures of st from the counters
  * accumulated since the last call, and resets them. `tick` advances the
  * expert cache's decay clock (once per token: progress records of a long

@@ -161,8 +161,11 @@ static int first_message_end(const rm_session *s, const int32_t *prompt, int np)
 static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, const rm_gen_events *ev,
                    volatile int *stop, rm_err *err)
 {
+    /* only what the state has consumed counts: seq may hold more (a prompt
+     * stopped before its end), which would make the same prompt sent again
+     * look like one the state already holds without its logits */
     int lcp = 0;
-    while (lcp < s->nseq && lcp < np && s->seq[lcp] == prompt[lcp]) lcp++;
+    while (lcp < s->nfed && lcp < np && s->seq[lcp] == prompt[lcp]) lcp++;
     int reprefill = 0, restored, fresh = 0;
     const int whole = lcp == np && s->nfed == np && s->logits_pos == np;
     const int had = s->nfed > 0 || s->stale;      /* a conversation was there before this prompt */

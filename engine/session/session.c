@@ -96,7 +96,11 @@ int rm_session_set_system(rm_session *s, const char *text)
 void rm_session_clear(rm_session *s)
 {
     rm_conv_clear(&s->conv);
-    s->nseq = 0;
+    /* the state belonged to the conversation cleared: the next one starts
+     * fresh, and is not reported as one computed again */
+    rm_state_reset(s->st);
+    s->nfed = s->nseq = 0;
+    s->logits_pos = -1;
     s->restored_pending = 0;
     s->stale = 0;
 }

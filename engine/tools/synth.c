@@ -269,7 +269,7 @@ static void fill(const sy_tensor *t, uint8_t *buf, uint64_t first, uint64_t n, u
     }
 }
 
-static int write_shard(const char *dir, const char *fname, sy_list *ls, uint64_t *rng, rm_err *err)
+static int write_shard(const char *dir, const char *fname, sy_list *ls, uint64_t *rng, volatile int *stop, rm_err *err)
 {
     qsort(ls->t, (size_t)ls->n, sizeof *ls->t, cmp_tensor);
     json_t *h = json_object();
@@ -305,6 +305,7 @@ static int write_shard(const char *dir, const char *fname, sy_list *ls, uint64_t
         const uint64_t es = nbytes(t) / numel(t), n = numel(t);
         const uint64_t step = t->fill == FILL_ROWS ? CH / es / SY_D * SY_D : CH / es;
         for (uint64_t first = 0; first < n && !bad; first += step) {
+            if (stop && *stop) { bad = 1; errno = EINTR; break; }      /* Ctrl-C: the partial shard goes */
             uint64_t k = n - first < step ? n - first : step;
             fill(t, buf, first, k, rng);
             bad = file_write_all(fd, buf, k * es);
@@ -316,6 +317,7 @@ static int write_shard(const char *dir, const char *fname, sy_list *ls, uint64_t
         int e = errno;
         close(fd);
         unlink(tmp);
+        if (e == EINTR) return rm_errf(err, "%s: stopped; its partial file was removed", path);
         return rm_errf(err, "%s: write failed: %s", path, e == ENOSPC ? "disk full" : strerror(e ? e : EIO));
     }
     return file_commit(fd, tmp, path, 8 + padded + off, err);
@@ -451,9 +453,9 @@ static uint64_t phys_ram(void)
     return pages > 0 && ps > 0 ? (uint64_t)pages * (uint64_t)ps : 0;
 }
 
-int rm_synth_k3(const char *dir, int layers, int experts, uint64_t seed, void (*progress)(void *, const char *, double),
-                void *ud, rm_err *err)
+int rm_synth_plan(const char *dir, int layers, int experts, rm_synth_info *p, rm_err *err)
 {
+    memset(p, 0, sizeof *p);
     if (mkdir(dir, 0755) && errno != EEXIST) return rm_errf(err, "%s: cannot create: %s", dir, strerror(errno));
     struct statvfs vs;
     if (statvfs(dir, &vs)) return rm_errf(err, "%s: cannot read free space: %s", dir, strerror(errno));
@@ -469,10 +471,26 @@ int rm_synth_k3(const char *dir, int layers, int experts, uint64_t seed, void (*
         if (E > 896) E = 896;
     }
     if (E < SY_TOPK) return rm_errf(err, "--experts must be at least %d (the top-k)", SY_TOPK);
-    uint64_t need = plan_bytes(L, E);
-    if (need > free_b / 2)
-        return rm_errf(err, "%s: the model would take %.1f GB, more than half of the %.1f GB free", dir, need / 1e9,
+    p->layers = L;
+    p->experts = E;
+    p->bytes = plan_bytes(L, E);
+    /* layers 1.. are MoE; an expert is three MXFP4 matrices, codes and scales */
+    p->expert_bytes = (uint64_t)(L - 1) * (uint64_t)E * 3 * ((uint64_t)SY_MOE_I * SY_Z / 2 + (uint64_t)SY_MOE_I * SY_Z / 32);
+    p->disk_free = free_b;
+    p->ram = ram;
+    if (p->bytes > free_b / 2)
+        return rm_errf(err, "%s: the model would take %.1f GB, more than half of the %.1f GB free", dir, p->bytes / 1e9,
                        free_b / 1e9);
+    return 0;
+}
+
+int rm_synth_k3(const char *dir, int layers, int experts, uint64_t seed, void (*progress)(void *, const char *, double),
+                void *ud, volatile int *stop, rm_err *err)
+{
+    rm_synth_info plan;
+    if (rm_synth_plan(dir, layers, experts, &plan, err)) return -1;
+    const int L = plan.layers, E = plan.experts;
+    const uint64_t need = plan.bytes;
     char fname[128];
     uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 12345, done = 0;
     sy_rows rows;
@@ -488,7 +506,7 @@ int rm_synth_k3(const char *dir, int layers, int experts, uint64_t seed, void (*
             json_object_set_new(wm, ls.t[i].name, json_string(fname));
             done += nbytes(&ls.t[i]);
         }
-        rc = write_shard(dir, fname, &ls, &rng, err);
+        rc = write_shard(dir, fname, &ls, &rng, stop, err);
         free(ls.t);
         if (progress) progress(ud, fname, (double)done / (double)need);
     }

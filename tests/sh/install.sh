@@ -4,14 +4,16 @@
 # finds it from its own location: `remora run` answers with no --model, and
 # `remora chat` opens on it (tmux). With no model anywhere, both say where
 # they looked and to pass --model DIR or try --synthetic, exit 2.
-# The install rebuilds app/model_path.o for PREFIX=/usr; the build is put
-# back to the default PREFIX on exit.
+# The install builds for PREFIX=/usr in a build folder of its own
+# (build/install-test): the user's build/remora is never rebuilt or
+# relinked in place while other tests run it.
 cd "$(dirname "$0")/../.." || exit 2
 T=$(mktemp -d)
-TOP=$(pwd)
-restore() { make -s -C "$TOP" build/remora > /dev/null 2>&1; rm -rf "$T"; }
-trap restore EXIT
-make -s install DESTDIR="$T/stage" PREFIX=/usr > "$T/make.log" 2>&1 || { cat "$T/make.log"; exit 1; }
+trap 'rm -rf "$T"' EXIT
+before=$(stat -c %Y build/rel/remora 2>/dev/null)
+make -s install MODE=install-test DESTDIR="$T/stage" PREFIX=/usr > "$T/make.log" 2>&1 || { cat "$T/make.log"; exit 1; }
+[ "$(stat -c %Y build/rel/remora 2>/dev/null)" = "$before" ] || { echo "make install rebuilt build/rel/remora"; exit 1; }
+[ "$(readlink build/remora)" = rel/remora ] || { echo "make install repointed build/remora: $(readlink build/remora)"; exit 1; }
 BIN="$T/stage/usr/bin/remora"
 [ -x "$BIN" ] || { echo "no installed binary"; exit 1; }
 for f in config.json tiktoken.model README.md model.safetensors.index.json; do

@@ -3,7 +3,9 @@
 # loads and runs: the smallest one (2 layers, 16 experts, about 3.6 GB) is
 # written, checked for K3's shard naming and expert size, decoded under the
 # smallest RAM budget the engine accepts, checked to repeat text it wrote
-# (with every draft accepted), and removed. Skipped (and said so)
+# (with every draft accepted), and removed; it says its plan before
+# writing and the next command after; Ctrl-C in the middle of a shard
+# removes that shard's temporary file and exits 130. Skipped (and said so)
 # when the disk has less than 10 GB free.
 set -u
 BIN=build/rel/remora
@@ -11,6 +13,9 @@ D=$(mktemp -d /var/tmp/remora-synth-XXXXXX 2>/dev/null || mktemp -d); trap 'rm -
 free=$(df -Pk "$D" | awk 'NR==2 {print $4}')
 if [ "$free" -lt 10000000 ]; then echo "skipped: only $((free / 1024)) MB free"; exit 0; fi
 $BIN synth --out "$D/m" --layers 2 --experts 16 --seed 7 2> "$D/err" || { cat "$D/err"; exit 1; }
+grep -q "writing 2 layers with 16 experts each (K3 widths) to $D/m: 3.5 GB" "$D/err" ||
+  { echo "no plan before writing:"; cat "$D/err"; exit 1; }
+grep -q "next: \`remora forecast --model $D/m\`" "$D/err" || { echo "no next command:"; cat "$D/err"; exit 1; }
 ls "$D/m" | grep -q '^model-00001-of-000004.safetensors$' || { echo "K3 shard naming missing"; ls "$D/m"; exit 1; }
 ls -a "$D/m" | grep -q '\.tmp' && { echo "a temporary file was left"; ls -a "$D/m"; exit 1; }
 python3 - "$D/m" <<'PY' || exit 1
@@ -49,3 +54,15 @@ T2=$($BIN run --model "$D/m" --ram 4.2 --prompt "$P$T$P" --max-new 24 --spec on 
 [ "$T2" = "$T" ] || { echo "repeated prompt: '$T2' != '$T'"; exit 1; }
 grep -Eq ' ([1-9][0-9]*) of \1 drafted tokens accepted' "$D/err" || { echo "drafts not all accepted:"; cat "$D/err"; exit 1; }
 echo "synth repeats its text: $(tail -1 "$D/err")"
+# Ctrl-C while the 2.3 GB dense-layer shard is written: its temporary file goes
+rm -rf "$D/m"
+$BIN synth --out "$D/c" --layers 2 --experts 16 2> "$D/err" &
+pid=$!
+i=0
+while [ $i -lt 300 ] && ! ls -a "$D/c" 2>/dev/null | grep -q 'model-00002.*\.tmp'; do sleep 0.1; i=$((i + 1)); done
+kill -INT $pid
+wait $pid; rc=$?
+[ $rc -eq 130 ] || { echo "Ctrl-C: exit $rc, not 130"; cat "$D/err"; exit 1; }
+ls -a "$D/c" | grep -q '\.tmp' && { echo "Ctrl-C left a temporary shard:"; ls -la "$D/c"; exit 1; }
+grep -q "stopped; its partial file was removed" "$D/err" || { echo "Ctrl-C not reported:"; cat "$D/err"; exit 1; }
+echo "synth stopped by Ctrl-C: exit 130, no temporary shard left"

@@ -10,11 +10,12 @@
 command -v curl > /dev/null || { echo "curl is not installed (make test installs it)"; exit 1; }
 
 # serve_start BIN MODEL [OPTIONS...]: sets SRV_PID, SRV_PORT, SRV_URL (the
-# API's base, .../v1) and SRV_LOG; waits up to 60 s for "ready".
+# API's base, .../v1) and SRV_LOG; waits up to 60 s for "ready". An empty
+# MODEL starts it without --model (the default model).
 serve_start() {
   bin=$1; model=$2; shift 2
   SRV_LOG=$T/serve.$(date +%s%N).log
-  "$bin" serve --model "$model" --port 0 "$@" > "$SRV_LOG" 2>&1 &
+  "$bin" serve ${model:+--model "$model"} --port 0 "$@" > "$SRV_LOG" 2>&1 &
   SRV_PID=$!
   i=0
   while [ $i -lt 600 ]; do

@@ -23,6 +23,9 @@ TEST(ui_welcome_embedded_model)
     CHECKF(strstr(w.p, "10 layers, 9 with 64 routed experts (4 a token, MXFP4)"), "%s", w.p);
     CHECKF(strstr(w.p, "100% resident; expert cache "), "%s", w.p);
     CHECKF(strstr(w.p, "Try:\n  What is 37*12?\n"), "%s", w.p);
+    /* the phrasings the model answers: the word to count quoted; no follow-ups */
+    CHECKF(strstr(w.p, "  How many times does the letter \"r\" appear in \"strawberry\"?\n"), "%s", w.p);
+    CHECKF(strstr(w.p, "follow-ups such as \"Add 10 to that answer.\" are not understood"), "%s", w.p);
     CHECKF(strstr(w.p, "F1: "), "%s", w.p);
     rm_buf_free(&w);
     src->vt->free(src);

@@ -1,0 +1,18 @@
+/* bench.h — the kernel and memory probes of bench_kernels.c that the
+ * forecast (forecast.c) measures a machine with; rm_bench_gemm, which
+ * `remora bench` calls, stays in engine.h. */
+#ifndef REMORA_TOOLS_BENCH_H
+#define REMORA_TOOLS_BENCH_H
+#include <stddef.h>
+
+/* rm_bench_gemm with `typical`: the median window's rate instead of the
+ * best, what a long run gets on cores shared as they are now. */
+double rm_bench_gemm_rate(int mxfp4, int T, int rows, int cols, double seconds, int typical);
+/* The memory read ceiling in GB/s (a 1 GiB buffer, all compute threads),
+ * and the decode gemv's rate in GB/s of weights over an arena of
+ * arena_bytes of rows x cols matrices (best or typical window, as above);
+ * -1 when they cannot run. */
+double rm_bench_memory(double seconds, int typical);
+double rm_bench_gemv(int mxfp4, int rows, int cols, size_t arena_bytes, double seconds, int typical);
+
+#endif
