@@ -96,7 +96,7 @@ FORCE:
 unit: $(B)/remora-tests $(B)/remora
 
 # libFuzzer targets (clang) for the tokenizer, the tiktoken reader, the
-# chat-stream splitter, the safetensors header, config.json, the index, the
+# chat-stream splitter, the tool-call parser, the safetensors header, config.json, the index, the
 # transcript reader, the chat JSON, the Content-Range parser and the
 # endpoint's stream reader; tests/sh/fuzz.sh runs each for a bounded time.
 # The engine files they need are compiled once (instrumented,
@@ -105,7 +105,8 @@ FUZZ_CC    ?= clang
 FUZZ_SAN    = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_FLAGS  = -std=gnu11 -g -O1 -D_GNU_SOURCE $(FUZZ_SAN)
 FUZZ_SRC    = engine/text/tokenizer.c engine/text/pretok.c engine/text/utf8.c engine/text/pyjson.c \
-              engine/text/template.c engine/text/chat_stream.c engine/format/st.c engine/format/config.c \
+              engine/text/template.c engine/text/chat_stream.c engine/text/toolcall.c engine/format/st.c \
+              engine/format/config.c \
               engine/session/transcript.c engine/remote/http.c \
               engine/base/err.c engine/base/buf.c engine/base/file.c engine/base/jfile.c engine/base/clock.c
 FUZZ_OBJ   := $(FUZZ_SRC:%.c=build/fuzz/obj/%.o)

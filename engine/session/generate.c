@@ -431,6 +431,7 @@ int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int th
     out_sink sink = { NULL, &tc, { {0}, 0 }, -1, -1 };
     *end = (gen_end){ 0 };
     if (chat && !(sink.chat = rm_chat_stream_new(s->tok, s->fmt, think, on_text, &tc))) return rm_errf(err, "out of memory");
+    if (sink.chat && ev && ev->on_tool) rm_chat_stream_on_tool(sink.chat, ev->on_tool, ev->ud);
     if (!chat) {
         sink.eos = s->m->cfg.eos_id;
         sink.eos2 = rm_tokenizer_special_id(s->tok, "[EOS]");

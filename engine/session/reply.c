@@ -99,12 +99,18 @@ static void reply_stats(void *ud, const rm_token_stats *st)
     if (r->ev && r->ev->on_stats) r->ev->on_stats(r->ev->ud, st);
 }
 
+static void reply_tool(void *ud, const rm_tool_event *e)
+{
+    reply_ctx *r = ud;
+    r->ev->on_tool(r->ev->ud, e);
+}
+
 int rm_session_reply(rm_session *s, const rm_prompt *p, const rm_gen_opts *o, const rm_gen_events *ev,
                      volatile int *stop, rm_reply_info *info, rm_err *err)
 {
     if (!p || p->n <= 0) return rm_errf(err, "the prompt is empty");
     reply_ctx r = { ev, { 0 }, 0, -1, -1 };
-    rm_gen_events mine = { &r, reply_text, reply_stats };
+    rm_gen_events mine = { &r, reply_text, reply_stats, ev && ev->on_tool ? reply_tool : NULL };
     gen_end end;
     int rc = session_generate(s, p->ids, p->n, p->mode != RM_REPLY_RAW, p->mode == RM_REPLY_REASONING, 0, o, &mine,
                               stop, NULL, &end, err);
