@@ -346,6 +346,9 @@ void rm_chat_stream_add_stop(rm_chat_stream *s, int32_t id);
 /* Tool calls go to fn (RM_TOOL_* events) instead of being dropped, and the
  * message ends where the tools block ends. */
 void rm_chat_stream_on_tool(rm_chat_stream *s, rm_tool_fn fn, void *ud);
+/* The reply starts inside a tools block whose text so far (after its
+ * opening marker) is prime[0..n): a prompt that forced a tool call. */
+void rm_chat_stream_open_tools(rm_chat_stream *s, const char *prime, size_t n);
 void rm_chat_stream_finish(rm_chat_stream *s);
 void rm_chat_stream_free(rm_chat_stream *s);
 
@@ -541,12 +544,17 @@ enum {
     RM_REPLY_REASONING,     /* a chat prompt that opens the think channel */
     RM_REPLY_RAW,           /* no chat format: token bytes are the answer, up to
                              * end-of-message or [EOS] */
+    RM_REPLY_TOOLS,         /* a chat prompt that opens the tools block (a forced
+                             * tool choice): the reply starts as tool calls */
 };
 
 typedef struct rm_prompt {
     int32_t *ids;           /* malloc'd; rm_prompt_free */
     int n;
     int mode;               /* RM_REPLY_* */
+    int gen_start;          /* where the generation prompt begins (n: none) */
+    char *prime;            /* RM_REPLY_TOOLS: the block's text in the prompt (a named
+                             * call's opening), malloc'd; NULL: none */
 } rm_prompt;
 
 /* The prompt of a JSON conversation (len bytes), the object that
@@ -588,6 +596,10 @@ typedef struct rm_reply_info {
  * stopped) or -1 on error. */
 int  rm_session_reply(rm_session *s, const rm_prompt *p, const rm_gen_opts *o, const rm_gen_events *ev,
                       volatile int *stop, rm_reply_info *info, rm_err *err);
+/* The tokens the state stands for after a reply: its prompt, then the
+ * reply's own tokens (the last one included). Valid until the session is
+ * used again. */
+const int32_t *rm_session_tokens(const rm_session *s, int *n);
 
 /* ---- snapshots: a conversation's state on disk (engine/session/snapshot.c) */
 

@@ -424,14 +424,16 @@ out:
 }
 
 /* The reply of a chat turn or a raw completion (session.h). */
-int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int think, int turn, const rm_gen_opts *o,
-                     const rm_gen_events *ev, volatile int *stop, rm_buf kept[2], gen_end *end, rm_err *err)
+int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int think, const char *tools_prime, int turn,
+                     const rm_gen_opts *o, const rm_gen_events *ev, volatile int *stop, rm_buf kept[2], gen_end *end,
+                     rm_err *err)
 {
     turn_ctx tc = { s, ev, kept, 0 };
     out_sink sink = { NULL, &tc, { {0}, 0 }, -1, -1 };
     *end = (gen_end){ 0 };
     if (chat && !(sink.chat = rm_chat_stream_new(s->tok, s->fmt, think, on_text, &tc))) return rm_errf(err, "out of memory");
     if (sink.chat && ev && ev->on_tool) rm_chat_stream_on_tool(sink.chat, ev->on_tool, ev->ud);
+    if (sink.chat && tools_prime) rm_chat_stream_open_tools(sink.chat, tools_prime, strlen(tools_prime));
     if (!chat) {
         sink.eos = s->m->cfg.eos_id;
         sink.eos2 = rm_tokenizer_special_id(s->tok, "[EOS]");
@@ -458,8 +460,8 @@ int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, 
     /* only XTML's generation prompt opens the think channel; an im-format
      * model opens <think> itself when it has one */
     gen_end end;
-    int rc = session_generate(s, ids, np, 1, co.thinking && s->fmt == RM_CHAT_XTML, turn, o, ev, stop, kept, &end,
-                              err);
+    int rc = session_generate(s, ids, np, 1, co.thinking && s->fmt == RM_CHAT_XTML, NULL, turn, o, ev, stop, kept,
+                              &end, err);
     free(ids);
     if (!rc) {
         if (session_push_msg(s, "assistant", kept[1].p ? kept[1].p : "", kept[0].p))
@@ -480,7 +482,7 @@ int rm_session_complete(rm_session *s, const char *text, const rm_gen_opts *o, c
     if (np == 0) { free(ids); return rm_errf_input(err, "empty prompt"); }
     if (session_check_ctx(s, np, err)) { free(ids); return -1; }
     gen_end end;
-    int rc = session_generate(s, ids, np, 0, 0, 0, o, ev, stop, NULL, &end, err);
+    int rc = session_generate(s, ids, np, 0, 0, NULL, 0, o, ev, stop, NULL, &end, err);
     free(ids);
     return rc ? rc : session_trace_failed(s, err);
 }

@@ -107,9 +107,11 @@ typedef struct gen_end { int interrupted, message, tokens; } gen_end;
  * (chat = 0: token bytes as answer text, ending at end-of-message or
  * [EOS]). The state is reused when the prompt extends what it consumed.
  * turn numbers the reply in its conversation for the sampler's seed
- * (sampler_turn_seed: 0 is the seed itself). kept (may be NULL) receives the reasoning [0] and answer [1] text. */
-int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int think, int turn, const rm_gen_opts *o,
-                     const rm_gen_events *ev, volatile int *stop, rm_buf kept[2], gen_end *end, rm_err *err);
+ * (sampler_turn_seed: 0 is the seed itself). tools_prime (not NULL): the
+ * prompt opened a tools block holding that text (rm_chat_stream_open_tools). kept (may be NULL) receives the reasoning [0] and answer [1] text. */
+int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int think, const char *tools_prime, int turn,
+                     const rm_gen_opts *o, const rm_gen_events *ev, volatile int *stop, rm_buf kept[2], gen_end *end,
+                     rm_err *err);
 
 /* snapshot.c */
 /* What a snapshot holds besides the state (the header's flags). */

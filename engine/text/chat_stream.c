@@ -129,6 +129,12 @@ static void open_tools(rm_chat_stream *s)
     if (s->tool_fn && !s->tools) s->tools = tool_parser_new(s->f, s->tool_fn, s->tool_ud);
 }
 
+void rm_chat_stream_open_tools(rm_chat_stream *s, const char *prime, size_t n)
+{
+    open_tools(s);
+    if (s->tools && n && tool_parser_feed(s->tools, prime, n)) s->ended = 1;
+}
+
 /* A complete XTML tag header: switch channels on think/response/tools. */
 static void apply_header(rm_chat_stream *s)
 {
@@ -228,7 +234,8 @@ int rm_chat_stream_feed(rm_chat_stream *s, int32_t id)
     const char *b = rm_tokenizer_token_bytes(s->t, id, &n);
     if (!b) return 0;
     if (s->tools) {                             /* the block's end is the message's */
-        if (!tool_parser_feed(s->tools, b, n)) return 0;
+        if (!(id >= tokenizer_ranks(s->t) ? tool_parser_special(s->tools, b, n) : tool_parser_feed(s->tools, b, n)))
+            return 0;
         s->ended = 1;
         return 1;
     }

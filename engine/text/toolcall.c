@@ -397,6 +397,18 @@ int tool_parser_feed(tool_parser *p, const char *s, size_t n)
     return p->state == S_OVER;
 }
 
+int tool_parser_special(tool_parser *p, const char *s, size_t n)
+{
+    int prefix;
+    if (p->nhold) {                 /* what was held is text: a special cannot end a marker */
+        text(p, p->hold, p->nhold);
+        p->nhold = 0;
+    }
+    if (which_mark(p, s, n, &prefix) >= 0) return tool_parser_feed(p, s, n);
+    bad(p, "a special token in the tools block");
+    return 1;
+}
+
 void tool_parser_finish(tool_parser *p)
 {
     if (p->state == S_OVER) return;

@@ -14,6 +14,10 @@ void tool_parser_free(tool_parser *p);
  * Returns 1 once the block has ended (closed, or malformed: an
  * RM_TOOL_BAD event said so), else 0. */
 int  tool_parser_feed(tool_parser *p, const char *text, size_t n);
+/* A special token of the reply (its string s): one of the format's markers
+ * goes in as text; any other makes the open call malformed, as no
+ * argument can hold one. Returns as tool_parser_feed. */
+int  tool_parser_special(tool_parser *p, const char *s, size_t n);
 /* The reply ended: a block still open is malformed (RM_TOOL_BAD). */
 void tool_parser_finish(tool_parser *p);
 
