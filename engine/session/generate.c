@@ -371,9 +371,11 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
     int rc = prefill(s, prompt, np, g.logits, ev, stop, err);
     if (rc == 1) { end->interrupted = RM_STOPPED_PROMPT; rc = 0; s->logits_pos = -1; goto out; }
     if (rc) { s->logits_pos = -1; goto out; }
-    /* speculation is lossless only for greedy decoding */
+    /* speculation is lossless only for greedy decoding (and a forced reply
+     * is not the model's choice) */
+    const int forced = session_forced_begin(s);
     const int greedy = !o || o->temperature <= 0;
-    s->spec.mode = greedy ? (o ? o->spec : RM_SPEC_AUTO) : RM_SPEC_OFF;
+    s->spec.mode = greedy && !forced ? (o ? o->spec : RM_SPEC_AUTO) : RM_SPEC_OFF;
     spec_reset(&s->spec);
     if (spec_push(&s->spec, s->seq, s->nseq)) { rc = rm_errf(err, "out of memory"); goto out; }
     s->spec_d0 = s->spec.drafted;
@@ -387,6 +389,7 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
         double t1 = rm_now();
         if (s->test_logits) s->test_logits(s->test_logits_ud, g.logits, V);
         int32_t id = (int32_t)sampler_pick(&smp, g.logits);
+        if (forced) session_forced_next(s, &id);
         if (seq_push(s, id) || spec_push(&s->spec, &id, 1)) { rc = rm_errf(err, "out of memory"); break; }
         done = sink_feed(s, cs, id);
         if (cs->tc->failed) { rc = text_failed(cs->tc, err); break; }

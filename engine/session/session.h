@@ -79,7 +79,20 @@ struct rm_session {
     /* test hook (session_test_logits): every logits row a turn samples from */
     void (*test_logits)(void *ud, const float *logits, int n);
     void *test_logits_ud;
+    /* test hook ($REMORA_TEST_REPLIES, forced.c): replies of given tokens */
+    int32_t **forced;
+    int *nforced, nforced_seqs;
+    int forced_replies, forced_cur, forced_pos;
 };
+
+/* forced.c */
+/* Reads $REMORA_TEST_REPLIES when it is set. */
+int  session_forced_open(rm_session *s, rm_err *err);
+void session_forced_free(rm_session *s);
+/* A reply begins: 1 when it is forced (its tokens chosen in turn). */
+int  session_forced_begin(rm_session *s);
+/* The next forced token of the reply; 0 when there is none left. */
+int  session_forced_next(rm_session *s, int32_t *id);
 
 /* session.c */
 /* Appends a message; strings are copied. */
