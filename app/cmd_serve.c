@@ -202,6 +202,7 @@ int cmd_serve(int argc, char **argv)
     cfg.model_dir = so.model;
     if (!cfg.served_name) cfg.served_name = dir_name(so.model, name, sizeof name);
     cfg.open = so.open;
+    cfg.open.keep_states = 1;      /* clients interleave conversations: each resumes from its own state */
     cfg.gen = so.gen;
     /* the signals are taken by sigtimedwait in run(); every thread started
      * from here on inherits the mask, so none of them is interrupted */

@@ -104,6 +104,10 @@ typedef struct rm_open_opts {
      * many GB; 0 = $REMORA_PREFIX_CACHE_GB, else 4; negative = no cache */
     double prefix_cache_gb;
     const char *prefix_cache_dir;   /* NULL = $XDG_CACHE_HOME/remora/prefix (~/.cache/remora/prefix) */
+    /* sessions: before the state is replaced by a prompt that does not go
+     * on from it (a server's clients interleave conversations), it goes
+     * into the prefix cache, so its conversation resumes from there */
+    int keep_states;
 } rm_open_opts;
 
 /* What a caller may want to know about an open model. */

@@ -167,6 +167,10 @@ static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, 
     const int whole = lcp == np && s->nfed == np && s->logits_pos == np;
     const int had = s->nfed > 0 || s->stale;      /* a conversation was there before this prompt */
     if (lcp < s->nfed || (lcp == np && !whole)) {
+        /* another conversation's prompt: the one the state holds is kept
+         * first when asked (rm_open_opts.keep_states), with its logits */
+        if (s->keep_states && lcp < s->nfed && s->nfed >= PREFIX_MIN_TOKENS)
+            prefix_store(s, s->nfed, s->logits_pos == s->nfed ? s->logits : NULL, 0);
         rm_state_reset(s->st);
         s->nfed = s->nseq = 0;
         s->logits_pos = -1;

@@ -76,6 +76,7 @@ struct rm_session {
     int stale;                  /* a conversation was loaded without its state */
     int32_t eom_id;             /* the chat format's end-of-message token, -1 none */
     prefix_cache prefix;
+    int keep_states;            /* rm_open_opts.keep_states */
     /* test hook (session_test_logits): every logits row a turn samples from */
     void (*test_logits)(void *ud, const float *logits, int n);
     void *test_logits_ud;
