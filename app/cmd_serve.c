@@ -1,4 +1,4 @@
-/* cmd_serve.c — `remora serve`: the OpenAI-compatible HTTP API, so that
+/* cmd_serve.c — `remora serve`: the OpenAI- and Anthropic-compatible HTTP APIs, so that
  * SDKs, editors and agents can use the engine (app/serve/serve.h has the
  * parts). Parses the options, takes the API key from the environment
  * variable named by --api-key-env (never from the command line, where
@@ -37,8 +37,9 @@ static void usage(FILE *f)
         [OPT_SEED] = "seed of requests that name none (default 0)",
     };
     fprintf(f, "usage: remora serve --model DIR [options]\n"
-               "An OpenAI-compatible HTTP API: /v1/chat/completions, /v1/completions,\n"
-               "/v1/models and /health; one reply at a time, the others wait in a queue.\n");
+               "OpenAI- and Anthropic-compatible HTTP APIs: /v1/chat/completions,\n"
+               "/v1/completions, /v1/messages, /v1/messages/count_tokens, /v1/models and\n"
+               "/health, with tool calls; one reply at a time, the others wait in a queue.\n");
     opts_help(f, OPT_BIT(OPT_MODEL), text);
     opts_help_line(f, "--host ADDR", "address to listen on (default 127.0.0.1); any other than a\n"
                                      "loopback address needs --api-key-env");

@@ -104,6 +104,18 @@ static int text_of(const json_t *c, const char *where, rm_buf *out, serve_error 
 
 static json_t *buf_string(rm_buf *b) { return json_stringn(b->p ? b->p : "", b->len); }
 
+/* The system prompt, or a system message among the messages (Claude Code
+ * sends those): a string or text blocks. */
+static int system_message(const json_t *c, const char *where, json_t *msgs, serve_error *e)
+{
+    rm_buf t = { 0 };
+    int rc = text_of(c, where, &t, e);
+    if (!rc && t.len && json_array_append_new(msgs, json_pack("{s:s,s:o}", "role", "system", "content", buf_string(&t))))
+        rc = OOM(e);
+    rm_buf_free(&t);
+    return rc;
+}
+
 /* A user message: tool results as "tool" messages, then its text. */
 static int user_message(const json_t *c, const char *where, json_t *msgs, serve_error *e)
 {
@@ -263,8 +275,9 @@ static int tools_of(const json_t *o, json_t *conv, serve_req *r, serve_error *e)
     return rc;
 }
 
-/* thinking {type: enabled, budget_tokens} or {type: disabled}; without it,
- * the server's default. The budget picks K3's effort. */
+/* thinking {type: enabled, budget_tokens}, {type: adaptive} or {type:
+ * disabled}; without it, the server's default. The budget, or
+ * output_config.effort, picks K3's effort. */
 static int thinking_of(serve *sv, const json_t *o, json_t *conv, serve_error *e)
 {
     int on = serve_config(sv)->gen.think;
@@ -281,9 +294,11 @@ static int thinking_of(serve *sv, const json_t *o, json_t *conv, serve_error *e)
             json_int_t n = json_integer_value(b);
             if (b) effort = n <= 2048 ? "low" : n <= 8192 ? "medium" : n <= 32768 ? "high" : "max";
         } else {
-            return BAD(e, "thinking", "thinking.type must be enabled or disabled");
+            return BAD(e, "thinking", "thinking.type must be enabled, adaptive or disabled");
         }
     }
+    const char *oe = json_string_value(json_object_get(json_object_get(o, "output_config"), "effort"));
+    if (oe && (!strcmp(oe, "low") || !strcmp(oe, "medium") || !strcmp(oe, "high") || !strcmp(oe, "max"))) effort = oe;
     json_object_set_new(conv, "thinking", json_boolean(on));
     if (on && effort) json_object_set_new(conv, "thinking_effort", json_string(effort));
     return 0;
@@ -296,13 +311,7 @@ static json_t *conversation(serve *sv, const json_t *o, serve_req *r, serve_erro
     if (!conv || !msgs || json_object_set_new(conv, "messages", msgs)) { json_decref(conv); OOM(e); return NULL; }
     int rc = 0;
     json_t *sys = json_object_get(o, "system");
-    if (sys && !json_is_null(sys)) {
-        rm_buf t = { 0 };
-        rc = text_of(sys, "system", &t, e);
-        if (!rc && t.len && json_array_append_new(msgs, json_pack("{s:s,s:o}", "role", "system", "content", buf_string(&t))))
-            rc = OOM(e);
-        rm_buf_free(&t);
-    }
+    if (sys && !json_is_null(sys)) rc = system_message(sys, "system", msgs, e);
     json_t *in = json_object_get(o, "messages");
     if (!rc && (!json_is_array(in) || !json_array_size(in))) rc = BAD(e, "messages", "messages must be a non-empty array");
     size_t i;
@@ -312,9 +321,10 @@ static json_t *conversation(serve *sv, const json_t *o, serve_req *r, serve_erro
         snprintf(where, sizeof where, "messages.%zu.content", i);
         const char *role = json_string_value(json_object_get(m, "role"));
         json_t *c = json_object_get(m, "content");
-        if (!json_is_object(m) || !role || (strcmp(role, "user") && strcmp(role, "assistant")))
-            rc = BAD(e, "messages", "messages.%zu.role must be user or assistant", i);
+        if (!json_is_object(m) || !role || (strcmp(role, "user") && strcmp(role, "assistant") && strcmp(role, "system")))
+            rc = BAD(e, "messages", "messages.%zu.role must be user, assistant or system", i);
         else if (!c) rc = BAD(e, where, "%s is missing", where);
+        else if (!strcmp(role, "system")) rc = system_message(c, where, msgs, e);
         else rc = !strcmp(role, "user") ? user_message(c, where, msgs, e) : assistant_message(c, where, msgs, e);
         if (rc) break;
     }
