@@ -84,6 +84,16 @@ static int sig_ours(const char *text, size_t n, const char *sig)
 
 /* ---- requests ------------------------------------------------------------ */
 
+/* A text block's text appended to out, after sep when out is not empty. */
+static int add_text(const json_t *b, const char *where, const char *sep, rm_buf *out, serve_error *e)
+{
+    json_t *t = json_object_get(b, "text");
+    if (!json_is_string(t)) return BAD(e, where, "%s.text must be a string", where);
+    if ((out->len && rm_buf_adds(out, sep)) || rm_buf_add(out, json_string_value(t), json_string_length(t)))
+        return OOM(e);
+    return 0;
+}
+
 /* Text of a string or of an array of text blocks (others refused, named). */
 static int text_of(const json_t *c, const char *where, rm_buf *out, serve_error *e)
 {
@@ -93,11 +103,10 @@ static int text_of(const json_t *c, const char *where, rm_buf *out, serve_error 
     json_t *b;
     json_array_foreach(c, i, b) {
         const char *type = json_string_value(json_object_get(b, "type"));
-        json_t *t = json_object_get(b, "text");
-        if (!type || strcmp(type, "text") || !json_is_string(t))
+        if (!type || strcmp(type, "text"))
             return serve_fail(e, 400, "invalid_request_error", "unsupported_value", where,
                               "%s.%zu: only text blocks are supported here", where, i);
-        if (rm_buf_add(out, json_string_value(t), json_string_length(t))) return OOM(e);
+        if (add_text(b, where, "", out, e)) return -1;
     }
     return 0;
 }
@@ -133,10 +142,7 @@ static int user_message(const json_t *c, const char *where, json_t *msgs, serve_
             char w[96];
             snprintf(w, sizeof w, "%s.%zu", where, i);
             if (type && !strcmp(type, "text")) {
-                json_t *t = json_object_get(b, "text");
-                if (!json_is_string(t)) { rc = BAD(e, w, "%s.text must be a string", w); break; }
-                if (text.len && rm_buf_add(&text, "\n", 1)) { rc = OOM(e); break; }
-                if (rm_buf_add(&text, json_string_value(t), json_string_length(t))) { rc = OOM(e); break; }
+                if ((rc = add_text(b, w, "\n", &text, e))) break;
             } else if (type && !strcmp(type, "tool_result")) {
                 const char *id = json_string_value(json_object_get(b, "tool_use_id"));
                 if (!id) { rc = BAD(e, w, "%s.tool_use_id must be a string", w); break; }
@@ -180,9 +186,7 @@ static int assistant_message(const json_t *c, const char *where, json_t *msgs, s
             char w[96];
             snprintf(w, sizeof w, "%s.%zu", where, i);
             if (type && !strcmp(type, "text")) {
-                json_t *t = json_object_get(b, "text");
-                if (!json_is_string(t)) { rc = BAD(e, w, "%s.text must be a string", w); break; }
-                if (rm_buf_add(&text, json_string_value(t), json_string_length(t))) { rc = OOM(e); break; }
+                if ((rc = add_text(b, w, "", &text, e))) break;
             } else if (type && !strcmp(type, "thinking")) {
                 json_t *t = json_object_get(b, "thinking");
                 if (!json_is_string(t)) { rc = BAD(e, w, "%s.thinking must be a string", w); break; }

@@ -185,7 +185,7 @@ static void on_text(void *ud, int channel, const char *text, size_t len)
 static void on_tool(void *ud, const rm_tool_event *e)
 {
     serve_job *j = ud;
-    if (j->by_string || j->failed) return;
+    if (j->by_string || j->failed || j->cut) return;   /* cut: the block's end that follows is not malformed */
     /* the worker's own, as the text is: writers read it on this thread */
     serve_calls_event(&j->calls, e, j->req.api == &serve_anthropic ? "toolu_" : "call_");
     if (j->calls.failed) { j->failed = 1; j->stop = 1; }
@@ -194,13 +194,14 @@ static void on_tool(void *ud, const rm_tool_event *e)
     if (e->kind == RM_TOOL_END && j->req.one_call) { j->cut = 1; j->stop = 1; }
 }
 
-/* How the reply ended (SERVE_FIN_*). */
+/* How the reply ended (SERVE_FIN_*): max_tokens first (a call it cut short
+ * is not malformed), then a malformed call, calls, a stop string. */
 static int finish_of(const serve_job *j)
 {
+    if (j->info.finish == RM_FINISH_LENGTH && !j->by_string && !j->cut) return SERVE_FIN_LENGTH;
     if (j->calls.bad) return SERVE_FIN_BAD_TOOL;
-    if (serve_calls_whole(&j->calls) && j->info.finish != RM_FINISH_LENGTH) return SERVE_FIN_TOOLS;
-    if (j->by_string) return SERVE_FIN_STRING;
-    return j->info.finish == RM_FINISH_LENGTH ? SERVE_FIN_LENGTH : SERVE_FIN_STOP;
+    if (serve_calls_whole(&j->calls)) return SERVE_FIN_TOOLS;
+    return j->by_string ? SERVE_FIN_STRING : SERVE_FIN_STOP;
 }
 
 /* The writer's view of the reply: the text gathered (since the last chunk

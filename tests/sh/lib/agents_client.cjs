@@ -82,7 +82,11 @@ async function forcedOpenAI() {
   const content = await runner.finalContent();
   check('openai runTools: the tool ran with the arguments', eq(called, WANT_ARGS), called);
   check('openai runTools: the final answer', content === 'It is sunny in Paris.', content);
-  // named tool_choice and an unknown one
+  // A with parallel_tool_calls false: the reply ends with its first call
+  const r5 = await client.chat.completions.create({ messages: [user], tools, max_tokens: 400, parallel_tool_calls: false });
+  check('openai parallel_tool_calls false: one call, finish_reason tool_calls', r5.choices[0].finish_reason ===
+        'tool_calls' && r5.choices[0].message.tool_calls.length === 1, r5.choices[0]);
+  // a tool_choice naming no tool
   try {
     await client.chat.completions.create({ messages: [user], tools, max_tokens: 4, tool_choice: { type: 'function',
       function: { name: 'nope' } } });
