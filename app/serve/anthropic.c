@@ -282,10 +282,10 @@ static int tools_of(const json_t *o, json_t *conv, serve_req *r, serve_error *e)
 /* thinking {type: enabled, budget_tokens}, {type: adaptive} or {type:
  * disabled}; without it, the server's default. The budget, or
  * output_config.effort, picks K3's effort. */
-static int thinking_of(serve *sv, const json_t *o, json_t *conv, serve_error *e)
+static int thinking_of(const serve_cfg *cfg, const json_t *o, json_t *conv, serve_error *e)
 {
-    int on = serve_config(sv)->gen.think;
-    const char *effort = serve_config(sv)->gen.thinking_effort;
+    int on = cfg->gen.think;
+    const char *effort = cfg->gen.thinking_effort;
     json_t *th = json_object_get(o, "thinking");
     if (th && !json_is_null(th)) {
         const char *type = json_string_value(json_object_get(th, "type"));
@@ -309,7 +309,7 @@ static int thinking_of(serve *sv, const json_t *o, json_t *conv, serve_error *e)
 }
 
 /* The conversation of a messages or count_tokens body. */
-static json_t *conversation(serve *sv, const json_t *o, serve_req *r, serve_error *e)
+static json_t *conversation(const serve_cfg *cfg, const json_t *o, serve_req *r, serve_error *e)
 {
     json_t *conv = json_object(), *msgs = json_array();
     if (!conv || !msgs || json_object_set_new(conv, "messages", msgs)) { json_decref(conv); OOM(e); return NULL; }
@@ -337,14 +337,14 @@ static json_t *conversation(serve *sv, const json_t *o, serve_req *r, serve_erro
     if (!rc && json_is_object(m) && !strcmp(json_string_value(json_object_get(m, "role")) ?: "", "assistant"))
         rc = serve_fail(e, 400, "invalid_request_error", "unsupported_value", "messages",
                         "the last message must be a user message (assistant prefill is not supported)");
-    if (!rc) rc = thinking_of(sv, o, conv, e);
+    if (!rc) rc = thinking_of(cfg, o, conv, e);
     if (!rc) rc = tools_of(o, conv, r, e);
     if (rc) { json_decref(conv); return NULL; }
     return conv;
 }
 
 /* What openai.c's common fields read, from the Anthropic names. */
-static int common_of(serve *sv, const json_t *o, serve_req *r, serve_error *e)
+static int common_of(const serve_cfg *cfg, const json_t *o, serve_req *r, serve_error *e)
 {
     json_t *mt = json_object_get(o, "max_tokens");
     if (!mt) return BAD(e, "max_tokens", "max_tokens: Field required");
@@ -357,7 +357,7 @@ static int common_of(serve *sv, const json_t *o, serve_req *r, serve_error *e)
     }
     json_t *ss = json_object_get(o, "stop_sequences");
     if (ss) json_object_set(c, "stop", ss);
-    int rc = serve_parse_common(sv, c, r, serve_config(sv)->max_tokens, e);
+    int rc = serve_parse_common(cfg, c, r, cfg->max_tokens, e);
     json_decref(c);
     if (rc && !strcmp(e->param, "stop")) snprintf(e->param, sizeof e->param, "stop_sequences");
     if (rc) snprintf(e->message + strlen(e->message), sizeof e->message - strlen(e->message), "%s",
@@ -365,19 +365,19 @@ static int common_of(serve *sv, const json_t *o, serve_req *r, serve_error *e)
     return rc;
 }
 
-int an_parse_messages(serve *sv, const char *body, size_t len, serve_req *r, serve_error *e)
+int an_parse_messages(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e)
 {
     memset(r, 0, sizeof *r);
     r->api = &serve_anthropic;
     r->kind = REQ_CHAT;
     json_t *o = serve_parse_body(body, len, e);
     if (!o) return -1;
-    int rc = common_of(sv, o, r, e);
-    json_t *conv = rc ? NULL : conversation(sv, o, r, e);
+    int rc = common_of(cfg, o, r, e);
+    json_t *conv = rc ? NULL : conversation(cfg, o, r, e);
     if (!rc && !conv) rc = -1;
-    if (!rc) rc = serve_render(sv, conv, r, e);
+    if (!rc) rc = serve_render(cfg, s, conv, r, e);
     const char *model = json_string_value(json_object_get(o, "model"));
-    snprintf(r->an.model, sizeof r->an.model, "%s", model ? model : serve_config(sv)->served_name);
+    snprintf(r->an.model, sizeof r->an.model, "%s", model ? model : cfg->served_name);
     json_decref(conv);
     json_decref(o);
     if (rc) serve_req_free(r);
@@ -385,16 +385,16 @@ int an_parse_messages(serve *sv, const char *body, size_t len, serve_req *r, ser
     return rc;
 }
 
-int an_count_tokens(serve *sv, const char *body, size_t len, rm_buf *out, serve_error *e)
+int an_count_tokens(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, rm_buf *out, serve_error *e)
 {
     serve_req r;
     memset(&r, 0, sizeof r);
     json_t *o = serve_parse_body(body, len, e);
     if (!o) return -1;
-    json_t *conv = conversation(sv, o, &r, e);
+    json_t *conv = conversation(cfg, o, &r, e);
     int rc = conv ? 0 : -1;
     /* the count is the prompt's, as a request with this body would be */
-    if (!rc && !(rc = serve_render(sv, conv, &r, e)))
+    if (!rc && !(rc = serve_render(cfg, s, conv, &r, e)))
         rc = rm_buf_addf(out, "{\"input_tokens\":%d}", r.prompt.n) ? OOM(e) : 0;
     serve_req_free(&r);
     json_decref(conv);
@@ -439,22 +439,22 @@ static int emit(const char *type, json_t *j, int sse, rm_buf *out)
     return rc;
 }
 
-static json_t *message(const serve *sv, const serve_req *r, json_t *content)
+static json_t *message(const serve_cfg *cfg, const serve_req *r, json_t *content)
 {
     return json_pack("{s:s,s:s,s:s,s:s,s:o,s:n,s:n}", "id", r->id, "type", "message", "role", "assistant", "model",
                      r->an.model, "content", content, "stop_reason", "stop_sequence");
 }
 
-static int an_stream_begin(const serve *sv, serve_req *r, rm_buf *out)
+static int an_stream_begin(const serve_cfg *cfg, serve_req *r, rm_buf *out)
 {
-    json_t *m = message(sv, r, json_array());
+    json_t *m = message(cfg, r, json_array());
     if (m) json_object_set_new(m, "usage", json_pack("{s:i,s:i}", "input_tokens", r->prompt.n, "output_tokens", 0));
     r->an.ping_at = rm_now();
     return emit("message_start", json_pack("{s:o}", "message", m), 1, out) ||
            emit("ping", json_object(), 1, out);
 }
 
-static int an_stream_progress(const serve *sv, serve_req *r, const rm_token_stats *st, rm_buf *out)
+static int an_stream_progress(const serve_cfg *cfg, serve_req *r, const rm_token_stats *st, rm_buf *out)
 {
     double now = rm_now();
     if (now - r->an.ping_at < PING_S) return 0;
@@ -529,15 +529,15 @@ static int calls_delta(serve_req *r, serve_calls *cs, rm_buf *out)
     return 0;
 }
 
-static int an_stream_delta(const serve *sv, serve_req *r, const serve_reply *d, rm_buf *out)
+static int an_stream_delta(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out)
 {
     return text_delta(r, BLOCK_THINKING, d->reasoning, d->rlen, out) ||
            text_delta(r, BLOCK_TEXT, d->answer, d->alen, out) || calls_delta(r, d->calls, out);
 }
 
-static int an_stream_end(const serve *sv, serve_req *r, const serve_reply *d, rm_buf *out)
+static int an_stream_end(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out)
 {
-    if (an_stream_delta(sv, r, d, out)) return -1;
+    if (an_stream_delta(cfg, r, d, out)) return -1;
     if (d->finish == SERVE_FIN_BAD_TOOL && d->calls &&
         text_delta(r, BLOCK_TEXT, d->calls->bad_text.p, d->calls->bad_text.len, out))
         return -1;
@@ -548,7 +548,7 @@ static int an_stream_end(const serve *sv, serve_req *r, const serve_reply *d, rm
     return block_stop(r, out) || emit("message_delta", md, 1, out) || emit("message_stop", json_object(), 1, out);
 }
 
-static int an_whole(const serve *sv, serve_req *r, const serve_reply *d, rm_buf *out)
+static int an_whole(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out)
 {
     json_t *content = json_array();
     if (!content) return -1;
@@ -576,7 +576,7 @@ static int an_whole(const serve *sv, serve_req *r, const serve_reply *d, rm_buf 
         json_array_append_new(content, json_pack("{s:s,s:s,s:s,s:o}", "type", "tool_use", "id", c->id, "name", c->name,
                                                  "input", input ? input : json_object()));
     }
-    json_t *m = message(sv, r, content);
+    json_t *m = message(cfg, r, content);
     if (!m) return -1;
     json_object_set_new(m, "stop_reason", json_string(stop_reason(d->finish)));
     json_object_set_new(m, "stop_sequence", d->stop_string ? json_string(d->stop_string) : json_null());

@@ -243,10 +243,12 @@ static enum MHD_Result generate(serve_http *h, struct MHD_Connection *c, request
 {
     serve_req req;
     serve_error e;
-    const char *body = rq->body.p ? rq->body.p : "";
-    int rc = rq->route == ROUTE_CHAT       ? oa_parse_chat(h->sv, body, rq->body.len, &req, &e)
-             : rq->route == ROUTE_MESSAGES ? an_parse_messages(h->sv, body, rq->body.len, &req, &e)
-                                           : oa_parse_completion(h->sv, body, rq->body.len, &req, &e);
+    const serve_cfg *cfg = serve_config(h->sv);
+    rm_session *s = serve_session(h->sv);       /* NULL while the model loads */
+    const char *in = rq->body.p ? rq->body.p : "";
+    int rc = rq->route == ROUTE_CHAT       ? oa_parse_chat(cfg, s, in, rq->body.len, &req, &e)
+             : rq->route == ROUTE_MESSAGES ? an_parse_messages(cfg, s, in, rq->body.len, &req, &e)
+                                           : oa_parse_completion(cfg, s, in, rq->body.len, &req, &e);
     if (rc) return respond_error(c, rq, &e);
     rq->stream = req.stream;
     if (serve_submit(h->sv, &req, client_fd(c), &rq->job, &e)) {
@@ -255,6 +257,7 @@ static enum MHD_Result generate(serve_http *h, struct MHD_Connection *c, request
     }
     if (rq->stream) return start_stream(c, rq);
     int status;
+    const char *body;
     size_t len;
     if (serve_job_wait(rq->job, &status, &body, &len)) return MHD_NO;    /* the client hung up */
     return respond(c, rq, status, body, len, 0);
@@ -303,10 +306,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     case ROUTE_MODELS:
     case ROUTE_MODEL:
-        ret = oa_models(h->sv, rq->arg, &out, &e) ? respond_error(c, rq, &e) : respond(c, rq, 200, out.p, out.len, 0);
+        ret = oa_models(serve_config(h->sv), rq->arg, &out, &e) ? respond_error(c, rq, &e) : respond(c, rq, 200, out.p, out.len, 0);
         break;
     case ROUTE_COUNT_TOKENS:
-        ret = an_count_tokens(h->sv, rq->body.p ? rq->body.p : "", rq->body.len, &out, &e)
+        ret = an_count_tokens(serve_config(h->sv), serve_session(h->sv), rq->body.p ? rq->body.p : "", rq->body.len,
+                              &out, &e)
                   ? respond_error(c, rq, &e) : respond(c, rq, 200, out.p, out.len, 0);
         break;
     default:

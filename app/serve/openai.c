@@ -136,9 +136,8 @@ void serve_new_id(serve_req *r, const char *prefix)
 /* What both endpoints share: the model, streaming, sampling, the length
  * cap, stop strings, the fields that cannot be honoured, the stats
  * extension. */
-int serve_parse_common(serve *sv, const json_t *o, serve_req *r, int default_max, serve_error *e)
+int serve_parse_common(const serve_cfg *cfg, const json_t *o, serve_req *r, int default_max, serve_error *e)
 {
-    const serve_cfg *cfg = serve_config(sv);
     json_t *model = json_object_get(o, "model");
     if (model && !json_is_null(model)) {
         if (!json_is_string(model)) return BAD(e, "model", "model must be a string");
@@ -263,10 +262,10 @@ static int check_message(const json_t *m, size_t i, json_t *msgs, serve_error *e
 
 /* thinking and its effort: the server's default, reasoning_effort, then
  * chat_template_kwargs (vLLM's and SGLang's way to pass thinking: false). */
-static int parse_thinking(const serve *sv, const json_t *o, json_t *conv, serve_error *e)
+static int parse_thinking(const serve_cfg *cfg, const json_t *o, json_t *conv, serve_error *e)
 {
-    int thinking = serve_config(sv)->gen.think;
-    const char *effort = serve_config(sv)->gen.thinking_effort;
+    int thinking = cfg->gen.think;
+    const char *effort = cfg->gen.thinking_effort;
     json_t *re = json_object_get(o, "reasoning_effort");
     if (re && !json_is_null(re)) {
         const char *v = json_string_value(re);
@@ -351,11 +350,10 @@ static int parse_tools(const json_t *o, json_t *conv, serve_req *r, serve_error 
     return 0;
 }
 
-int serve_render(serve *sv, json_t *conv, serve_req *r, serve_error *e)
+int serve_render(const serve_cfg *cfg, rm_session *s, json_t *conv, serve_req *r, serve_error *e)
 {
-    rm_session *s = serve_session(sv);
     if (!s) return serve_fail(e, 503, "server_error", "model_loading", NULL, "the model is still loading");
-    serve_replay_apply(serve_replays(sv), conv);
+    serve_replay_apply(cfg->replay, conv);
     char *text = json_dumps(conv, JSON_COMPACT);
     if (!text) return serve_fail(e, 500, "server_error", NULL, NULL, "out of memory");
     rm_err err = { "" };
@@ -366,7 +364,7 @@ int serve_render(serve *sv, json_t *conv, serve_req *r, serve_error *e)
     return 0;
 }
 
-int oa_parse_chat(serve *sv, const char *body, size_t len, serve_req *r, serve_error *e)
+int oa_parse_chat(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e)
 {
     memset(r, 0, sizeof *r);
     r->api = &serve_openai;
@@ -376,16 +374,16 @@ int oa_parse_chat(serve *sv, const char *body, size_t len, serve_req *r, serve_e
     json_t *conv = json_object(), *msgs = json_array();
     int rc = !conv || !msgs || json_object_set(conv, "messages", msgs)
                  ? serve_fail(e, 500, "server_error", NULL, NULL, "out of memory") : 0;
-    if (!rc) rc = serve_parse_common(sv, o, r, serve_config(sv)->max_tokens, e);
+    if (!rc) rc = serve_parse_common(cfg, o, r, cfg->max_tokens, e);
     json_t *in = json_object_get(o, "messages");
     if (!rc && (!json_is_array(in) || json_array_size(in) == 0))
         rc = BAD(e, "messages", "messages must be a non-empty array");
     size_t i;
     json_t *m;
     if (!rc) json_array_foreach(in, i, m) if ((rc = check_message(m, i, msgs, e))) break;
-    if (!rc) rc = parse_thinking(sv, o, conv, e);
+    if (!rc) rc = parse_thinking(cfg, o, conv, e);
     if (!rc) rc = parse_tools(o, conv, r, e);
-    if (!rc) rc = serve_render(sv, conv, r, e);
+    if (!rc) rc = serve_render(cfg, s, conv, r, e);
     json_decref(msgs);
     json_decref(conv);
     json_decref(o);
@@ -396,9 +394,8 @@ int oa_parse_chat(serve *sv, const char *body, size_t len, serve_req *r, serve_e
 
 /* ---- /v1/completions ---------------------------------------------------- */
 
-static int parse_prompt(serve *sv, const json_t *p, serve_req *r, serve_error *e)
+static int parse_prompt(rm_session *s, const json_t *p, serve_req *r, serve_error *e)
 {
-    rm_session *s = serve_session(sv);
     if (!s) return serve_fail(e, 503, "server_error", "model_loading", NULL, "the model is still loading");
     /* one prompt: a string or ids, alone or as the one element of a list */
     if (json_is_array(p) && json_array_size(p) == 1 && !json_is_integer(json_array_get(p, 0))) p = json_array_get(p, 0);
@@ -427,14 +424,14 @@ static int parse_prompt(serve *sv, const json_t *p, serve_req *r, serve_error *e
     return rc ? BAD(e, "prompt", "prompt: %s", err.msg) : 0;
 }
 
-int oa_parse_completion(serve *sv, const char *body, size_t len, serve_req *r, serve_error *e)
+int oa_parse_completion(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e)
 {
     memset(r, 0, sizeof *r);
     r->api = &serve_openai;
     r->kind = REQ_COMPLETION;
     json_t *o = serve_parse_body(body, len, e);
     if (!o) return -1;
-    int rc = serve_parse_common(sv, o, r, 256, e);
+    int rc = serve_parse_common(cfg, o, r, 256, e);
     int echo = 0;
     long long best_of = 1;
     if (!rc && !(rc = get_bool(o, "echo", &echo, e)) && echo) rc = UNSUPPORTED(e, "echo", "echo is not supported");
@@ -445,7 +442,7 @@ int oa_parse_completion(serve *sv, const char *body, size_t len, serve_req *r, s
         rc = UNSUPPORTED(e, "suffix", "suffix is not supported");
     json_t *p = json_object_get(o, "prompt");
     if (!rc && (!p || json_is_null(p))) rc = BAD(e, "prompt", "prompt is missing");
-    if (!rc) rc = parse_prompt(sv, p, r, e);
+    if (!rc) rc = parse_prompt(s, p, r, e);
     json_decref(o);
     if (rc) serve_req_free(r);
     else serve_new_id(r, "cmpl-");
@@ -479,10 +476,10 @@ static json_t *usage(const serve_req *r, const rm_reply_info *info)
     return u;
 }
 
-static json_t *envelope(const serve *sv, const serve_req *r, const char *object)
+static json_t *envelope(const serve_cfg *cfg, const serve_req *r, const char *object)
 {
     return json_pack("{s:s,s:s,s:I,s:s}", "id", r->id, "object", object, "created", (json_int_t)r->created, "model",
-                     serve_config(sv)->served_name);
+                     cfg->served_name);
 }
 
 /* Appends "data: " JSON [with ,"remora":stats] "\n\n" and frees j. */
@@ -549,9 +546,9 @@ static int with_bad_call(const serve_reply *d, rm_buf *b)
 }
 
 /* One chunk: text, calls and the finish (any may be missing). */
-static int oa_chunk(const serve *sv, const serve_req *r, const serve_reply *d, int finish, rm_buf *out)
+static int oa_chunk(const serve_cfg *cfg, const serve_req *r, const serve_reply *d, int finish, rm_buf *out)
 {
-    json_t *c = envelope(sv, r, r->kind == REQ_CHAT ? "chat.completion.chunk" : "text_completion");
+    json_t *c = envelope(cfg, r, r->kind == REQ_CHAT ? "chat.completion.chunk" : "text_completion");
     json_t *choice = json_pack("{s:i,s:n,s:o}", "index", 0, "logprobs", "finish_reason",
                                finish ? json_string(finish_name(finish)) : json_null());
     if (!c || !choice) { json_decref(c); json_decref(choice); return -1; }
@@ -579,16 +576,16 @@ static int has_news(const serve_reply *d)
     return 0;
 }
 
-static int oa_stream_delta(const serve *sv, serve_req *r, const serve_reply *d, rm_buf *out)
+static int oa_stream_delta(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out)
 {
-    return has_news(d) ? oa_chunk(sv, r, d, 0, out) : 0;
+    return has_news(d) ? oa_chunk(cfg, r, d, 0, out) : 0;
 }
 
 /* The first chunk of a chat stream (the assistant role). */
-static int oa_stream_begin(const serve *sv, serve_req *r, rm_buf *out)
+static int oa_stream_begin(const serve_cfg *cfg, serve_req *r, rm_buf *out)
 {
     if (r->kind != REQ_CHAT) return 0;
-    json_t *c = envelope(sv, r, "chat.completion.chunk");
+    json_t *c = envelope(cfg, r, "chat.completion.chunk");
     if (!c) return -1;
     json_object_set_new(c, "choices", json_pack("[{s:i,s:{s:s,s:s},s:n,s:n}]", "index", 0, "delta", "role",
                                                 "assistant", "content", "", "logprobs", "finish_reason"));
@@ -598,10 +595,10 @@ static int oa_stream_begin(const serve *sv, serve_req *r, rm_buf *out)
 
 /* A chunk with no choices that carries a prompt or progress record of the
  * stats extension (nothing without it: SSE comments keep the stream alive). */
-static int oa_stream_progress(const serve *sv, serve_req *r, const rm_token_stats *st, rm_buf *out)
+static int oa_stream_progress(const serve_cfg *cfg, serve_req *r, const rm_token_stats *st, rm_buf *out)
 {
     if (!st || !r->stats) return 0;
-    json_t *c = envelope(sv, r, r->kind == REQ_CHAT ? "chat.completion.chunk" : "text_completion");
+    json_t *c = envelope(cfg, r, r->kind == REQ_CHAT ? "chat.completion.chunk" : "text_completion");
     if (!c) return -1;
     json_object_set_new(c, "choices", json_array());
     return emit(c, st, 1, out);
@@ -609,7 +606,7 @@ static int oa_stream_progress(const serve *sv, serve_req *r, const rm_token_stat
 
 /* The last text and calls, the finish, the usage chunk (choices: []) when
  * asked for, and "data: [DONE]". */
-static int oa_stream_end(const serve *sv, serve_req *r, const serve_reply *d, rm_buf *out)
+static int oa_stream_end(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out)
 {
     serve_reply last = *d;
     rm_buf text = { 0 };
@@ -619,11 +616,11 @@ static int oa_stream_end(const serve *sv, serve_req *r, const serve_reply *d, rm
         last.answer = text.p;
         last.alen = text.len;
     }
-    if (!rc && has_news(&last)) rc = oa_chunk(sv, r, &last, 0, out);
+    if (!rc && has_news(&last)) rc = oa_chunk(cfg, r, &last, 0, out);
     serve_reply fin = { .calls = NULL };
-    if (!rc) rc = oa_chunk(sv, r, &fin, d->finish, out);
+    if (!rc) rc = oa_chunk(cfg, r, &fin, d->finish, out);
     if (!rc && r->include_usage) {
-        json_t *c = envelope(sv, r, r->kind == REQ_CHAT ? "chat.completion.chunk" : "text_completion");
+        json_t *c = envelope(cfg, r, r->kind == REQ_CHAT ? "chat.completion.chunk" : "text_completion");
         if (c) {
             json_object_set_new(c, "choices", json_array());
             json_object_set_new(c, "usage", usage(r, d->info));
@@ -645,9 +642,9 @@ int oa_error(const serve_error *e, rm_buf *out) { return emit(error_value(e), NU
 
 static int oa_error_sse(const serve_error *e, int sse, rm_buf *out) { return emit(error_value(e), NULL, sse, out); }
 
-static int oa_whole(const serve *sv, serve_req *r, const serve_reply *d, rm_buf *out)
+static int oa_whole(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out)
 {
-    json_t *c = envelope(sv, r, r->kind == REQ_CHAT ? "chat.completion" : "text_completion");
+    json_t *c = envelope(cfg, r, r->kind == REQ_CHAT ? "chat.completion" : "text_completion");
     json_t *choice = json_pack("{s:i,s:n,s:s}", "index", 0, "logprobs", "finish_reason", finish_name(d->finish));
     rm_buf text = { 0 };
     if (!c || !choice || with_bad_call(d, &text)) { json_decref(c); json_decref(choice); rm_buf_free(&text); return -1; }
@@ -671,9 +668,9 @@ static int oa_whole(const serve *sv, serve_req *r, const serve_reply *d, rm_buf 
 const serve_api serve_openai = { "openai", oa_stream_begin, oa_stream_delta, oa_stream_progress, oa_stream_end,
                                  oa_whole, oa_error_sse, finish_name };
 
-int oa_models(const serve *sv, const char *id, rm_buf *out, serve_error *e)
+int oa_models(const serve_cfg *cfg, const char *id, rm_buf *out, serve_error *e)
 {
-    const char *name = serve_config(sv)->served_name;
+    const char *name = cfg->served_name;
     if (id && strcmp(id, name))
         return serve_fail(e, 404, "invalid_request_error", "model_not_found", "model",
                           "The model '%s' does not exist; this server serves '%s'", id, name);

@@ -82,7 +82,6 @@ struct serve {
     serve_job *head, *tail;     /* the queue */
     int nqueued;
     serve_job *running;
-    serve_replay *replay;       /* the tokens of replies with tool calls */
     int shutdown;
     double reply_s;             /* running mean of a reply's time, for Retry-After */
     unsigned long long served;
@@ -217,7 +216,7 @@ static serve_reply reply_of(serve_job *j, int finish, const rm_token_stats *st)
 static int flush_chunk(serve_job *j, const rm_token_stats *st)
 {
     serve_reply d = reply_of(j, 0, st);
-    int rc = j->req.api->stream_delta(j->sv, &j->req, &d, &j->out);
+    int rc = j->req.api->stream_delta(&j->sv->cfg, &j->req, &d, &j->out);
     rm_buf_reset(&j->text[0]);
     rm_buf_reset(&j->text[1]);
     return rc;
@@ -239,7 +238,7 @@ static void on_stats(void *ud, const rm_token_stats *st)
         /* progress comes after every layer; a tenth of a second apart is enough */
         if (r->stream && (st->kind == RM_REC_PROMPT || now - j->last_progress >= 0.1)) {
             j->last_progress = now;
-            put_out(j, r->api->stream_progress(sv, &j->req, st, &j->out));
+            put_out(j, r->api->stream_progress(&sv->cfg, &j->req, st, &j->out));
         }
     }
     pthread_mutex_unlock(&sv->mu);
@@ -254,13 +253,13 @@ static void finish_stream(serve_job *j, int rc, const serve_error *e)
         return;
     }
     serve_reply d = reply_of(j, finish_of(j), NULL);
-    put_out(j, j->req.api->stream_end(j->sv, &j->req, &d, &j->out));
+    put_out(j, j->req.api->stream_end(&j->sv->cfg, &j->req, &d, &j->out));
 }
 
 static void finish_whole(serve_job *j, int rc, serve_error *e)
 {
     serve_reply d = reply_of(j, finish_of(j), NULL);
-    if (!rc && j->req.api->whole(j->sv, &j->req, &d, &j->body))
+    if (!rc && j->req.api->whole(&j->sv->cfg, &j->req, &d, &j->body))
         rc = serve_fail(e, 500, "server_error", NULL, NULL, "out of memory writing the reply");
     if (rc) {
         rm_buf_reset(&j->body);
@@ -275,7 +274,7 @@ static void run_job(serve *sv, serve_job *j)
     serve_req *r = &j->req;
     if (r->stream) {
         pthread_mutex_lock(&sv->mu);
-        put_out(j, r->api->stream_begin(sv, r, &j->out));
+        put_out(j, r->api->stream_begin(&sv->cfg, r, &j->out));
         pthread_mutex_unlock(&sv->mu);
     }
     rm_gen_events ev = { j, on_text, on_stats, r->tools ? on_tool : NULL };
@@ -287,7 +286,7 @@ static void run_job(serve *sv, serve_job *j)
         int n;
         const int32_t *ids = rm_session_tokens(sv->session, &n);
         const int from = r->prompt.gen_start;
-        if (n > r->prompt.n && from <= r->prompt.n) serve_replay_put(sv->replay, &j->calls, ids + from, n - from);
+        if (n > r->prompt.n && from <= r->prompt.n) serve_replay_put(sv->cfg.replay, &j->calls, ids + from, n - from);
     }
     if (!rc && !j->by_string && j->hold.len && rm_buf_add(&j->text[1], j->hold.p, j->hold.len)) j->failed = 1;
     if (!rc && j->failed) rc = serve_fail(&e, 500, "server_error", NULL, NULL, "out of memory writing the reply");
@@ -347,7 +346,7 @@ serve *serve_new(const serve_cfg *cfg)
     serve *sv = calloc(1, sizeof *sv);
     if (!sv) return NULL;
     sv->cfg = *cfg;
-    if (!(sv->replay = serve_replay_new())) { free(sv); return NULL; }
+    if (!(sv->cfg.replay = serve_replay_new())) { free(sv); return NULL; }
     pthread_mutex_init(&sv->mu, NULL);
     pthread_cond_init(&sv->cv, NULL);
     sv->state = SERVE_LOADING;
@@ -372,8 +371,6 @@ int serve_state(serve *sv, rm_err *err)
 }
 
 const serve_cfg *serve_config(const serve *sv) { return &sv->cfg; }
-
-serve_replay *serve_replays(serve *sv) { return sv->replay; }
 
 rm_session *serve_session(serve *sv)
 {
@@ -418,7 +415,7 @@ void serve_begin_shutdown(serve *sv, double grace)
 void serve_free(serve *sv, double grace)
 {
     if (!sv) return;
-    if (!sv->started) { serve_replay_free(sv->replay); free(sv); return; }
+    if (!sv->started) { serve_replay_free(sv->cfg.replay); free(sv); return; }
     int ended = 0;
     for (double t0 = rm_now(); !ended && rm_now() - t0 < grace;) {
         pthread_mutex_lock(&sv->mu);
@@ -433,7 +430,7 @@ void serve_free(serve *sv, double grace)
     }
     pthread_join(sv->worker, NULL);
     rm_session_free(sv->session);
-    serve_replay_free(sv->replay);
+    serve_replay_free(sv->cfg.replay);
     pthread_cond_destroy(&sv->cv);
     pthread_mutex_destroy(&sv->mu);
     free(sv);

@@ -46,6 +46,7 @@ typedef struct serve_cfg {
     double keepalive_s;             /* SSE comment after this long without a byte */
     int max_connections;            /* open at once; more are closed at accept */
     int idle_timeout_s;             /* a connection with no traffic for this long is closed */
+    struct serve_replay *replay;    /* the tokens of replies with tool calls (calls.c), shared */
 } serve_cfg;
 
 /* An error for the client: the HTTP status and the fields of OpenAI's
@@ -101,7 +102,7 @@ void serve_calls_free(serve_calls *c);
  * reply back, its rendering uses these tokens, so the state that generated
  * them is reused as it is. */
 #define SERVE_REPLAY_MAX 64
-typedef struct serve_replay serve_replay;
+typedef struct serve_replay serve_replay;      /* serve_cfg.replay */
 serve_replay *serve_replay_new(void);
 void serve_replay_free(serve_replay *rp);
 /* Keeps ids[0..n) (the reply's tokens from its generation prompt on) for
@@ -155,16 +156,16 @@ typedef struct serve_reply {
 struct serve_api {
     const char *name;
     /* a stream's first bytes (the job is queued; the prompt not yet in) */
-    int (*stream_begin)(const serve *sv, serve_req *r, rm_buf *out);
+    int (*stream_begin)(const serve_cfg *cfg, serve_req *r, rm_buf *out);
     /* the text and calls since the last chunk */
-    int (*stream_delta)(const serve *sv, serve_req *r, const serve_reply *d, rm_buf *out);
+    int (*stream_delta)(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out);
     /* a prompt or progress record (stats extension), or a ping while the
      * prompt is processed */
-    int (*stream_progress)(const serve *sv, serve_req *r, const rm_token_stats *st, rm_buf *out);
+    int (*stream_progress)(const serve_cfg *cfg, serve_req *r, const rm_token_stats *st, rm_buf *out);
     /* the rest and the end of the stream */
-    int (*stream_end)(const serve *sv, serve_req *r, const serve_reply *d, rm_buf *out);
+    int (*stream_end)(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out);
     /* the whole reply */
-    int (*whole)(const serve *sv, serve_req *r, const serve_reply *d, rm_buf *out);
+    int (*whole)(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out);
     /* an error body (sse: as an event of a stream) */
     int (*error)(const serve_error *e, int sse, rm_buf *out);
     /* the finish's name for the log */
@@ -192,8 +193,6 @@ void  serve_free(serve *sv, double grace);
 const serve_cfg *serve_config(const serve *sv);
 /* The session for rendering requests (NULL while loading). */
 rm_session *serve_session(serve *sv);
-/* The replies' tokens kept for their tool calls (calls.c). */
-serve_replay *serve_replays(serve *sv);
 /* Refuses what is queued (503), stops the running reply, and waits up to
  * `grace` seconds for it to end, so its client gets the end of it. */
 void  serve_begin_shutdown(serve *sv, double grace);
@@ -225,24 +224,24 @@ int   serve_health_json(serve *sv, rm_buf *out);
  * max_tokens, stop, the stats extension...) into r; a conversation
  * (messages, tools, thinking...) rendered into r->prompt; a fresh id. */
 json_t *serve_parse_body(const char *body, size_t len, serve_error *e);
-int  serve_parse_common(serve *sv, const json_t *o, serve_req *r, int default_max, serve_error *e);
-int  serve_render(serve *sv, json_t *conv, serve_req *r, serve_error *e);
+int  serve_parse_common(const serve_cfg *cfg, const json_t *o, serve_req *r, int default_max, serve_error *e);
+int  serve_render(const serve_cfg *cfg, rm_session *s, json_t *conv, serve_req *r, serve_error *e);
 void serve_new_id(serve_req *r, const char *prefix);
 
 /* POST /v1/chat/completions and /v1/completions bodies. */
-int oa_parse_chat(serve *sv, const char *body, size_t len, serve_req *r, serve_error *e);
-int oa_parse_completion(serve *sv, const char *body, size_t len, serve_req *r, serve_error *e);
+int oa_parse_chat(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e);
+int oa_parse_completion(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e);
 /* {"error": {...}} */
 int oa_error(const serve_error *e, rm_buf *out);
 /* GET /v1/models, and /v1/models/ID (404 when ID is not the model). */
-int oa_models(const serve *sv, const char *id, rm_buf *out, serve_error *e);
+int oa_models(const serve_cfg *cfg, const char *id, rm_buf *out, serve_error *e);
 
 /* ---- anthropic.c -------------------------------------------------------- */
 
 /* POST /v1/messages: the body into r (its reply written by serve_anthropic). */
-int an_parse_messages(serve *sv, const char *body, size_t len, serve_req *r, serve_error *e);
+int an_parse_messages(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e);
 /* POST /v1/messages/count_tokens: {"input_tokens": N} into out. */
-int an_count_tokens(serve *sv, const char *body, size_t len, rm_buf *out, serve_error *e);
+int an_count_tokens(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, rm_buf *out, serve_error *e);
 /* {"type": "error", "error": {"type", "message"}} (sse: as an error event). */
 int an_error(const serve_error *e, int sse, rm_buf *out);
 
