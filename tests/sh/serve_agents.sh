@@ -9,8 +9,9 @@
 # runTools loop), the loop's second step reusing the state (cached tokens),
 # the Anthropic Messages API whole and streamed (thinking, text, tool_use
 # blocks, the event sequence, tool_result round trip, count_tokens,
-# errors), on k3-tiny and (OpenAI, its state being recurrent) kl-tiny; on
-# the embedded model, both APIs' shapes. (Kimi-Linear's own im-format
+# errors), a named and a required tool_choice, on k3-tiny and (OpenAI,
+# its state being recurrent) kl-tiny; on the embedded model, both APIs'
+# shapes. (Kimi-Linear's own im-format
 # tool-call section has no fixture with its tokenizer: the unit tests
 # test_toolcall.c cover it.) No marker text reaches any content. curl
 # checks ?beta=true, x-api-key and unknown fields.
@@ -85,6 +86,9 @@ B='Done.<|close|>think<|sep|><|open|>response<|sep|>It is sunny in Paris.<|close
 suite forced-openai "$FX/k3-tiny" "[\"$A\", \"$B\"]"
 suite forced-anthropic "$FX/k3-tiny" "[\"$A\", \"$B\"]"
 suite forced-openai "$FX/kl-tiny" "[\"$A\", \"$B\"]"
+N='<|open|>argument key=\"city\" type=\"string\"<|sep|>Oslo<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>'
+R='<|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|close|>call<|sep|><|close|>tools<|sep|>'
+suite forced-choice "$FX/k3-tiny" "[\"$N\", \"$R\"]"
 suite embedded assets/model
 [ $fail -eq 0 ] || failed=$((failed + 1))
 echo "$passed passed, $failed failed"

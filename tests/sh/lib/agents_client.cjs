@@ -6,6 +6,8 @@
 //   SUITE forced-openai | forced-anthropic: the server's replies are forced
 //     ($REMORA_TEST_REPLIES) to alternate between a tool call (A) and a final
 //     answer (B), one token per byte; the suite's requests follow that cycle.
+//   forced-choice: a named and a required tool_choice (the prompt opens the
+//     call or the block; the forced replies go on from there).
 //   embedded: the embedded model, no forcing: shapes only.
 // Prints one "ok   ..." or "FAIL ..." line per check. The packages come
 // from $REMORA_NPM_DIR (npm install --prefix), installed by the test.
@@ -162,6 +164,20 @@ async function forcedAnthropic() {
   } catch (e) { check('anthropic: an image block is refused with 400', e.status === 400, e.error); }
 }
 
+// replies: the inside of a named call (N), then a whole call (R)
+async function forcedChoice() {
+  const client = new OpenAI({ baseURL: base + '/v1', apiKey: key, maxRetries: 0, timeout: 120000 });
+  const r0 = await client.chat.completions.create({ messages: [user], tools, max_tokens: 400,
+    tool_choice: { type: 'function', function: { name: 'get_weather' } } });
+  const m0 = r0.choices[0].message;
+  check('openai named tool_choice: the reply is the named call', r0.choices[0].finish_reason === 'tool_calls' &&
+        m0.tool_calls.length === 1 && m0.tool_calls[0].function.name === 'get_weather' &&
+        eq(JSON.parse(m0.tool_calls[0].function.arguments), { city: 'Oslo' }), r0.choices[0]);
+  const r1 = await client.chat.completions.create({ messages: [user], tools, max_tokens: 400, tool_choice: 'required' });
+  check('openai tool_choice required: the reply is a call', r1.choices[0].finish_reason === 'tool_calls' &&
+        r1.choices[0].message.tool_calls[0].function.name === 'get_weather', r1.choices[0]);
+}
+
 async function embedded() {
   const client = new OpenAI({ baseURL: base + '/v1', apiKey: key, maxRetries: 0, timeout: 120000 });
   const r = await client.chat.completions.create({ messages: [{ role: 'user', content: 'What is 12+7?' }], tools,
@@ -185,6 +201,7 @@ async function embedded() {
   check('embedded anthropic, thinking disabled: text only', off.content.every((b) => b.type === 'text'), off.content);
 }
 
-const suites = { 'forced-openai': forcedOpenAI, 'forced-anthropic': forcedAnthropic, embedded };
+const suites = { 'forced-openai': forcedOpenAI, 'forced-anthropic': forcedAnthropic, 'forced-choice': forcedChoice,
+                 embedded };
 suites[suite]().then(() => process.exit(failed ? 1 : 0),
   (e) => { console.log('FAIL ' + suite + ': ' + String(e && e.stack || e).slice(0, 800)); process.exit(1); });
