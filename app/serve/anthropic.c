@@ -28,7 +28,9 @@
  * then a signature_delta; text_delta; input_json_delta) and
  * content_block_stop; message_delta with stop_reason (end_turn,
  * max_tokens, stop_sequence, tool_use) and the usage; message_stop. While
- * the prompt is processed, a ping goes out every PING_S seconds. Usage
+ * the prompt is processed, a ping goes out every PING_S seconds as its
+ * layers go by, and in place of the keep-alive comment (--keep-alive) when
+ * nothing has gone out for that long. Usage
  * counts as the API does: input_tokens the prompt tokens computed,
  * cache_read_input_tokens those reused. Errors use the API's envelope
  * {"type": "error", "error": {"type", "message"}} with its error types.
@@ -605,4 +607,5 @@ int an_error(const serve_error *e, int sse, rm_buf *out)
 }
 
 const serve_api serve_anthropic = { "anthropic", an_stream_begin, an_stream_delta, an_stream_progress, an_stream_end,
-                                    an_whole, an_error, stop_reason };
+                                    an_whole, an_error, stop_reason,
+                                    "event: ping\ndata: {\"type\":\"ping\"}\n\n" };

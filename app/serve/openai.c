@@ -666,7 +666,7 @@ static int oa_whole(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm
 }
 
 const serve_api serve_openai = { "openai", oa_stream_begin, oa_stream_delta, oa_stream_progress, oa_stream_end,
-                                 oa_whole, oa_error_sse, finish_name };
+                                 oa_whole, oa_error_sse, finish_name, ": keep-alive\n\n" };
 
 int oa_models(const serve_cfg *cfg, const char *id, rm_buf *out, serve_error *e)
 {

@@ -47,6 +47,7 @@ struct serve_job {
     int by_string;              /* a stop string ended the reply */
     int cut;                    /* the reply was ended after its first tool call */
     int matched;                /* by_string: the stop string's index */
+    int begun;                  /* a stream's first bytes are out (under sv->mu) */
     int fd;                     /* the client's socket */
     int efd;                    /* eventfd: new bytes, or the end */
     serve_job *next;            /* in the queue */
@@ -275,6 +276,7 @@ static void run_job(serve *sv, serve_job *j)
     if (r->stream) {
         pthread_mutex_lock(&sv->mu);
         put_out(j, r->api->stream_begin(&sv->cfg, r, &j->out));
+        j->begun = 1;
         pthread_mutex_unlock(&sv->mu);
     }
     rm_gen_events ev = { j, on_text, on_stats, r->tools ? on_tool : NULL };
@@ -508,10 +510,13 @@ static int wait_locked(serve_job *j, double timeout)
 
 long serve_job_read(serve_job *j, char *buf, size_t cap)
 {
-    static const char keepalive[] = ": keep-alive\n\n";
     serve *sv = j->sv;
     pthread_mutex_lock(&sv->mu);
     for (;;) {
+        /* the API's own once its stream has begun (an Anthropic ping comes
+         * after message_start), a comment before */
+        const char *keepalive = j->begun ? j->req.api->keepalive : ": keep-alive\n\n";
+        const size_t kn = strlen(keepalive);
         double now = rm_now();
         if (j->sent < j->out.len) {
             size_t n = j->out.len - j->sent < cap ? j->out.len - j->sent : cap;
@@ -524,11 +529,11 @@ long serve_job_read(serve_job *j, char *buf, size_t cap)
         }
         if (j->state == JOB_DONE) break;
         double left = j->last_byte + sv->cfg.keepalive_s - now;
-        if (left <= 0 && cap >= sizeof keepalive - 1) {
-            memcpy(buf, keepalive, sizeof keepalive - 1);
+        if (left <= 0 && cap >= kn) {
+            memcpy(buf, keepalive, kn);
             j->last_byte = now;
             pthread_mutex_unlock(&sv->mu);
-            return (long)(sizeof keepalive - 1);
+            return (long)kn;
         }
         if (wait_locked(j, left > 0 ? left : 0.05)) {
             pthread_mutex_unlock(&sv->mu);

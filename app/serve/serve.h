@@ -170,6 +170,8 @@ struct serve_api {
     int (*error)(const serve_error *e, int sse, rm_buf *out);
     /* the finish's name for the log */
     const char *(*finish_name)(int finish);
+    /* what a stream sends after --keep-alive seconds without a byte */
+    const char *keepalive;
 };
 extern const serve_api serve_openai, serve_anthropic;
 

@@ -79,6 +79,13 @@ raw_checks() {
     "event: message_start event: ping "
   expect "a stream ends with message_stop" "$(grep '^event:' "$T/sse" | tail -1)" "event: message_stop"
   expect "no marker text in the stream" "$(grep -c '<|' "$T/sse")" 0
+  # a long prompt (about 10 s of prefill on k3-tiny): pings while it is processed
+  python3 -c "import json; print(json.dumps({'model': 'm', 'max_tokens': 8, 'stream': True, 'messages': [
+    {'role': 'user', 'content': ' '.join('word%d' % i for i in range(1200))}]}))" > "$T/long.json"
+  curl -s --max-time 300 "$U/v1/messages" -H "x-api-key: $REMORA_TEST_KEY" -H 'content-type: application/json' \
+    -d @"$T/long.json" > "$T/sse"
+  p=$(grep -c '^event: ping' "$T/sse")
+  expect "pings while a long prompt is processed ($p)" "$([ "$p" -ge 2 ] && echo yes)" yes
 }
 
 A='I will check.<|close|>think<|sep|><|open|>response<|sep|>Let me look.<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool=\"get_weather\" index=\"1\"<|sep|><|open|>argument key=\"city\" type=\"string\"<|sep|>Pa\"ris 😀<|close|>argument<|sep|><|open|>argument key=\"days\" type=\"number\"<|sep|> 3<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>'
