@@ -580,7 +580,8 @@ void serve_job_summary(serve_job *j, char *buf, size_t cap)
     else
         snprintf(buf, cap, "%d prompt tokens (%d cached), %d generated, %s%s, %.2f s in the queue, %.2f s replying",
                  i->prompt_tokens, i->cached_tokens, i->completion_tokens,
-                 i->finish == RM_FINISH_STOPPED && !j->by_string ? "stopped" : j->req.api->finish_name(finish_of(j)),
+                 i->finish == RM_FINISH_STOPPED && !j->by_string && !j->cut ? "stopped"
+                                                                             : j->req.api->finish_name(finish_of(j)),
                  j->gone ? ", client gone" : "", j->t_start - j->t_queued, j->t_end - j->t_start);
     pthread_mutex_unlock(&sv->mu);
 }
