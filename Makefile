@@ -67,7 +67,7 @@ CONTRACT_OFF_OBJ := $(filter $(B)/engine/model/%,$(ENGINE_OBJ)) $(B)/tests/unit/
 $(CONTRACT_OFF_OBJ): CFLAGS_ALL += -ffp-contract=off
 # app/ files the unit tests link (the rest of app/ holds main and the commands):
 # the options, and the server's parts without cmd_serve.c
-APP_TEST_OBJ := $(B)/app/opts.o $(B)/app/serve/http.o $(B)/app/serve/openai.o $(B)/app/serve/queue.o
+APP_TEST_OBJ := $(B)/app/opts.o $(patsubst %.c,$(B)/%.o,$(wildcard app/serve/*.c))
 
 .PHONY: all run test test-build-rel test-build-asan deps test-deps clean install unit bench fuzz crmath-check \
         crmath-bench FORCE
@@ -127,18 +127,18 @@ FORCE:
 unit: $(B)/remora-tests $(B)/remora
 
 # libFuzzer targets (clang) for the tokenizer, the tiktoken reader, the
-# chat-stream splitter, the safetensors header, config.json, the index, the
-# transcript reader, the chat JSON, the Content-Range parser, the
-# endpoint's stream reader, the snapshot reader and the prefix cache's
-# entries; tests/sh/fuzz.sh runs each for a bounded time.
+# chat-stream splitter, the tool-call parser, the safetensors header,
+# config.json, the index, the transcript reader, the chat JSON, the
+# Content-Range parser, the endpoint's stream reader, the snapshot reader and
+# the prefix cache's entries; tests/sh/fuzz.sh runs each for a bounded time.
 # The engine files they need are compiled once (instrumented,
 # build/fuzz/obj) and linked into each.
 FUZZ_CC    ?= clang
 FUZZ_SAN    = -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_FLAGS  = -std=gnu11 -g -O1 -D_GNU_SOURCE $(FUZZ_SAN)
 FUZZ_SRC    = engine/text/tokenizer.c engine/text/pretok.c engine/text/utf8.c engine/text/pyjson.c \
-              engine/text/template.c engine/text/chat_stream.c engine/format/st.c engine/format/config.c \
-              engine/session/transcript.c engine/remote/http.c engine/remote/http_policy.c \
+              engine/text/template.c engine/text/chat_stream.c engine/text/toolcall.c engine/format/st.c \
+              engine/format/config.c engine/session/transcript.c engine/remote/http.c engine/remote/http_policy.c \
               engine/base/err.c engine/base/buf.c engine/base/file.c engine/base/jfile.c engine/base/clock.c
 FUZZ_OBJ   := $(FUZZ_SRC:%.c=build/fuzz/obj/%.o)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))

@@ -1,4 +1,4 @@
-/* cmd_serve.c — `remora serve`: the OpenAI-compatible HTTP API, so that
+/* cmd_serve.c — `remora serve`: the OpenAI- and Anthropic-compatible HTTP APIs, so that
  * SDKs, editors and agents can use the engine (app/serve/serve.h has the
  * parts). Parses the options, takes the API key from the environment
  * variable named by --api-key-env (never from the command line, where
@@ -39,8 +39,9 @@ static void usage(FILE *f)
         [OPT_SEED] = "seed of requests that name none (default 0)",
     };
     fprintf(f, "usage: remora serve [--model DIR] [options]\n"
-               "An OpenAI-compatible HTTP API: /v1/chat/completions, /v1/completions,\n"
-               "/v1/models and /health; one reply at a time, the others wait in a queue.\n");
+               "OpenAI- and Anthropic-compatible HTTP APIs: /v1/chat/completions,\n"
+               "/v1/completions, /v1/messages, /v1/messages/count_tokens, /v1/models and\n"
+               "/health, with tool calls; one reply at a time, the others wait in a queue.\n");
     opts_help(f, OPT_BIT(OPT_MODEL), text);
     opts_help_line(f, "--host ADDR", "address to listen on (default 127.0.0.1); any other than a\n"
                                      "loopback address needs --api-key-env");
@@ -199,6 +200,7 @@ int cmd_serve(int argc, char **argv)
     /* named as the chat names it (its README's heading, else its folder) */
     if (!cfg.served_name) { ui_model_name(so.model, name, sizeof name); cfg.served_name = name; }
     cfg.open = so.open;
+    cfg.open.keep_states = 1;      /* clients interleave conversations: each resumes from its own state */
     cfg.gen = so.gen;
     /* the signals are taken by sigtimedwait in run(); every thread started
      * from here on inherits the mask, so none of them is interrupted */

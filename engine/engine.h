@@ -123,6 +123,10 @@ typedef struct rm_open_opts {
     int gpu;
     int gpu_device;
     double vram_gb;
+    /* sessions: before the state is replaced by a prompt that does not go
+     * on from it (a server's clients interleave conversations), it goes
+     * into the prefix cache, so its conversation resumes from there */
+    int keep_states;
 } rm_open_opts;
 
 enum { RM_GPU_AUTO = 0, RM_GPU_OFF = 1, RM_GPU_DEVICE = 2 };
@@ -349,6 +353,26 @@ int rm_chat_render(const rm_tokenizer *t, rm_chat_format f, const rm_chat_msg *m
 int rm_chat_render_json(const rm_tokenizer *t, rm_chat_format f, const char *json, size_t len,
                         int32_t **ids, rm_err *err);
 
+/* Tool calls read out of a reply as it streams (engine/text/toolcall.c):
+ * K3's tools block (<|open|>tools<|sep|><|open|>call tool="NAME"
+ * index="K"<|sep|><|open|>argument key="k" type="string"<|sep|>raw
+ * <|close|>argument<|sep|>...<|close|>call<|sep|>...<|close|>tools<|sep|>)
+ * and the im format's <|tool_calls_section_begin|> section. Per call:
+ * RM_TOOL_BEGIN with its name, RM_TOOL_ARGS pieces whose concatenation is
+ * the arguments as one compact JSON object (string arguments streamed as
+ * they come, other types once whole and checked), RM_TOOL_END; then
+ * RM_TOOL_DONE when the block closes. A call that does not follow the
+ * format ends the block with RM_TOOL_BAD (calls before it stay whole). */
+enum { RM_TOOL_BEGIN = 1, RM_TOOL_ARGS, RM_TOOL_END, RM_TOOL_DONE, RM_TOOL_BAD };
+typedef struct rm_tool_event {
+    int kind;                       /* RM_TOOL_* */
+    int index;                      /* the call's 0-based place in the block */
+    const char *text;               /* BEGIN: the name; ARGS: JSON text; BAD: the call's text, markers left out */
+    size_t len;
+    const char *why;                /* BAD: what was wrong */
+} rm_tool_event;
+typedef void (*rm_tool_fn)(void *ud, const rm_tool_event *e);
+
 /* Streaming splitter of generated tokens into reasoning and answer text; never
  * emits control markers. */
 typedef struct rm_chat_stream rm_chat_stream;
@@ -362,6 +386,12 @@ int  rm_chat_stream_feed(rm_chat_stream *s, int32_t id);
 /* Adds an id that also ends the message (the model config's eos_token_id,
  * when it differs from the format's end-of-message token). */
 void rm_chat_stream_add_stop(rm_chat_stream *s, int32_t id);
+/* Tool calls go to fn (RM_TOOL_* events) instead of being dropped, and the
+ * message ends where the tools block ends. */
+void rm_chat_stream_on_tool(rm_chat_stream *s, rm_tool_fn fn, void *ud);
+/* The reply starts inside a tools block whose text so far (after its
+ * opening marker) is prime[0..n): a prompt that forced a tool call. */
+void rm_chat_stream_open_tools(rm_chat_stream *s, const char *prime, size_t n);
 void rm_chat_stream_finish(rm_chat_stream *s);
 void rm_chat_stream_free(rm_chat_stream *s);
 
@@ -492,6 +522,9 @@ typedef struct rm_gen_events {
      * is processed (after every layer of every pass), and one RM_REC_PROMPT
      * record when the prompt is in */
     void (*on_stats)(void *ud, const rm_token_stats *st);
+    /* tool calls of a chat reply (rm_tool_event); NULL: dropped, and the
+     * reply goes on after the tools block */
+    void (*on_tool)(void *ud, const rm_tool_event *e);
 } rm_gen_events;
 
 int  rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **out, rm_err *err);
@@ -546,12 +579,17 @@ enum {
     RM_REPLY_REASONING,     /* a chat prompt that opens the think channel */
     RM_REPLY_RAW,           /* no chat format: token bytes are the answer, up to
                              * end-of-message or [EOS] */
+    RM_REPLY_TOOLS,         /* a chat prompt that opens the tools block (a forced
+                             * tool choice): the reply starts as tool calls */
 };
 
 typedef struct rm_prompt {
     int32_t *ids;           /* malloc'd; rm_prompt_free */
     int n;
     int mode;               /* RM_REPLY_* */
+    int gen_start;          /* where the generation prompt begins (n: none) */
+    char *prime;            /* RM_REPLY_TOOLS: the block's text in the prompt (a named
+                             * call's opening), malloc'd; NULL: none */
 } rm_prompt;
 
 /* The prompt of a JSON conversation (len bytes), the object that
@@ -593,6 +631,10 @@ typedef struct rm_reply_info {
  * stopped) or -1 on error. */
 int  rm_session_reply(rm_session *s, const rm_prompt *p, const rm_gen_opts *o, const rm_gen_events *ev,
                       volatile int *stop, rm_reply_info *info, rm_err *err);
+/* The tokens the state stands for after a reply: its prompt, then the
+ * reply's own tokens (the last one included). Valid until the session is
+ * used again. */
+const int32_t *rm_session_tokens(const rm_session *s, int *n);
 
 /* ---- snapshots: a conversation's state on disk (engine/session/snapshot.c) */
 

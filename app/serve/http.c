@@ -24,7 +24,9 @@
  * loopback origin (a web page elsewhere must not reach a local server
  * through DNS rebinding); the route and method (404, 405; a path holding
  * %00 matches no route); the API key when one is set (401; /health is
- * open); the declared body size (413). Bodies are read up to
+ * open; "Authorization: Bearer KEY" or Anthropic's "x-api-key: KEY"); the
+ * declared body size (413). The Anthropic routes (/v1/messages...) answer
+ * errors in that API's envelope, the others in OpenAI's. Bodies are read up to
  * cfg->max_body. Nothing of a request's headers or body is logged, so the
  * key never reaches the log; the path in the log line passes rm_text_safe,
  * so a %0a or %1b in it cannot forge lines or reach a terminal.
@@ -68,7 +70,10 @@ struct serve_http {
 /* bytes of a refused body read and dropped before the connection is closed */
 #define DROP_MAX ((size_t)64 << 20)
 
-enum { ROUTE_NONE, ROUTE_HEALTH, ROUTE_MODELS, ROUTE_MODEL, ROUTE_CHAT, ROUTE_COMPLETIONS };
+enum { ROUTE_NONE, ROUTE_HEALTH, ROUTE_MODELS, ROUTE_MODEL, ROUTE_CHAT, ROUTE_COMPLETIONS, ROUTE_MESSAGES,
+       ROUTE_COUNT_TOKENS };
+#define ROUTE_POST(r) ((r) >= ROUTE_CHAT)
+#define ROUTE_ANTHROPIC(r) ((r) >= ROUTE_MESSAGES)
 
 /* One request on a connection (libmicrohttpd's per-request pointer). */
 typedef struct request {
@@ -95,17 +100,23 @@ int serve_origin_is_loopback(const char *origin)
     return rm_host_is_loopback(rest);
 }
 
-int serve_key_matches(const char *auth, const char *key, size_t key_len)
+/* given == key, in a time that depends on the key's length only. */
+static int key_equals(const char *given, const char *key, size_t key_len)
 {
-    if (!auth || strncasecmp(auth, "Bearer ", 7)) return 0;
-    const char *given = auth + 7;
-    while (*given == ' ') given++;
     size_t n = strlen(given);
     /* every byte of the key is compared whatever the answer: the time
      * depends on the key's length only, not on what matched */
     volatile unsigned char diff = n != key_len;
     for (size_t i = 0; i < key_len; i++) diff |= (unsigned char)(key[i] ^ (i < n ? given[i] : 0));
     return diff == 0;
+}
+
+int serve_key_matches(const char *auth, const char *key, size_t key_len)
+{
+    if (!auth || strncasecmp(auth, "Bearer ", 7)) return 0;
+    const char *given = auth + 7;
+    while (*given == ' ') given++;
+    return key_equals(given, key, key_len);
 }
 
 static int route_of(const char *url, const char **arg)
@@ -116,6 +127,8 @@ static int route_of(const char *url, const char **arg)
     if (!strncmp(url, "/v1/models/", 11) && url[11]) { *arg = url + 11; return ROUTE_MODEL; }
     if (!strcmp(url, "/v1/chat/completions")) return ROUTE_CHAT;
     if (!strcmp(url, "/v1/completions")) return ROUTE_COMPLETIONS;
+    if (!strcmp(url, "/v1/messages")) return ROUTE_MESSAGES;
+    if (!strcmp(url, "/v1/messages/count_tokens")) return ROUTE_COUNT_TOKENS;
     return ROUTE_NONE;
 }
 
@@ -189,15 +202,17 @@ static int check(serve_http *h, struct MHD_Connection *c, const char *url, const
     rq->route = route_of(url, &rq->arg);
     if (rq->route == ROUTE_NONE)
         return serve_fail(e, 404, "invalid_request_error", "not_found", NULL, "Invalid URL (%s %.64s)", method, url);
-    const int post = rq->route == ROUTE_CHAT || rq->route == ROUTE_COMPLETIONS;
+    const int post = ROUTE_POST(rq->route);
     if (strcmp(method, post ? "POST" : "GET"))
         return serve_fail(e, 405, "invalid_request_error", "method_not_allowed", NULL, "%.64s takes %s, not %s", url,
                           post ? "POST" : "GET", method);
+    const char *xkey = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "x-api-key");
     if (cfg->api_key && rq->route != ROUTE_HEALTH &&
         !serve_key_matches(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
-                           cfg->api_key, cfg->api_key_len))
+                           cfg->api_key, cfg->api_key_len) &&
+        !(xkey && key_equals(xkey, cfg->api_key, cfg->api_key_len)))
         return serve_fail(e, 401, "invalid_request_error", "invalid_api_key", NULL,
-                          "a missing or wrong API key: send \"Authorization: Bearer KEY\"");
+                          "a missing or wrong API key: send \"Authorization: Bearer KEY\" or \"x-api-key: KEY\"");
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoull(cl, NULL, 10) > cfg->max_body)
         return serve_fail(e, 413, "invalid_request_error", "request_too_large", NULL,
@@ -221,7 +236,7 @@ static enum MHD_Result respond(struct MHD_Connection *c, request *rq, int status
     if (status == 401) MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
     if (status == 405)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW,
-                                rq->route == ROUTE_CHAT || rq->route == ROUTE_COMPLETIONS ? "POST" : "GET");
+                                ROUTE_POST(rq->route) ? "POST" : "GET");
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
     rq->status = status;
@@ -235,8 +250,8 @@ static enum MHD_Result respond_error(struct MHD_Connection *c, request *rq, cons
                               "\"code\":null}}";
     /* a 503 (loading, shutting down) is worth retrying within a second */
     int retry = e->retry_after ? e->retry_after : e->status == 503;
-    enum MHD_Result ret = oa_error(e, &b) ? respond(c, rq, 500, oom, sizeof oom - 1, 0)
-                                          : respond(c, rq, e->status, b.p, b.len, retry);
+    int bad = ROUTE_ANTHROPIC(rq->route) ? an_error(e, 0, &b) : oa_error(e, &b);
+    enum MHD_Result ret = bad ? respond(c, rq, 500, oom, sizeof oom - 1, 0) : respond(c, rq, e->status, b.p, b.len, retry);
     rm_buf_free(&b);
     return ret;
 }
@@ -276,8 +291,9 @@ static enum MHD_Result generate(serve_http *h, struct MHD_Connection *c, request
     const serve_cfg *cfg = serve_config(h->sv);
     rm_session *s = serve_session(h->sv);       /* NULL while the model loads */
     const char *in = rq->body.p ? rq->body.p : "";
-    int rc = rq->route == ROUTE_CHAT ? oa_parse_chat(cfg, s, in, rq->body.len, &req, &e)
-                                     : oa_parse_completion(cfg, s, in, rq->body.len, &req, &e);
+    int rc = rq->route == ROUTE_CHAT       ? oa_parse_chat(cfg, s, in, rq->body.len, &req, &e)
+             : rq->route == ROUTE_MESSAGES ? an_parse_messages(cfg, s, in, rq->body.len, &req, &e)
+                                           : oa_parse_completion(cfg, s, in, rq->body.len, &req, &e);
     if (rc) return respond_error(c, rq, &e);
     rq->stream = req.stream;
     req.http10 = rq->http10;
@@ -423,6 +439,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     case ROUTE_MODELS:
     case ROUTE_MODEL:
         ret = oa_models(serve_config(h->sv), rq->arg, &out, &e) ? respond_error(c, rq, &e) : respond(c, rq, 200, out.p, out.len, 0);
+        break;
+    case ROUTE_COUNT_TOKENS:
+        ret = an_count_tokens(serve_config(h->sv), serve_session(h->sv), rq->body.p ? rq->body.p : "", rq->body.len,
+                              &out, &e)
+                  ? respond_error(c, rq, &e) : respond(c, rq, 200, out.p, out.len, 0);
         break;
     default:
         ret = generate(h, c, rq);

@@ -8,10 +8,16 @@
  * send many that do not change a local model's reply), a field of the
  * wrong type is refused with its name, and a value this server cannot
  * honour is refused rather than silently dropped: n > 1, logprobs,
- * penalties and logit_bias that are not neutral, a tool_choice that forces
- * a call, an unknown response_format, content parts other than text. The
- * chat's reasoning goes to reasoning_content (as SGLang, llama-server and
- * Moonshot's API send it), the answer to content.
+ * penalties and logit_bias that are not neutral, an unknown
+ * response_format, content parts other than text. The chat's reasoning
+ * goes to reasoning_content (as SGLang, llama-server and Moonshot's API
+ * send it), the answer to content, the model's tool calls to tool_calls
+ * (whole, or as deltas: id, type and name first, then pieces of the
+ * arguments, which is how the SDKs accumulate them) with finish_reason
+ * "tool_calls"; a malformed call comes back as content text with
+ * finish_reason "malformed_tool_call". tool_choice "required" or a named
+ * function is honoured by opening the tools block (or the named call) in
+ * the prompt, so the model can only go on with a call.
  */
 #include <limits.h>
 #include <math.h>
@@ -132,7 +138,7 @@ static int parse_stops(const json_t *o, serve_req *r, serve_error *e)
     return 0;
 }
 
-static void new_id(serve_req *r, const char *prefix)
+void serve_new_id(serve_req *r, const char *prefix)
 {
     unsigned char b[12] = { 0 };
     if (getrandom(b, sizeof b, 0) != (ssize_t)sizeof b) {
@@ -148,7 +154,7 @@ static void new_id(serve_req *r, const char *prefix)
 /* What both endpoints share: the model, streaming, sampling, the length
  * cap, stop strings, the fields that cannot be honoured, the stats
  * extension. */
-static int parse_common(const serve_cfg *cfg, const json_t *o, serve_req *r, int default_max, serve_error *e)
+int serve_parse_common(const serve_cfg *cfg, const json_t *o, serve_req *r, int default_max, serve_error *e)
 {
     json_t *model = json_object_get(o, "model");
     if (model && !json_is_null(model)) {
@@ -203,7 +209,7 @@ static int parse_common(const serve_cfg *cfg, const json_t *o, serve_req *r, int
     return 0;
 }
 
-static json_t *parse_body(const char *body, size_t len, serve_error *e)
+json_t *serve_parse_body(const char *body, size_t len, serve_error *e)
 {
     json_error_t je;
     json_t *o = json_loadb(body, len, 0, &je);
@@ -308,8 +314,10 @@ static int parse_thinking(const serve_cfg *cfg, const json_t *o, json_t *conv, s
 }
 
 /* tools, tool_choice and response_format: rendered as K3's format states
- * them; a forced call and an unknown format cannot be honoured. */
-static int parse_tools(const json_t *o, json_t *conv, serve_error *e)
+ * them (a forced choice opens the tools block in the prompt, template.c);
+ * an unknown format cannot be honoured. With tool_choice none, or no
+ * tools, calls the model makes anyway are dropped (never shown as text). */
+static int parse_tools(const json_t *o, json_t *conv, serve_req *r, serve_error *e)
 {
     json_t *tools = json_object_get(o, "tools");
     if (tools && !json_is_null(tools)) {
@@ -327,13 +335,38 @@ static int parse_tools(const json_t *o, json_t *conv, serve_error *e)
                            param);
         }
         if (json_array_size(tools)) json_object_set(conv, "tools", tools);
+        r->tools = json_array_size(tools) > 0;
     }
+    int ptc = 1;
+    if (get_bool(o, "parallel_tool_calls", &ptc, e)) return -1;
+    r->one_call = !ptc;
     json_t *tc = json_object_get(o, "tool_choice");
     if (tc && !json_is_null(tc)) {
         const char *v = json_string_value(tc);
-        if (v && !strcmp(v, "none")) json_object_set_new(conv, "tool_choice", json_string("none"));
-        else if (!v || strcmp(v, "auto"))
-            return UNSUPPORTED(e, "tool_choice", "tool_choice must be auto or none: a forced tool call cannot be honoured");
+        const char *name = json_string_value(json_object_get(json_object_get(tc, "function"), "name"));
+        if (v && !strcmp(v, "none")) {
+            json_object_set_new(conv, "tool_choice", json_string("none"));
+            r->tools = 0;
+        } else if (v && !strcmp(v, "required")) {
+            if (!r->tools) return BAD(e, "tool_choice", "tool_choice required needs tools");
+            json_object_set_new(conv, "tool_choice", json_string("required"));
+        } else if (!v && json_is_object(tc) && name) {
+            if (!r->tools) return BAD(e, "tool_choice", "tool_choice names a function but no tools are declared");
+            int known = 0;
+            size_t i;
+            json_t *t;
+            json_array_foreach(tools, i, t) {
+                const char *tn = json_string_value(json_object_get(json_object_get(t, "function"), "name"));
+                known |= tn && !strcmp(tn, name);
+            }
+            if (!known) return BAD(e, "tool_choice", "tool_choice names '%.64s', which is not one of the tools", name);
+            if (strlen(name) > 128 || strpbrk(name, "\"&<"))
+                return UNSUPPORTED(e, "tool_choice", "tool_choice: a forced name must be at most 128 bytes without \", & or <");
+            json_object_set(conv, "tool_choice", tc);
+        } else if (!v || strcmp(v, "auto")) {
+            return BAD(e, "tool_choice", "tool_choice must be auto, none, required or {\"type\": \"function\", "
+                                         "\"function\": {\"name\": ...}}");
+        }
     }
     json_t *rf = json_object_get(o, "response_format");
     if (rf && !json_is_null(rf)) {
@@ -347,28 +380,31 @@ static int parse_tools(const json_t *o, json_t *conv, serve_error *e)
     return 0;
 }
 
-static int render(rm_session *s, json_t *conv, serve_req *r, serve_error *e)
+int serve_render(const serve_cfg *cfg, rm_session *s, json_t *conv, serve_req *r, serve_error *e)
 {
     if (!s) return serve_fail(e, 503, "server_error", "model_loading", NULL, "the model is still loading");
+    serve_replay_apply(cfg->replay, conv);
     char *text = json_dumps(conv, JSON_COMPACT);
     if (!text) return serve_fail(e, 500, "server_error", NULL, NULL, "out of memory");
     rm_err err = { "" };
     int rc = rm_session_render(s, text, strlen(text), &r->prompt, &err);
     free(text);
     if (rc) return BAD(e, "messages", "messages: %s", err.msg);
+    r->think = r->prompt.mode == RM_REPLY_REASONING;
     return 0;
 }
 
 int oa_parse_chat(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e)
 {
     memset(r, 0, sizeof *r);
+    r->api = &serve_openai;
     r->kind = REQ_CHAT;
-    json_t *o = parse_body(body, len, e);
+    json_t *o = serve_parse_body(body, len, e);
     if (!o) return -1;
     json_t *conv = json_object(), *msgs = json_array();
     int rc = !conv || !msgs || json_object_set(conv, "messages", msgs)
                  ? serve_fail(e, 500, "server_error", NULL, NULL, "out of memory") : 0;
-    if (!rc) rc = parse_common(cfg, o, r, cfg->max_tokens, e);
+    if (!rc) rc = serve_parse_common(cfg, o, r, cfg->max_tokens, e);
     json_t *in = json_object_get(o, "messages");
     if (!rc && (!json_is_array(in) || json_array_size(in) == 0))
         rc = BAD(e, "messages", "messages must be a non-empty array");
@@ -376,13 +412,13 @@ int oa_parse_chat(const serve_cfg *cfg, rm_session *s, const char *body, size_t 
     json_t *m;
     if (!rc) json_array_foreach(in, i, m) if ((rc = check_message(m, i, msgs, e))) break;
     if (!rc) rc = parse_thinking(cfg, o, conv, e);
-    if (!rc) rc = parse_tools(o, conv, e);
-    if (!rc) rc = render(s, conv, r, e);
+    if (!rc) rc = parse_tools(o, conv, r, e);
+    if (!rc) rc = serve_render(cfg, s, conv, r, e);
     json_decref(msgs);
     json_decref(conv);
     json_decref(o);
     if (rc) serve_req_free(r);
-    else new_id(r, "chatcmpl-");
+    else serve_new_id(r, "chatcmpl-");
     return rc;
 }
 
@@ -421,10 +457,11 @@ static int parse_prompt(rm_session *s, const json_t *p, serve_req *r, serve_erro
 int oa_parse_completion(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e)
 {
     memset(r, 0, sizeof *r);
+    r->api = &serve_openai;
     r->kind = REQ_COMPLETION;
-    json_t *o = parse_body(body, len, e);
+    json_t *o = serve_parse_body(body, len, e);
     if (!o) return -1;
-    int rc = parse_common(cfg, o, r, 256, e);
+    int rc = serve_parse_common(cfg, o, r, 256, e);
     int echo = 0;
     long long best_of = 1;
     if (!rc && !(rc = get_bool(o, "echo", &echo, e)) && echo) rc = UNSUPPORTED(e, "echo", "echo is not supported");
@@ -438,15 +475,20 @@ int oa_parse_completion(const serve_cfg *cfg, rm_session *s, const char *body, s
     if (!rc) rc = parse_prompt(s, p, r, e);
     json_decref(o);
     if (rc) serve_req_free(r);
-    else new_id(r, "cmpl-");
+    else serve_new_id(r, "cmpl-");
     return rc;
 }
 
 /* ---- replies ------------------------------------------------------------ */
 
-const char *oa_finish_reason(const rm_reply_info *info, int stopped_by_string)
+static const char *finish_name(int finish)
 {
-    return info->finish == RM_FINISH_LENGTH && !stopped_by_string ? "length" : "stop";
+    switch (finish) {
+    case SERVE_FIN_LENGTH: return "length";
+    case SERVE_FIN_TOOLS: return "tool_calls";
+    case SERVE_FIN_BAD_TOOL: return "malformed_tool_call";
+    default: return "stop";
+    }
 }
 
 /* Text as a JSON string; the engine's text is whole UTF-8, so a failure
@@ -481,35 +523,98 @@ static int emit(json_t *j, const rm_token_stats *st, int sse, rm_buf *out)
     int rc = sse ? rm_buf_adds(out, "data: ") : 0;
     /* the stats object goes in as the engine writes it, before the last brace */
     if (!rc) rc = rm_buf_add(out, s, st ? n - 1 : n);
-    if (!rc && st) rc = rm_buf_adds(out, ",\"remora\":") || rm_token_stats_json(st, out) || rm_buf_adds(out, "}");
+    if (!rc && st) rc = rm_buf_adds(out, ",\"remora\":") || rm_token_stats_json(st, out) ||
+                        rm_buf_adds(out, "}");
     if (!rc && sse) rc = rm_buf_adds(out, "\n\n");
     free(s);
     if (rc) out->len = len0;
     return rc;
 }
 
-int oa_chunk(const serve_cfg *cfg, const serve_req *r, const char *reasoning, size_t rlen, const char *answer,
-             size_t alen, const char *finish, const rm_token_stats *st, rm_buf *out)
+/* A call as the API writes it: whole (message.tool_calls[]), or what a
+ * stream has not sent of it yet (delta.tool_calls[]: id, type and name
+ * first, then pieces of the arguments), NULL when nothing is new. */
+static json_t *call_value(serve_call *c, int index, int whole)
+{
+    if (whole)
+        return json_pack("{s:s,s:s,s:{s:s,s:s%}}", "id", c->id, "type", "function", "function", "name", c->name,
+                         "arguments", c->args.p ? c->args.p : "", c->args.len);
+    if (c->begun_sent && c->args_sent == c->args.len) return NULL;
+    json_t *fn = json_pack("{s:s%}", "arguments", c->args.p ? c->args.p + c->args_sent : "", c->args.len - c->args_sent);
+    json_t *v = json_pack("{s:i,s:o}", "index", index, "function", fn);
+    if (v && !c->begun_sent) {
+        json_object_set_new(v, "id", json_string(c->id));
+        json_object_set_new(v, "type", json_string("function"));
+        json_object_set_new(fn, "name", json_string(c->name));
+    }
+    c->begun_sent = 1;
+    c->args_sent = c->args.len;
+    return v;
+}
+
+/* The calls of the reply: all of them whole, or what is new (NULL: none). */
+static json_t *calls_value(serve_calls *cs, int whole)
+{
+    json_t *a = NULL;
+    for (int i = 0; cs && i < cs->n; i++) {
+        if (whole && !cs->v[i].ended) continue;
+        json_t *v = call_value(&cs->v[i], i, whole);
+        if (!v) continue;
+        if (!a) a = json_array();
+        json_array_append_new(a, v);
+    }
+    return a;
+}
+
+/* The answer of a reply that ended in a malformed tool call: its text. */
+static int with_bad_call(const serve_reply *d, rm_buf *b)
+{
+    if (rm_buf_add(b, d->answer ? d->answer : "", d->answer ? d->alen : 0)) return -1;
+    if (d->finish == SERVE_FIN_BAD_TOOL && d->calls && rm_buf_add(b, d->calls->bad_text.p, d->calls->bad_text.len))
+        return -1;
+    return 0;
+}
+
+/* One chunk: text, calls and the finish (any may be missing). */
+static int oa_chunk(const serve_cfg *cfg, const serve_req *r, const serve_reply *d, int finish, rm_buf *out)
 {
     json_t *c = envelope(cfg, r, r->kind == REQ_CHAT ? "chat.completion.chunk" : "text_completion");
     json_t *choice = json_pack("{s:i,s:n,s:o}", "index", 0, "logprobs", "finish_reason",
-                               finish ? json_string(finish) : json_null());
+                               finish ? json_string(finish_name(finish)) : json_null());
     if (!c || !choice) { json_decref(c); json_decref(choice); return -1; }
     if (r->kind == REQ_CHAT) {
-        json_t *d = json_object();
-        if (rlen) json_object_set_new(d, "reasoning_content", text_value(reasoning, rlen));
-        if (alen) json_object_set_new(d, "content", text_value(answer, alen));
-        json_object_set_new(choice, "delta", d);
+        json_t *dv = json_object();
+        if (d->rlen) json_object_set_new(dv, "reasoning_content", text_value(d->reasoning, d->rlen));
+        if (d->alen) json_object_set_new(dv, "content", text_value(d->answer, d->alen));
+        json_t *calls = calls_value(d->calls, 0);
+        if (calls) json_object_set_new(dv, "tool_calls", calls);
+        json_object_set_new(choice, "delta", dv);
     } else {
-        json_object_set_new(choice, "text", text_value(answer, alen));
+        json_object_set_new(choice, "text", text_value(d->answer, d->alen));
     }
     json_object_set_new(c, "choices", json_pack("[o]", choice));
     if (r->include_usage) json_object_set_new(c, "usage", json_null());
-    return emit(c, st, 1, out);
+    return emit(c, d->st, 1, out);
 }
 
-int oa_chunk_role(const serve_cfg *cfg, const serve_req *r, rm_buf *out)
+/* Whether a chunk has anything to say. */
+static int has_news(const serve_reply *d)
 {
+    if (d->rlen || d->alen || d->st) return 1;
+    for (int i = 0; d->calls && i < d->calls->n; i++)
+        if (!d->calls->v[i].begun_sent || d->calls->v[i].args_sent < d->calls->v[i].args.len) return 1;
+    return 0;
+}
+
+static int oa_stream_delta(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out)
+{
+    return has_news(d) ? oa_chunk(cfg, r, d, 0, out) : 0;
+}
+
+/* The first chunk of a chat stream (the assistant role). */
+static int oa_stream_begin(const serve_cfg *cfg, serve_req *r, rm_buf *out)
+{
+    if (r->kind != REQ_CHAT) return 0;
     json_t *c = envelope(cfg, r, "chat.completion.chunk");
     if (!c) return -1;
     json_object_set_new(c, "choices", json_pack("[{s:i,s:{s:s,s:s},s:n,s:n}]", "index", 0, "delta", "role",
@@ -518,24 +623,43 @@ int oa_chunk_role(const serve_cfg *cfg, const serve_req *r, rm_buf *out)
     return emit(c, NULL, 1, out);
 }
 
-int oa_chunk_stats(const serve_cfg *cfg, const serve_req *r, const rm_token_stats *st, rm_buf *out)
+/* A chunk with no choices that carries a prompt or progress record of the
+ * stats extension (nothing without it: SSE comments keep the stream alive). */
+static int oa_stream_progress(const serve_cfg *cfg, serve_req *r, const rm_token_stats *st, rm_buf *out)
 {
+    if (!st || !r->stats) return 0;
     json_t *c = envelope(cfg, r, r->kind == REQ_CHAT ? "chat.completion.chunk" : "text_completion");
     if (!c) return -1;
     json_object_set_new(c, "choices", json_array());
     return emit(c, st, 1, out);
 }
 
-int oa_chunk_usage(const serve_cfg *cfg, const serve_req *r, const rm_reply_info *info, rm_buf *out)
+/* The last text and calls, the finish, the usage chunk (choices: []) when
+ * asked for, and "data: [DONE]". */
+static int oa_stream_end(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out)
 {
-    json_t *c = envelope(cfg, r, r->kind == REQ_CHAT ? "chat.completion.chunk" : "text_completion");
-    if (!c) return -1;
-    json_object_set_new(c, "choices", json_array());
-    json_object_set_new(c, "usage", usage(r, info));
-    return emit(c, NULL, 1, out);
+    serve_reply last = *d;
+    rm_buf text = { 0 };
+    int rc = 0;
+    if (d->finish == SERVE_FIN_BAD_TOOL) {
+        rc = with_bad_call(d, &text);
+        last.answer = text.p;
+        last.alen = text.len;
+    }
+    if (!rc && has_news(&last)) rc = oa_chunk(cfg, r, &last, 0, out);
+    serve_reply fin = { .calls = NULL };
+    if (!rc) rc = oa_chunk(cfg, r, &fin, d->finish, out);
+    if (!rc && r->include_usage) {
+        json_t *c = envelope(cfg, r, r->kind == REQ_CHAT ? "chat.completion.chunk" : "text_completion");
+        if (c) {
+            json_object_set_new(c, "choices", json_array());
+            json_object_set_new(c, "usage", usage(r, d->info));
+        }
+        rc = emit(c, NULL, 1, out);
+    }
+    rm_buf_free(&text);
+    return rc ? rc : rm_buf_adds(out, "data: [DONE]\n\n");
 }
-
-int oa_chunk_done(rm_buf *out) { return rm_buf_adds(out, "data: [DONE]\n\n"); }
 
 static json_t *error_value(const serve_error *e)
 {
@@ -544,27 +668,35 @@ static json_t *error_value(const serve_error *e)
                      e->code ? json_string(e->code) : json_null());
 }
 
-int oa_chunk_error(const serve_error *e, rm_buf *out) { return emit(error_value(e), NULL, 1, out); }
-
 int oa_error(const serve_error *e, rm_buf *out) { return emit(error_value(e), NULL, 0, out); }
 
-int oa_reply(const serve_cfg *cfg, const serve_req *r, const char *reasoning, size_t rlen, const char *answer,
-             size_t alen, const rm_reply_info *info, const char *finish, rm_buf *out)
+static int oa_error_sse(const serve_error *e, int sse, rm_buf *out) { return emit(error_value(e), NULL, sse, out); }
+
+static int oa_whole(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out)
 {
     json_t *c = envelope(cfg, r, r->kind == REQ_CHAT ? "chat.completion" : "text_completion");
-    json_t *choice = json_pack("{s:i,s:n,s:s}", "index", 0, "logprobs", "finish_reason", finish);
-    if (!c || !choice) { json_decref(c); json_decref(choice); return -1; }
+    json_t *choice = json_pack("{s:i,s:n,s:s}", "index", 0, "logprobs", "finish_reason", finish_name(d->finish));
+    rm_buf text = { 0 };
+    if (!c || !choice || with_bad_call(d, &text)) { json_decref(c); json_decref(choice); rm_buf_free(&text); return -1; }
     if (r->kind == REQ_CHAT) {
-        json_t *m = json_pack("{s:s,s:o}", "role", "assistant", "content", text_value(answer, alen));
-        if (m && rlen) json_object_set_new(m, "reasoning_content", text_value(reasoning, rlen));
+        json_t *calls = d->finish == SERVE_FIN_TOOLS ? calls_value(d->calls, 1) : NULL;
+        /* content is null beside tool calls with no text, as the API sends it */
+        json_t *m = json_pack("{s:s,s:o}", "role", "assistant", "content",
+                              calls && !text.len ? json_null() : text_value(text.p, text.len));
+        if (m && d->rlen) json_object_set_new(m, "reasoning_content", text_value(d->reasoning, d->rlen));
+        if (m && calls) json_object_set_new(m, "tool_calls", calls);
         json_object_set_new(choice, "message", m);
     } else {
-        json_object_set_new(choice, "text", text_value(answer, alen));
+        json_object_set_new(choice, "text", text_value(text.p, text.len));
     }
+    rm_buf_free(&text);
     json_object_set_new(c, "choices", json_pack("[o]", choice));
-    json_object_set_new(c, "usage", usage(r, info));
+    json_object_set_new(c, "usage", usage(r, d->info));
     return emit(c, NULL, 0, out);
 }
+
+const serve_api serve_openai = { "openai", oa_stream_begin, oa_stream_delta, oa_stream_progress, oa_stream_end,
+                                 oa_whole, oa_error_sse, finish_name, ": keep-alive\n\n" };
 
 int oa_models(const serve_cfg *cfg, const char *id, rm_buf *out, serve_error *e)
 {

@@ -17,6 +17,10 @@
  * Stop strings are matched here, on the answer text: text that could be
  * the start of one is held back until it is not, and a match ends the
  * reply before it (as the API says, the stop string is not returned).
+ *
+ * The reply's bytes are the API's (serve_req.api: OpenAI or Anthropic):
+ * this file hands each writer the text, the tool calls (calls.c) and how
+ * the reply ended; a reply with calls leaves its tokens for the replay.
  */
 #include <errno.h>
 #include <math.h>
@@ -43,6 +47,9 @@ struct serve_job {
     int gone;                   /* the client hung up */
     int half_closed;            /* the client shut down its side (probed: see wait_event) */
     int by_string;              /* a stop string ended the reply */
+    int cut;                    /* the reply was ended after its first tool call */
+    int matched;                /* by_string: the stop string's index */
+    int begun;                  /* a stream's first bytes are out (under sv->mu) */
     int fd;                     /* the client's socket */
     int efd;                    /* eventfd: new bytes, or the end */
     serve_job *next;            /* in the queue */
@@ -55,6 +62,7 @@ struct serve_job {
     /* the worker's side */
     rm_buf text[2];             /* reasoning and answer text not yet in a chunk (stream), or all of it */
     rm_buf hold;                /* answer text held back by stop-string matching */
+    serve_calls calls;          /* the reply's tool calls */
     rm_reply_info info;
     double last_progress;
     int failed;                 /* out of memory building the reply */
@@ -100,6 +108,7 @@ static void job_unref(serve_job *j)
     rm_buf_free(&j->text[0]);
     rm_buf_free(&j->text[1]);
     rm_buf_free(&j->hold);
+    serve_calls_free(&j->calls);
     close(j->efd);
     free(j);
 }
@@ -141,12 +150,14 @@ static int answer_text(serve_job *j, const char *text, size_t len)
     if (rm_buf_add(&j->hold, text, len)) return -1;
     const char *h = j->hold.p;
     size_t n = j->hold.len, cut = n;
+    int which = 0;
     for (int i = 0; i < r->nstops; i++) {
         const char *m = memmem(h, n, r->stops[i], strlen(r->stops[i]));
-        if (m && (size_t)(m - h) < cut) cut = (size_t)(m - h);
+        if (m && (size_t)(m - h) < cut) { cut = (size_t)(m - h); which = i; }
     }
     if (cut < n) {
         j->by_string = 1;
+        j->matched = which;
         j->stop = 1;
         int rc = rm_buf_add(&j->text[1], h, cut);
         rm_buf_reset(&j->hold);
@@ -173,15 +184,44 @@ static void on_text(void *ud, int channel, const char *text, size_t len)
     if (rc) { j->failed = 1; j->stop = 1; }
 }
 
+static void on_tool(void *ud, const rm_tool_event *e)
+{
+    serve_job *j = ud;
+    if (j->by_string || j->failed || j->cut) return;   /* cut: the block's end that follows is not malformed */
+    /* the worker's own, as the text is: writers read it on this thread */
+    serve_calls_event(&j->calls, e, j->req.api == &serve_anthropic ? "toolu_" : "call_");
+    if (j->calls.failed) { j->failed = 1; j->stop = 1; }
+    /* parallel_tool_calls false: one call, and the reply ends with it (the
+     * block is cut short, so its tokens are not kept for the replay) */
+    if (e->kind == RM_TOOL_END && j->req.one_call) { j->cut = 1; j->stop = 1; }
+}
+
+/* How the reply ended (SERVE_FIN_*): max_tokens first (a call it cut short
+ * is not malformed), then a malformed call, calls, a stop string. */
+static int finish_of(const serve_job *j)
+{
+    if (j->info.finish == RM_FINISH_LENGTH && !j->by_string && !j->cut) return SERVE_FIN_LENGTH;
+    if (j->calls.bad) return SERVE_FIN_BAD_TOOL;
+    if (serve_calls_whole(&j->calls)) return SERVE_FIN_TOOLS;
+    return j->by_string ? SERVE_FIN_STRING : SERVE_FIN_STOP;
+}
+
+/* The writer's view of the reply: the text gathered (since the last chunk
+ * of a stream) and the calls. */
+static serve_reply reply_of(serve_job *j, int finish, const rm_token_stats *st)
+{
+    return (serve_reply){ j->text[0].p, j->text[1].p, j->text[0].len, j->text[1].len, &j->calls, &j->info, finish, st,
+                          j->by_string ? j->req.stops[j->matched] : NULL };
+}
+
 /* A stream chunk of the text gathered since the last one (and the token's
  * figures when asked for); under sv->mu. */
-static int flush_chunk(serve_job *j, const char *finish, const rm_token_stats *st)
+static int flush_chunk(serve_job *j, const rm_token_stats *st)
 {
-    rm_buf *t = j->text;
-    if (!t[0].len && !t[1].len && !finish && !st) return 0;
-    int rc = oa_chunk(&j->sv->cfg, &j->req, t[0].p, t[0].len, t[1].p, t[1].len, finish, st, &j->out);
-    rm_buf_reset(&t[0]);
-    rm_buf_reset(&t[1]);
+    serve_reply d = reply_of(j, 0, st);
+    int rc = j->req.api->stream_delta(&j->sv->cfg, &j->req, &d, &j->out);
+    rm_buf_reset(&j->text[0]);
+    rm_buf_reset(&j->text[1]);
     return rc;
 }
 
@@ -194,14 +234,14 @@ static void on_stats(void *ud, const rm_token_stats *st)
     pthread_mutex_lock(&sv->mu);
     if (st->kind == RM_REC_TOKEN) {
         j->tokens++;
-        if (r->stream) put_out(j, flush_chunk(j, NULL, r->stats ? st : NULL));
+        if (r->stream) put_out(j, flush_chunk(j, r->stats ? st : NULL));
     } else {
         j->prompt = st->prompt;
         if (st->kind == RM_REC_PROMPT) j->phase = PHASE_REPLY;
         /* progress comes after every layer; a tenth of a second apart is enough */
-        if (r->stream && r->stats && (st->kind == RM_REC_PROMPT || now - j->last_progress >= 0.1)) {
+        if (r->stream && (st->kind == RM_REC_PROMPT || now - j->last_progress >= 0.1)) {
             j->last_progress = now;
-            put_out(j, oa_chunk_stats(&sv->cfg, r, st, &j->out));
+            put_out(j, r->api->stream_progress(&sv->cfg, &j->req, st, &j->out));
         }
     }
     pthread_mutex_unlock(&sv->mu);
@@ -211,25 +251,22 @@ static void on_stats(void *ud, const rm_token_stats *st)
 
 static void finish_stream(serve_job *j, int rc, const serve_error *e)
 {
-    const serve_req *r = &j->req;
     if (rc) {
-        put_out(j, oa_chunk_error(e, &j->out));
+        put_out(j, j->req.api->error(e, 1, &j->out));
         return;
     }
-    const char *finish = oa_finish_reason(&j->info, j->by_string);
-    int bad = flush_chunk(j, NULL, NULL) || flush_chunk(j, finish, NULL) ||
-              (r->include_usage && oa_chunk_usage(&j->sv->cfg, r, &j->info, &j->out)) || oa_chunk_done(&j->out);
-    put_out(j, bad);
+    serve_reply d = reply_of(j, finish_of(j), NULL);
+    put_out(j, j->req.api->stream_end(&j->sv->cfg, &j->req, &d, &j->out));
 }
 
 static void finish_whole(serve_job *j, int rc, serve_error *e)
 {
-    if (!rc && oa_reply(&j->sv->cfg, &j->req, j->text[0].p, j->text[0].len, j->text[1].p, j->text[1].len, &j->info,
-                        oa_finish_reason(&j->info, j->by_string), &j->body))
+    serve_reply d = reply_of(j, finish_of(j), NULL);
+    if (!rc && j->req.api->whole(&j->sv->cfg, &j->req, &d, &j->body))
         rc = serve_fail(e, 500, "server_error", NULL, NULL, "out of memory writing the reply");
     if (rc) {
         rm_buf_reset(&j->body);
-        if (oa_error(e, &j->body)) rm_buf_reset(&j->body);
+        if (j->req.api->error(e, 0, &j->body)) rm_buf_reset(&j->body);
     }
     j->status = rc ? e->status : 200;
     put_out(j, 0);
@@ -238,19 +275,26 @@ static void finish_whole(serve_job *j, int rc, serve_error *e)
 static void run_job(serve *sv, serve_job *j)
 {
     serve_req *r = &j->req;
-    if (r->stream && r->kind == REQ_CHAT) {
+    if (r->stream) {
         pthread_mutex_lock(&sv->mu);
-        put_out(j, oa_chunk_role(&sv->cfg, r, &j->out));
+        put_out(j, r->api->stream_begin(&sv->cfg, r, &j->out));
+        j->begun = 1;
         pthread_mutex_unlock(&sv->mu);
     }
-    rm_gen_events ev = { j, on_text, on_stats };
+    rm_gen_events ev = { j, on_text, on_stats, r->tools ? on_tool : NULL };
     rm_err err = { "" };
     serve_error e = { 0 };
     int rc = rm_session_reply(sv->session, &r->prompt, &r->gen, &ev, &j->stop, &j->info, &err);
     if (rc) serve_fail(&e, 500, "server_error", NULL, NULL, "%s", err.msg);
+    if (!rc && serve_calls_whole(&j->calls) && !j->cut) {
+        int n;
+        const int32_t *ids = rm_session_tokens(sv->session, &n);
+        const int from = r->prompt.gen_start;
+        if (n > r->prompt.n && from <= r->prompt.n) serve_replay_put(sv->cfg.replay, &j->calls, ids + from, n - from);
+    }
     if (!rc && !j->by_string && j->hold.len && rm_buf_add(&j->text[1], j->hold.p, j->hold.len)) j->failed = 1;
     if (!rc && j->failed) rc = serve_fail(&e, 500, "server_error", NULL, NULL, "out of memory writing the reply");
-    if (!rc && j->info.finish == RM_FINISH_STOPPED && !j->by_string && sv->shutdown)
+    if (!rc && j->info.finish == RM_FINISH_STOPPED && !j->by_string && !j->cut && sv->shutdown)
         rc = serve_fail(&e, 503, "server_error", "shutting_down", NULL, "the server is shutting down");
     pthread_mutex_lock(&sv->mu);
     if (r->stream) finish_stream(j, rc, &e);
@@ -306,6 +350,7 @@ serve *serve_new(const serve_cfg *cfg)
     serve *sv = calloc(1, sizeof *sv);
     if (!sv) return NULL;
     sv->cfg = *cfg;
+    if (!(sv->cfg.replay = serve_replay_new())) { free(sv); return NULL; }
     pthread_mutex_init(&sv->mu, NULL);
     pthread_cond_init(&sv->cv, NULL);
     sv->state = SERVE_LOADING;
@@ -352,10 +397,10 @@ void serve_begin_shutdown(serve *sv, double grace)
         serve_error e;
         serve_fail(&e, 503, "server_error", "shutting_down", NULL, "the server is shutting down");
         j->state = JOB_DONE;
-        if (j->req.stream) put_out(j, oa_chunk_error(&e, &j->out));
+        if (j->req.stream) put_out(j, j->req.api->error(&e, 1, &j->out));
         else {
             j->status = 503;
-            put_out(j, oa_error(&e, &j->body));
+            put_out(j, j->req.api->error(&e, 0, &j->body));
         }
         job_unref(j);
     }
@@ -374,7 +419,7 @@ void serve_begin_shutdown(serve *sv, double grace)
 void serve_free(serve *sv, double grace)
 {
     if (!sv) return;
-    if (!sv->started) { free(sv); return; }
+    if (!sv->started) { serve_replay_free(sv->cfg.replay); free(sv); return; }
     int ended = 0;
     for (double t0 = rm_now(); !ended && rm_now() - t0 < grace;) {
         pthread_mutex_lock(&sv->mu);
@@ -389,6 +434,7 @@ void serve_free(serve *sv, double grace)
     }
     pthread_join(sv->worker, NULL);
     rm_session_free(sv->session);
+    serve_replay_free(sv->cfg.replay);
     pthread_cond_destroy(&sv->cv);
     pthread_mutex_destroy(&sv->mu);
     free(sv);
@@ -483,10 +529,13 @@ static int wait_locked(serve_job *j, double timeout, int *probe)
 
 long serve_job_read(serve_job *j, char *buf, size_t cap)
 {
-    static const char keepalive[] = ": keep-alive\n\n";
     serve *sv = j->sv;
     pthread_mutex_lock(&sv->mu);
     for (;;) {
+        /* the API's own once its stream has begun (an Anthropic ping comes
+         * after message_start), a comment before */
+        const char *keepalive = j->begun ? j->req.api->keepalive : ": keep-alive\n\n";
+        const size_t kn = strlen(keepalive);
         double now = rm_now();
         if (j->sent < j->out.len) {
             size_t n = j->out.len - j->sent < cap ? j->out.len - j->sent : cap;
@@ -499,11 +548,11 @@ long serve_job_read(serve_job *j, char *buf, size_t cap)
         }
         if (j->state == JOB_DONE) break;
         double left = j->last_byte + sv->cfg.keepalive_s - now;
-        if (left <= 0 && cap >= sizeof keepalive - 1) {
-            memcpy(buf, keepalive, sizeof keepalive - 1);
+        if (left <= 0 && cap >= kn) {
+            memcpy(buf, keepalive, kn);
             j->last_byte = now;
             pthread_mutex_unlock(&sv->mu);
-            return (long)(sizeof keepalive - 1);
+            return (long)kn;
         }
         int probe = 0;
         if (wait_locked(j, left > 0 ? left : 0.05, &probe)) {
@@ -552,7 +601,8 @@ void serve_job_summary(serve_job *j, char *buf, size_t cap)
     else
         snprintf(buf, cap, "%d prompt tokens (%d cached), %d generated, %s%s, %.2f s in the queue, %.2f s replying",
                  i->prompt_tokens, i->cached_tokens, i->completion_tokens,
-                 i->finish == RM_FINISH_STOPPED && !j->by_string ? "stopped" : oa_finish_reason(i, j->by_string),
+                 i->finish == RM_FINISH_STOPPED && !j->by_string && !j->cut ? "stopped"
+                                                                             : j->req.api->finish_name(finish_of(j)),
                  j->gone ? ", client gone" : "", j->t_start - j->t_queued, j->t_end - j->t_start);
     pthread_mutex_unlock(&sv->mu);
 }

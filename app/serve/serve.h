@@ -6,6 +6,12 @@
  *                 key checks, the body limit, responses and event streams
  *   openai.c      OpenAI requests parsed into serve_req (and refused with the
  *                 field named), replies, chunks and errors written as JSON
+ *   anthropic.c   the same for the Anthropic Messages API (/v1/messages,
+ *                 /v1/messages/count_tokens), its stream of named events
+ *   calls.c       the tool calls of a reply (ids, names, arguments) as the
+ *                 parser's events build them, and the tokens each reply
+ *                 with calls was sampled as, so a history sent back is
+ *                 rendered as the state holds it
  *   queue.c       one generation at a time: the FIFO queue, the worker
  *                 thread that owns the session, the engine's events turned
  *                 into the bytes of a reply, /health
@@ -18,6 +24,7 @@
 #define REMORA_SERVE_H
 #include <pthread.h>
 #include <stddef.h>
+#include <jansson.h>
 #include "engine.h"
 
 #define SERVE_MAX_STOPS 16          /* stop strings of one request */
@@ -39,6 +46,7 @@ typedef struct serve_cfg {
     double keepalive_s;             /* SSE comment after this long without a byte */
     int max_connections;            /* open at once; more are closed at accept */
     int idle_timeout_s;             /* a connection with no traffic for this long is closed */
+    struct serve_replay *replay;    /* the tokens of replies with tool calls (calls.c), shared */
 } serve_cfg;
 
 /* An error for the client: the HTTP status and the fields of OpenAI's
@@ -62,10 +70,69 @@ int serve_fail(serve_error *e, int status, const char *type, const char *code, c
 void serve_safe_copy(char *dst, size_t cap, const char *src);
 
 enum { REQ_CHAT, REQ_COMPLETION };
+typedef struct serve serve;
+
+/* How a reply ended, for each API to name: SERVE_FIN_STOP (the model ended
+ * it), _LENGTH (max_tokens), _STRING (a stop string), _TOOLS (tool calls),
+ * _BAD_TOOL (a malformed tool call, given back as text). */
+enum { SERVE_FIN_STOP = 1, SERVE_FIN_LENGTH, SERVE_FIN_STRING, SERVE_FIN_TOOLS, SERVE_FIN_BAD_TOOL };
+
+/* ---- calls.c ------------------------------------------------------------ */
+
+/* One tool call of a reply, and how much of it a stream has sent. */
+typedef struct serve_call {
+    char id[48];
+    char *name;
+    rm_buf args;                    /* the arguments' JSON text so far */
+    size_t args_sent;
+    int begun_sent, ended, ended_sent;
+} serve_call;
+
+typedef struct serve_calls {
+    serve_call *v;
+    int n, cap;
+    int bad;                        /* a malformed call ended the block */
+    rm_buf bad_text;                /* its text, markers left out */
+    int failed;                     /* out of memory */
+} serve_calls;
+
+/* Takes one parser event; ids are PREFIX and random hex. */
+void serve_calls_event(serve_calls *c, const rm_tool_event *e, const char *prefix);
+/* Calls complete (ended). */
+int  serve_calls_whole(const serve_calls *c);
+void serve_calls_free(serve_calls *c);
+
+/* The tokens a reply with tool calls was sampled as, by its calls' ids (the
+ * most recent SERVE_REPLAY_MAX replies): when a later request sends the
+ * reply back, its rendering uses these tokens, so the state that generated
+ * them is reused as it is. */
+#define SERVE_REPLAY_MAX 64
+typedef struct serve_replay serve_replay;      /* serve_cfg.replay */
+serve_replay *serve_replay_new(void);
+void serve_replay_free(serve_replay *rp);
+/* Keeps ids[0..n) (the reply's tokens from its generation prompt on) for
+ * the first id of c's calls. */
+void serve_replay_put(serve_replay *rp, const serve_calls *c, const int32_t *ids, int n);
+/* For each assistant message of conv's "messages" whose first tool call id
+ * is kept: "remora_ids" set to the tokens (the renderer's verbatim form);
+ * a "remora_ids" that a client sent is removed. */
+void serve_replay_apply(serve_replay *rp, json_t *conv);
 
 /* One request, parsed and rendered, ready for the queue. */
+typedef struct serve_api serve_api;
 typedef struct serve_req {
+    const serve_api *api;           /* the API that writes the reply */
     int kind;                       /* REQ_* */
+    int tools;                      /* tools were declared: tool calls are taken */
+    int one_call;                   /* parallel_tool_calls false: the reply ends after its first call */
+    int think;                      /* the prompt opens the think channel */
+    struct {                        /* an Anthropic stream's blocks (anthropic.c) */
+        int next, open, call;       /* the next block's index; the open one's kind; its call */
+        int content;                /* text and tool_use blocks begun */
+        uint64_t sig;               /* the thinking's signature so far */
+        double ping_at;             /* when the last ping went out */
+        char model[128];            /* the request's model, echoed */
+    } an;
     int stream, include_usage, stats;
     int http10;                     /* an HTTP/1.0 request (no interim 1xx replies) */
     rm_prompt prompt;
@@ -78,7 +145,42 @@ typedef struct serve_req {
 } serve_req;
 void serve_req_free(serve_req *r);
 
-typedef struct serve serve;
+/* What a reply's writer is given: text (new since the last chunk of a
+ * stream, or all of it), the tool calls, and at the end the figures and
+ * how it ended (finish 0: not the end). */
+typedef struct serve_reply {
+    const char *reasoning, *answer;
+    size_t rlen, alen;
+    serve_calls *calls;
+    const rm_reply_info *info;
+    int finish;                     /* SERVE_FIN_*, 0 */
+    const rm_token_stats *st;       /* the stats extension's record, or NULL */
+    const char *stop_string;        /* SERVE_FIN_STRING: the one that matched */
+} serve_reply;
+
+/* An API's replies, streamed and whole, and errors. */
+struct serve_api {
+    const char *name;
+    /* a stream's first bytes (the job is queued; the prompt not yet in) */
+    int (*stream_begin)(const serve_cfg *cfg, serve_req *r, rm_buf *out);
+    /* the text and calls since the last chunk */
+    int (*stream_delta)(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out);
+    /* a prompt or progress record (stats extension), or a ping while the
+     * prompt is processed */
+    int (*stream_progress)(const serve_cfg *cfg, serve_req *r, const rm_token_stats *st, rm_buf *out);
+    /* the rest and the end of the stream */
+    int (*stream_end)(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out);
+    /* the whole reply */
+    int (*whole)(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm_buf *out);
+    /* an error body (sse: as an event of a stream) */
+    int (*error)(const serve_error *e, int sse, rm_buf *out);
+    /* the finish's name for the log */
+    const char *(*finish_name)(int finish);
+    /* what a stream sends after --keep-alive seconds without a byte */
+    const char *keepalive;
+};
+extern const serve_api serve_openai, serve_anthropic;
+
 typedef struct serve_job serve_job;
 
 /* ---- queue.c ------------------------------------------------------------ */
@@ -125,34 +227,31 @@ int   serve_health_json(serve *sv, rm_buf *out);
 
 /* ---- openai.c ----------------------------------------------------------- */
 
-/* POST /v1/chat/completions and /v1/completions bodies, rendered or
- * tokenised by session s (NULL while the model loads: 503). */
+/* Shared with anthropic.c: the body as a JSON object; the fields both
+ * OpenAI endpoints share (model, stream, temperature, top_p, seed,
+ * max_tokens, stop, the stats extension...) into r; a conversation
+ * (messages, tools, thinking...) rendered into r->prompt; a fresh id. */
+json_t *serve_parse_body(const char *body, size_t len, serve_error *e);
+int  serve_parse_common(const serve_cfg *cfg, const json_t *o, serve_req *r, int default_max, serve_error *e);
+int  serve_render(const serve_cfg *cfg, rm_session *s, json_t *conv, serve_req *r, serve_error *e);
+void serve_new_id(serve_req *r, const char *prefix);
+
+/* POST /v1/chat/completions and /v1/completions bodies. */
 int oa_parse_chat(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e);
 int oa_parse_completion(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e);
-/* "data: {chunk}\n\n" of a streamed reply: text of the reasoning and answer
- * channels (either may be empty), the finish reason (NULL: not the last),
- * the record's figures when the request asked for them (NULL: none). */
-int oa_chunk(const serve_cfg *cfg, const serve_req *r, const char *reasoning, size_t rlen, const char *answer,
-             size_t alen, const char *finish, const rm_token_stats *st, rm_buf *out);
-/* A chunk with no choices that carries a prompt or progress record of the
- * stats extension. */
-int oa_chunk_stats(const serve_cfg *cfg, const serve_req *r, const rm_token_stats *st, rm_buf *out);
-/* The first chunk of a chat stream (the assistant role). */
-int oa_chunk_role(const serve_cfg *cfg, const serve_req *r, rm_buf *out);
-/* The usage chunk (choices: []) and "data: [DONE]". */
-int oa_chunk_usage(const serve_cfg *cfg, const serve_req *r, const rm_reply_info *info, rm_buf *out);
-int oa_chunk_done(rm_buf *out);
-/* "data: {error}\n\n": a failure after the stream began. */
-int oa_chunk_error(const serve_error *e, rm_buf *out);
-/* The whole reply of a request that did not stream. */
-int oa_reply(const serve_cfg *cfg, const serve_req *r, const char *reasoning, size_t rlen, const char *answer,
-             size_t alen, const rm_reply_info *info, const char *finish, rm_buf *out);
 /* {"error": {...}} */
 int oa_error(const serve_error *e, rm_buf *out);
 /* GET /v1/models, and /v1/models/ID (404 when ID is not the model). */
 int oa_models(const serve_cfg *cfg, const char *id, rm_buf *out, serve_error *e);
-/* "stop" or "length" for the client. */
-const char *oa_finish_reason(const rm_reply_info *info, int stopped_by_string);
+
+/* ---- anthropic.c -------------------------------------------------------- */
+
+/* POST /v1/messages: the body into r (its reply written by serve_anthropic). */
+int an_parse_messages(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e);
+/* POST /v1/messages/count_tokens: {"input_tokens": N} into out. */
+int an_count_tokens(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, rm_buf *out, serve_error *e);
+/* {"type": "error", "error": {"type", "message"}} (sse: as an error event). */
+int an_error(const serve_error *e, int sse, rm_buf *out);
 
 /* ---- http.c ------------------------------------------------------------- */
 

@@ -170,6 +170,10 @@ static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, 
     const int whole = lcp == np && s->nfed == np && s->logits_pos == np;
     const int had = s->nfed > 0 || s->stale;      /* a conversation was there before this prompt */
     if (lcp < s->nfed || (lcp == np && !whole)) {
+        /* another conversation's prompt: the one the state holds is kept
+         * first when asked (rm_open_opts.keep_states), with its logits */
+        if (s->keep_states && lcp < s->nfed && s->nfed >= PREFIX_MIN_TOKENS)
+            prefix_store(s, s->nfed, s->logits_pos == s->nfed ? s->logits : NULL, 0);
         rm_state_reset(s->st);
         s->nfed = s->nseq = 0;
         s->logits_pos = -1;
@@ -378,9 +382,11 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
      * when the context is full, instead of running past the limit */
     const int room = s->max_ctx - s->nseq;
     if (s->max_ctx && g.max_new > room) g.max_new = room > 0 ? room : 0;
-    /* speculation is lossless only for greedy decoding */
+    /* speculation is lossless only for greedy decoding (and a forced reply
+     * is not the model's choice) */
+    const int forced = session_forced_begin(s);
     const int greedy = !o || o->temperature <= 0;
-    s->spec.mode = greedy ? (o ? o->spec : RM_SPEC_AUTO) : RM_SPEC_OFF;
+    s->spec.mode = greedy && !forced ? (o ? o->spec : RM_SPEC_AUTO) : RM_SPEC_OFF;
     spec_reset(&s->spec);
     if (spec_push(&s->spec, s->seq, s->nseq)) { rc = rm_errf(err, "out of memory"); goto out; }
     s->spec_d0 = s->spec.drafted;
@@ -394,6 +400,7 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
         double t1 = rm_now();
         if (s->test_logits) s->test_logits(s->test_logits_ud, g.logits, V);
         int32_t id = (int32_t)sampler_pick(&smp, g.logits);
+        if (forced) session_forced_next(s, &id);
         if (seq_push(s, id) || spec_push(&s->spec, &id, 1)) { rc = rm_errf(err, "out of memory"); break; }
         done = sink_feed(s, cs, id);
         if (cs->tc->failed) { rc = text_failed(cs->tc, err); break; }
@@ -431,13 +438,16 @@ out:
 }
 
 /* The reply of a chat turn or a raw completion (session.h). */
-int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int think, int turn, const rm_gen_opts *o,
-                     const rm_gen_events *ev, volatile int *stop, rm_buf kept[2], gen_end *end, rm_err *err)
+int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int think, const char *tools_prime, int turn,
+                     const rm_gen_opts *o, const rm_gen_events *ev, volatile int *stop, rm_buf kept[2], gen_end *end,
+                     rm_err *err)
 {
     turn_ctx tc = { s, ev, kept, 0 };
     out_sink sink = { NULL, &tc, { {0}, 0 }, -1, -1 };
     *end = (gen_end){ 0 };
     if (chat && !(sink.chat = rm_chat_stream_new(s->tok, s->fmt, think, on_text, &tc))) return rm_errf(err, "out of memory");
+    if (sink.chat && ev && ev->on_tool) rm_chat_stream_on_tool(sink.chat, ev->on_tool, ev->ud);
+    if (sink.chat && tools_prime) rm_chat_stream_open_tools(sink.chat, tools_prime, strlen(tools_prime));
     if (!chat) {
         sink.eos = s->m->cfg.eos_id;
         sink.eos2 = rm_tokenizer_special_id(s->tok, "[EOS]");
@@ -465,8 +475,8 @@ int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, 
     /* only XTML's generation prompt opens the think channel; an im-format
      * model opens <think> itself when it has one */
     gen_end end;
-    int rc = session_generate(s, ids, np, 1, co.thinking && s->fmt == RM_CHAT_XTML, turn, o, ev, stop, kept, &end,
-                              err);
+    int rc = session_generate(s, ids, np, 1, co.thinking && s->fmt == RM_CHAT_XTML, NULL, turn, o, ev, stop, kept,
+                              &end, err);
     free(ids);
     if (!rc) {
         if (rm_conv_push(&s->conv, "assistant", kept[1].p ? kept[1].p : "", kept[0].p, end.interrupted))
@@ -486,7 +496,7 @@ int rm_session_complete(rm_session *s, const char *text, const rm_gen_opts *o, c
     if (np == 0) { free(ids); return rm_errf_input(err, "empty prompt"); }
     if (session_check_ctx(s, np, err)) { free(ids); return -1; }
     gen_end end;
-    int rc = session_generate(s, ids, np, 0, 0, 0, o, ev, stop, NULL, &end, err);
+    int rc = session_generate(s, ids, np, 0, 0, NULL, 0, o, ev, stop, NULL, &end, err);
     free(ids);
     return rc ? rc : session_trace_failed(s, err);
 }

@@ -17,15 +17,20 @@
 int rm_session_render(const rm_session *s, const char *conv_json, size_t len, rm_prompt *p, rm_err *err)
 {
     memset(p, 0, sizeof *p);
-    int think = 0;
-    int n = chat_render_json(s->tok, s->fmt, conv_json, len, &think, &p->ids, err);
+    chat_render_info info;
+    int n = chat_render_json(s->tok, s->fmt, conv_json, len, &info, &p->ids, err);
     if (n < 0) return -1;
     if (n == 0) {
         rm_prompt_free(p);
         return rm_errf(err, "chat: the conversation renders to no tokens");
     }
     p->n = n;
-    p->mode = think ? RM_REPLY_REASONING : RM_REPLY_ANSWER;
+    p->gen_start = info.gen_start;
+    p->mode = info.opens_tools ? RM_REPLY_TOOLS : info.opens_think ? RM_REPLY_REASONING : RM_REPLY_ANSWER;
+    if (info.opens_tools && !(p->prime = strdup(info.prime))) {
+        rm_prompt_free(p);
+        return rm_errf(err, "out of memory");
+    }
     return 0;
 }
 
@@ -38,7 +43,7 @@ int rm_session_prompt_text(const rm_session *s, const char *text, size_t len, rm
         rm_prompt_free(p);
         return rm_errf(err, "the prompt is empty");
     }
-    p->n = n;
+    p->n = p->gen_start = n;
     p->mode = RM_REPLY_RAW;
     return 0;
 }
@@ -53,7 +58,7 @@ int rm_session_prompt_ids(const rm_session *s, const int32_t *ids, int n, rm_pro
             return rm_errf(err, "token id %d at position %d is outside the vocabulary (0..%d)", ids[i], i, V - 1);
     if (!(p->ids = malloc((size_t)n * sizeof *p->ids))) return rm_errf(err, "out of memory");
     memcpy(p->ids, ids, (size_t)n * sizeof *ids);
-    p->n = n;
+    p->n = p->gen_start = n;
     p->mode = RM_REPLY_RAW;
     return 0;
 }
@@ -61,6 +66,7 @@ int rm_session_prompt_ids(const rm_session *s, const int32_t *ids, int n, rm_pro
 void rm_prompt_free(rm_prompt *p)
 {
     free(p->ids);
+    free(p->prime);
     memset(p, 0, sizeof *p);
 }
 
@@ -99,18 +105,31 @@ static void reply_stats(void *ud, const rm_token_stats *st)
     if (r->ev && r->ev->on_stats) r->ev->on_stats(r->ev->ud, st);
 }
 
+static void reply_tool(void *ud, const rm_tool_event *e)
+{
+    reply_ctx *r = ud;
+    r->ev->on_tool(r->ev->ud, e);
+}
+
 int rm_session_reply(rm_session *s, const rm_prompt *p, const rm_gen_opts *o, const rm_gen_events *ev,
                      volatile int *stop, rm_reply_info *info, rm_err *err)
 {
     if (!p || p->n <= 0) return rm_errf(err, "the prompt is empty");
     reply_ctx r = { ev, { 0 }, 0, -1, -1 };
-    rm_gen_events mine = { &r, reply_text, reply_stats };
+    rm_gen_events mine = { &r, reply_text, reply_stats, ev && ev->on_tool ? reply_tool : NULL };
     gen_end end;
-    int rc = session_generate(s, p->ids, p->n, p->mode != RM_REPLY_RAW, p->mode == RM_REPLY_REASONING, 0, o, &mine,
-                              stop, NULL, &end, err);
+    int rc = session_generate(s, p->ids, p->n, p->mode != RM_REPLY_RAW, p->mode == RM_REPLY_REASONING,
+                              p->mode == RM_REPLY_TOOLS ? (p->prime ? p->prime : "") : NULL, 0, o, &mine, stop, NULL,
+                              &end, err);
     r.info.completion_tokens = end.tokens;
     r.info.reasoning_tokens = r.first_answer >= 0 ? r.first_answer : r.last_reasoning + 1;
     r.info.finish = end.interrupted ? RM_FINISH_STOPPED : end.message ? RM_FINISH_STOP : RM_FINISH_LENGTH;
     if (info) *info = r.info;
     return rc;
+}
+
+const int32_t *rm_session_tokens(const rm_session *s, int *n)
+{
+    *n = s->nseq;
+    return s->seq;
 }

@@ -68,10 +68,24 @@ struct rm_session {
     int stale;                  /* a conversation was loaded without its state */
     int32_t eom_id;             /* the chat format's end-of-message token, -1 none */
     prefix_cache prefix;
+    int keep_states;            /* rm_open_opts.keep_states */
     /* test hook (session_test_logits): every logits row a turn samples from */
     void (*test_logits)(void *ud, const float *logits, int n);
     void *test_logits_ud;
+    /* test hook ($REMORA_TEST_REPLIES, forced.c): replies of given tokens */
+    int32_t **forced;
+    int *nforced, nforced_seqs;
+    int forced_replies, forced_cur, forced_pos;
 };
+
+/* forced.c */
+/* Reads $REMORA_TEST_REPLIES when it is set. */
+int  session_forced_open(rm_session *s, rm_err *err);
+void session_forced_free(rm_session *s);
+/* A reply begins: 1 when it is forced (its tokens chosen in turn). */
+int  session_forced_begin(rm_session *s);
+/* The next forced token of the reply; 0 when there is none left. */
+int  session_forced_next(rm_session *s, int32_t *id);
 
 /* session.c */
 /* Makes c the session's conversation (c is emptied); when c has no system
@@ -92,9 +106,11 @@ typedef struct gen_end { int interrupted, message, tokens; } gen_end;
  * (chat = 0: token bytes as answer text, ending at end-of-message or
  * [EOS]). The state is reused when the prompt extends what it consumed.
  * turn numbers the reply in its conversation for the sampler's seed
- * (sampler_turn_seed: 0 is the seed itself). kept (may be NULL) receives the reasoning [0] and answer [1] text. */
-int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int think, int turn, const rm_gen_opts *o,
-                     const rm_gen_events *ev, volatile int *stop, rm_buf kept[2], gen_end *end, rm_err *err);
+ * (sampler_turn_seed: 0 is the seed itself). tools_prime (not NULL): the
+ * prompt opened a tools block holding that text (rm_chat_stream_open_tools). kept (may be NULL) receives the reasoning [0] and answer [1] text. */
+int session_generate(rm_session *s, const int32_t *ids, int np, int chat, int think, const char *tools_prime, int turn,
+                     const rm_gen_opts *o, const rm_gen_events *ev, volatile int *stop, rm_buf kept[2], gen_end *end,
+                     rm_err *err);
 
 /* snapshot.c */
 /* What a snapshot holds besides the state (the header's flags). */

@@ -7,15 +7,17 @@
  * special ids, but the tag name between <|open|>/<|close|> and <|sep|> comes
  * as ordinary tokens, possibly several: it is collected and never shown. Text
  * in the think channel is reasoning, everything else the answer, except the
- * tools block (tool calls are structured data for a tool parser, not prose),
- * which is dropped.
+ * tools block: tool calls are structured data, not prose, so the block goes
+ * to the tool-call parser (toolcall.c) when the caller takes tool calls
+ * (rm_chat_stream_on_tool), and the message ends where the block ends; else
+ * it is dropped.
  *
  * im format (Kimi-Linear, K2): reasoning, when a model has it, sits between
  * <think> and </think>, which may be special ids or plain text split over
  * several tokens; plain-text markers are recognised by holding back any text
  * tail that could still become one (as vLLM's
  * vllm/reasoning/kimi_k2_reasoning_parser.py splits them). A tool-calls
- * section is dropped.
+ * section goes to the tool-call parser, or is dropped, as in XTML.
  *
  * Bytes reach the callback as complete UTF-8 (a character split over tokens
  * is held until it is whole; invalid bytes become U+FFFD). The message ends
@@ -26,14 +28,16 @@
 #include <string.h>
 #include "engine.h"
 #include "text/tokenizer_int.h"
+#include "text/toolcall.h"
 
 #define MAX_STOPS 8
 #define HEADER_MAX 256
 #define CHAN_DROP 0
 
-static const char *const im_markers[] = { "<think>", "</think>" };
-#define N_IM_MARKERS 2
-#define HOLD_MAX 16             /* longer than any plain-text marker */
+static const char *const im_markers[] = { "<think>", "</think>", "<|tool_calls_section_begin|>",
+                                          "<|tool_call_section_begin|>" };
+#define N_IM_MARKERS 4
+#define HOLD_MAX 32             /* longer than any plain-text marker */
 
 struct rm_chat_stream {
     const rm_tokenizer *t;
@@ -53,6 +57,10 @@ struct rm_chat_stream {
     char hold[HOLD_MAX];
     size_t nhold;
     rm_utf8_stream u8;
+    /* tool calls: where they go, and the parser of the open block */
+    rm_tool_fn tool_fn;
+    void *tool_ud;
+    tool_parser *tools;
 };
 
 /* Hands n bytes of text to the current channel, as complete UTF-8. */
@@ -101,7 +109,31 @@ rm_chat_stream *rm_chat_stream_new(const rm_tokenizer *t, rm_chat_format f,
 
 void rm_chat_stream_add_stop(rm_chat_stream *s, int32_t id) { add_stop(s, id); }
 
-void rm_chat_stream_free(rm_chat_stream *s) { free(s); }
+void rm_chat_stream_on_tool(rm_chat_stream *s, rm_tool_fn fn, void *ud)
+{
+    s->tool_fn = fn;
+    s->tool_ud = ud;
+}
+
+void rm_chat_stream_free(rm_chat_stream *s)
+{
+    if (s) tool_parser_free(s->tools);
+    free(s);
+}
+
+/* A tools block opens: to the parser when the caller takes tool calls
+ * (out of memory: dropped), else dropped. */
+static void open_tools(rm_chat_stream *s)
+{
+    set_channel(s, CHAN_DROP);
+    if (s->tool_fn && !s->tools) s->tools = tool_parser_new(s->f, s->tool_fn, s->tool_ud);
+}
+
+void rm_chat_stream_open_tools(rm_chat_stream *s, const char *prime, size_t n)
+{
+    open_tools(s);
+    if (s->tools && n && tool_parser_feed(s->tools, prime, n)) s->ended = 1;
+}
 
 /* A complete XTML tag header: switch channels on think/response/tools. */
 static void apply_header(rm_chat_stream *s)
@@ -113,7 +145,7 @@ static void apply_header(rm_chat_stream *s)
     if (!s->header_close) {
         if (IS("think")) set_channel(s, RM_CHAN_REASONING);
         else if (IS("response")) set_channel(s, RM_CHAN_ANSWER);
-        else if (IS("tools")) set_channel(s, CHAN_DROP);
+        else if (IS("tools")) open_tools(s);
     } else if (IS("think") || IS("tools")) {
         set_channel(s, RM_CHAN_ANSWER);
     }
@@ -126,7 +158,7 @@ static void im_marker(rm_chat_stream *s, const char *m, size_t n)
 #define IS(tag) (n == sizeof tag - 1 && !memcmp(m, tag, n))
     if (IS("<think>")) set_channel(s, RM_CHAN_REASONING);
     else if (IS("</think>") || IS("<|tool_calls_section_end|>")) set_channel(s, RM_CHAN_ANSWER);
-    else if (IS("<|tool_calls_section_begin|>")) set_channel(s, CHAN_DROP);
+    else if (IS("<|tool_calls_section_begin|>") || IS("<|tool_call_section_begin|>")) open_tools(s);
 #undef IS
 }
 
@@ -137,8 +169,10 @@ static void flush_hold(rm_chat_stream *s)
 }
 
 /* im text: emit it, turning plain-text markers into channel switches and
- * holding back a tail that is a proper prefix of a marker. */
-static void im_text(rm_chat_stream *s, const char *p, size_t n)
+ * holding back a tail that is a proper prefix of a marker; text after a
+ * tools section begins goes to the tool-call parser. Returns 1 when that
+ * ended the message. */
+static int im_text(rm_chat_stream *s, const char *p, size_t n)
 {
     while (n > 0) {
         /* the held bytes plus as much new text as could complete a marker */
@@ -170,19 +204,21 @@ static void im_text(rm_chat_stream *s, const char *p, size_t n)
             size_t used = at + mlen - s->nhold;  /* new bytes consumed */
             s->nhold = 0;
             p += used; n -= used;
+            if (s->tools) return tool_parser_feed(s->tools, p, n);
             continue;
         }
         /* a possible marker start at 'at': hold it if all input is used */
         if (take == n) {
             s->nhold = bl - at;
             memmove(s->hold, buf + at, s->nhold);
-            return;
+            return 0;
         }
         /* more input follows: hold and retry with it */
         s->nhold = bl - at;
         memmove(s->hold, buf + at, s->nhold);
         p += take; n -= take;
     }
+    return 0;
 }
 
 int rm_chat_stream_feed(rm_chat_stream *s, int32_t id)
@@ -197,6 +233,12 @@ int rm_chat_stream_feed(rm_chat_stream *s, int32_t id)
     size_t n;
     const char *b = rm_tokenizer_token_bytes(s->t, id, &n);
     if (!b) return 0;
+    if (s->tools) {                             /* the block's end is the message's */
+        if (!(id >= tokenizer_ranks(s->t) ? tool_parser_special(s->tools, b, n) : tool_parser_feed(s->tools, b, n)))
+            return 0;
+        s->ended = 1;
+        return 1;
+    }
     if (id >= tokenizer_ranks(s->t)) {       /* a special: never shown */
         flush_hold(s);
         if (s->f == RM_CHAT_XTML) {
@@ -219,14 +261,19 @@ int rm_chat_stream_feed(rm_chat_stream *s, int32_t id)
         s->nheader += k;
         return 0;
     }
-    if (s->f == RM_CHAT_IM) im_text(s, b, n);
-    else emit(s, b, n, 0);
+    if (s->f == RM_CHAT_IM) {
+        if (!im_text(s, b, n)) return 0;
+        s->ended = 1;
+        return 1;
+    }
+    emit(s, b, n, 0);
     return 0;
 }
 
 void rm_chat_stream_finish(rm_chat_stream *s)
 {
     if (s->ended) return;
+    if (s->tools) tool_parser_finish(s->tools);
     flush_hold(s);
     s->in_header = 0;                           /* an unfinished tag is not text */
     emit(s, "", 0, 1);

@@ -49,7 +49,7 @@ typedef struct render {
     rm_err *err;
     int failed;
     int im;                 /* im format: text between markers is one segment */
-    int opens_think;        /* the generation prompt ends inside the think channel */
+    chat_render_info info;  /* opens_think, opens_tools, gen_start, prime */
     py_buf pending;
     py_buf tmp;               /* scratch for attribute values */
 } render;
@@ -94,6 +94,25 @@ static void flush_text(render *r)
 }
 
 /* A plain-text segment; empty text adds nothing. */
+/* An assistant message's "remora_ids" (chat_render_json): pushed as they
+ * are; 1 when there were some, -1 (failed) when they are not token ids. */
+static int verbatim(render *r, const json_t *m)
+{
+    const json_t *a = json_object_get(m, "remora_ids");
+    if (!json_is_array(a) || !json_array_size(a)) return 0;
+    if (r->im) flush_text(r);
+    const int V = rm_tokenizer_vocab(r->t);
+    size_t i;
+    json_t *v;
+    json_array_foreach(a, i, v) {
+        json_int_t x = json_integer_value(v);
+        if (!json_is_integer(v) || x < 0 || x >= V) return fail(r, "chat: remora_ids[%zu] is not a token id", i);
+        int32_t one = (int32_t)x;
+        push_ids(r, &one, 1);
+    }
+    return 1;
+}
+
 static void text_n(render *r, const char *s, size_t n)
 {
     if (r->im) py_add(&r->pending, s, n);
@@ -496,6 +515,13 @@ static void xtml_messages(render *r, const json_t *conv, int thinking)
         } else if (!strcmp(role, "assistant")) {
             calls = json_object_get(m, "tool_calls");
             tool_index = 0;
+            int v = verbatim(r, m);
+            if (v < 0) break;
+            if (v) {
+                close_tag(r, "message");
+                ctrl(r, "<|end_of_msg|>");
+                continue;
+            }
             attr a[2];
             int na = 0;
             a[na++] = (attr){ "role", NULL, "assistant" };
@@ -550,6 +576,23 @@ static void xtml_instructions(render *r, const json_t *conv)
 #undef RAW_JSON
 }
 
+/* Whether tool_choice forces a call: "required", or a named function
+ * ({"type": "function", "function": {"name"}}, or {"name"}); *named is the
+ * name or NULL. A name must be short enough for info.prime. */
+static int forced_choice(render *r, const json_t *conv, const char **named)
+{
+    const json_t *tc = json_object_get(conv, "tool_choice");
+    *named = NULL;
+    if (json_is_string(tc)) return !strcmp(json_string_value(tc), "required");
+    if (!json_is_object(tc)) return 0;
+    const json_t *fn = json_object_get(tc, "function");
+    const char *name = json_string_value(json_object_get(json_is_object(fn) ? fn : tc, "name"));
+    if (!name || !*name || strlen(name) > 128) return 0;
+    if (strchr(name, '"') || strchr(name, '&') || strstr(name, "<|")) return 0;   /* prime is the raw text */
+    *named = name;
+    return 1;
+}
+
 static void render_xtml(render *r, const json_t *conv)
 {
     int thinking, agp;
@@ -560,10 +603,31 @@ static void render_xtml(render *r, const json_t *conv)
     if (r->failed) return;
     xtml_instructions(r, conv);
     if (agp) {
+        r->info.gen_start = r->n;
         attr a[1] = { { "role", NULL, "assistant" } };
         open_tag(r, "message", a, 1);
-        open_tag(r, thinking ? "think" : "response", NULL, 0);
-        r->opens_think = thinking;
+        const char *named;
+        if (!forced_choice(r, conv, &named)) {
+            open_tag(r, thinking ? "think" : "response", NULL, 0);
+            r->info.opens_think = thinking;
+            return;
+        }
+        /* a forced call: the reply starts in the tools block (with no
+         * thinking, as an assistant message with empty channels renders),
+         * inside the named call when there is one */
+        if (thinking) { open_tag(r, "think", NULL, 0); close_tag(r, "think"); }
+        open_tag(r, "response", NULL, 0);
+        close_tag(r, "response");
+        open_tag(r, "tools", NULL, 0);
+        r->info.opens_tools = 1;
+        if (named) {
+            json_t *name = json_string(named), *idx = json_integer(1);
+            attr c[2] = { { "tool", name, NULL }, { "index", idx, NULL } };
+            open_tag(r, "call", c, 2);
+            snprintf(r->info.prime, sizeof r->info.prime, "<|open|>call tool=\"%s\" index=\"1\"<|sep|>", named);
+            json_decref(name);
+            json_decref(idx);
+        }
     }
 }
 
@@ -592,6 +656,11 @@ static void render_im(render *r, const json_t *conv)
         const char *role = json_string_value(json_object_get(m, "role"));
         if (!role) { fail(r, "chat: a message has no role"); break; }
         json_t *name = json_object_get(m, "name");
+        if (!strcmp(role, "assistant")) {
+            int v = verbatim(r, m);
+            if (v < 0) break;
+            if (v) { ctrl(r, "<|im_end|>"); continue; }
+        }
         const char *head = !strcmp(role, "user") ? "<|im_user|>"
                          : !strcmp(role, "assistant") ? "<|im_assistant|>" : "<|im_system|>";
         ctrl(r, head);
@@ -638,9 +707,25 @@ static void render_im(render *r, const json_t *conv)
     }
     json_t *agpv = json_object_get(conv, "add_generation_prompt");
     if (!agpv || json_is_null(agpv) || py_truthy(agpv)) {
+        flush_text(r);
+        r->info.gen_start = r->n;
         ctrl(r, "<|im_assistant|>");
         text(r, "assistant");
         ctrl(r, "<|im_middle|>");
+        const char *named;
+        if (forced_choice(r, conv, &named)) {
+            ctrl(r, "<|tool_calls_section_begin|>");
+            r->info.opens_tools = 1;
+            if (named) {
+                snprintf(r->info.prime, sizeof r->info.prime,
+                         "<|tool_call_begin|>functions.%s:0<|tool_call_argument_begin|>", named);
+                ctrl(r, "<|tool_call_begin|>");
+                char id[160];
+                snprintf(id, sizeof id, "functions.%s:0", named);
+                text(r, id);
+                ctrl(r, "<|tool_call_argument_begin|>");
+            }
+        }
     }
     flush_text(r);
 }
@@ -653,14 +738,14 @@ rm_chat_format rm_chat_detect(const rm_tokenizer *t)
 }
 
 static int render_conv(const rm_tokenizer *t, rm_chat_format f, const json_t *conv,
-                       int *opens_think, int32_t **ids, rm_err *err)
+                       chat_render_info *info, int32_t **ids, rm_err *err)
 {
     *ids = NULL;
-    if (opens_think) *opens_think = 0;
+    if (info) memset(info, 0, sizeof *info);
     if (!json_is_object(conv)) return rm_errf(err, "chat: the conversation is not a JSON object");
     if (!json_is_array(json_object_get(conv, "messages")))
         return rm_errf(err, "chat: the conversation has no \"messages\" list");
-    render r = { .t = t, .err = err };
+    render r = { .t = t, .err = err, .info.gen_start = -1 };
     if (f == RM_CHAT_XTML) render_xtml(&r, conv);
     else if (f == RM_CHAT_IM) render_im(&r, conv);
     else fail(&r, "chat: unknown chat format");
@@ -670,7 +755,8 @@ static int render_conv(const rm_tokenizer *t, rm_chat_format f, const json_t *co
     if (r.failed) { free(r.ids); return -1; }
     if (!r.ids && !(r.ids = malloc(sizeof *r.ids))) return rm_errf(err, "chat: out of memory");
     *ids = r.ids;
-    if (opens_think) *opens_think = r.opens_think;
+    if (r.info.gen_start < 0) r.info.gen_start = r.n;
+    if (info) *info = r.info;
     return r.n;
 }
 
@@ -740,7 +826,7 @@ static int check_conv(const json_t *conv, rm_err *err)
     return 0;
 }
 
-int chat_render_json(const rm_tokenizer *t, rm_chat_format f, const char *json, size_t len, int *opens_think,
+int chat_render_json(const rm_tokenizer *t, rm_chat_format f, const char *json, size_t len, chat_render_info *info,
                      int32_t **ids, rm_err *err)
 {
     json_error_t je;
@@ -748,7 +834,7 @@ int chat_render_json(const rm_tokenizer *t, rm_chat_format f, const char *json, 
     json_t *conv = json_loadb(json, len, JSON_ALLOW_NUL, &je);
     if (!conv) return rm_errf_input(err, "chat: line %d column %d: %s", je.line, je.column, je.text);
     if (check_conv(conv, err)) { json_decref(conv); return -1; }
-    int n = render_conv(t, f, conv, opens_think, ids, err);
+    int n = render_conv(t, f, conv, info, ids, err);
     json_decref(conv);
     return n;
 }

@@ -202,9 +202,10 @@ fi
 # or ui/ (the objects of $OBJ), or by a fuzz target (tests/fuzz/), or is one
 # of the helpers of its "shared by the engine, ui/ and app/" section (rm_buf,
 # rm_err). What only the engine calls belongs in its folder's header.
-# Left for now: the splitter's rm_chat_stream_add_stop and the UTF-8
+# Left for now: the splitter's rm_chat_stream_add_stop and open_tools (the
+# session calls them; they wait for a chat_stream.h of their own) and the UTF-8
 # assembler (engine/text/chat_stream.c changes on another branch).
-BOUNDARY_LEFT="rm_chat_stream_add_stop rm_utf8_stream_feed"
+BOUNDARY_LEFT="rm_chat_stream_add_stop rm_chat_stream_open_tools rm_utf8_stream_feed"
 if ls "$OBJ"/app/*.o > /dev/null 2>&1; then
   find "$OBJ/app" "$OBJ/ui" -name '*.o' | xargs nm -u 2>/dev/null | awk '{print $2}' | sort -u > "$T/fe_uses"
   inner=""

@@ -59,7 +59,9 @@ TEST(serve_openai_models_and_finish)
     rm_buf_reset(&out);
     CHECK(oa_models(&cfg, "tiny", &out, &e) == 0 && strstr(out.p, "\"owned_by\":\"remora\""));
     CHECK(oa_models(&cfg, "other", &out, &e) == -1 && e.status == 404);
-    rm_reply_info info = { .finish = RM_FINISH_LENGTH };
-    CHECK(!strcmp(oa_finish_reason(&info, 0), "length") && !strcmp(oa_finish_reason(&info, 1), "stop"));
+    CHECK(!strcmp(serve_openai.finish_name(SERVE_FIN_LENGTH), "length") &&
+          !strcmp(serve_openai.finish_name(SERVE_FIN_TOOLS), "tool_calls") &&
+          !strcmp(serve_openai.finish_name(SERVE_FIN_BAD_TOOL), "malformed_tool_call") &&
+          !strcmp(serve_anthropic.finish_name(SERVE_FIN_LENGTH), "max_tokens"));
     rm_buf_free(&out);
 }

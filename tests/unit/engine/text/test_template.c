@@ -164,13 +164,87 @@ TEST(template_knows_when_the_prompt_opens_think)
         snprintf(conv, sizeof conv, "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]%s", cases[i].tail);
         int32_t *ids = NULL;
         rm_err err;
-        int think = -1;
-        CHECK(chat_render_json(x, RM_CHAT_XTML, conv, strlen(conv), &think, &ids, &err) > 0 && think == cases[i].xtml);
+        chat_render_info info;
+        CHECK(chat_render_json(x, RM_CHAT_XTML, conv, strlen(conv), &info, &ids, &err) > 0 &&
+              info.opens_think == cases[i].xtml);
         free(ids);
-        think = -1;
-        CHECK(chat_render_json(im, RM_CHAT_IM, conv, strlen(conv), &think, &ids, &err) > 0 && think == 0);
+        CHECK(chat_render_json(im, RM_CHAT_IM, conv, strlen(conv), &info, &ids, &err) > 0 && info.opens_think == 0);
         free(ids);
     }
     rm_tokenizer_free(x);
     rm_tokenizer_free(im);
+}
+
+/* The text of ids[from..n), specials as their strings. */
+static void ids_text(const rm_tokenizer *t, const int32_t *ids, int from, int n, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (int i = from; i < n; i++) {
+        size_t len;
+        const char *b = rm_tokenizer_token_bytes(t, ids[i], &len);
+        if (b && o + len < cap) { memcpy(out + o, b, len); o += len; }
+    }
+    out[o] = 0;
+}
+
+/* A forced tool choice ends the prompt inside the tools block (or the named
+ * call), thinking closed; info says where the generation prompt began. */
+TEST(template_forced_tool_choice)
+{
+    rm_tokenizer *t = fixture_tokenizer();
+    REQUIRE(t);
+    static const char *const choices[] = { "\"required\"", "{\"type\": \"function\", \"function\": {\"name\": \"f\"}}",
+                                           "\"auto\"" };
+    static const char *const tails[] = {
+        "<|open|>message role=\"assistant\"<|sep|><|open|>think<|sep|><|close|>think<|sep|><|open|>response<|sep|>"
+        "<|close|>response<|sep|><|open|>tools<|sep|>",
+        "<|open|>message role=\"assistant\"<|sep|><|open|>think<|sep|><|close|>think<|sep|><|open|>response<|sep|>"
+        "<|close|>response<|sep|><|open|>tools<|sep|><|open|>call tool=\"f\" index=\"1\"<|sep|>",
+        "<|open|>message role=\"assistant\"<|sep|><|open|>think<|sep|>" };
+    for (int i = 0; i < 3; i++) {
+        char conv[512], text[4096];
+        snprintf(conv, sizeof conv, "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}], \"tools\": "
+                 "[{\"type\": \"function\", \"function\": {\"name\": \"f\"}}], \"tool_choice\": %s}", choices[i]);
+        int32_t *ids = NULL;
+        rm_err err;
+        chat_render_info info;
+        int n = chat_render_json(t, RM_CHAT_XTML, conv, strlen(conv), &info, &ids, &err);
+        REQUIRE(n > 0);
+        ids_text(t, ids, info.gen_start, n, text, sizeof text);
+        CHECKF(!strcmp(text, tails[i]), "%d: %s", i, text);
+        CHECK(info.opens_tools == (i < 2) && info.opens_think == (i == 2));
+        CHECK(!strcmp(info.prime, i == 1 ? "<|open|>call tool=\"f\" index=\"1\"<|sep|>" : ""));
+        free(ids);
+    }
+    rm_tokenizer_free(t);
+}
+
+/* An assistant message's remora_ids stand for it as they are (then the
+ * message closes); ids outside the vocabulary are refused. */
+TEST(template_verbatim_ids)
+{
+    rm_tokenizer *t = fixture_tokenizer();
+    REQUIRE(t);
+    int32_t *ids = NULL;
+    rm_err err;
+    static const char conv[] = "{\"messages\": [{\"role\": \"user\", \"content\": \"hi\"}, {\"role\": \"assistant\", "
+                               "\"content\": \"ignored\", \"remora_ids\": [65, 66, 67]}], \"add_generation_prompt\": false}";
+    int n = chat_render_json(t, RM_CHAT_XTML, conv, strlen(conv), NULL, &ids, &err);
+    REQUIRE(n > 0);
+    char text[1024];
+    ids_text(t, ids, 0, n, text, sizeof text);
+    const char *m = strstr(text, "<|end_of_msg|>");
+    REQUIRE(m);
+    size_t l65, l66, l67;
+    const char *b65 = rm_tokenizer_token_bytes(t, 65, &l65), *b66 = rm_tokenizer_token_bytes(t, 66, &l66),
+               *b67 = rm_tokenizer_token_bytes(t, 67, &l67);
+    char want[256];
+    snprintf(want, sizeof want, "%.*s%.*s%.*s<|close|>message<|sep|><|end_of_msg|>", (int)l65, b65, (int)l66, b66,
+             (int)l67, b67);
+    CHECKF(!strcmp(m + strlen("<|end_of_msg|>"), want), "%s", text);
+    CHECK(!strstr(text, "ignored"));
+    free(ids);
+    static const char bad[] = "{\"messages\": [{\"role\": \"assistant\", \"content\": \"\", \"remora_ids\": [99999999]}]}";
+    CHECK(chat_render_json(t, RM_CHAT_XTML, bad, strlen(bad), NULL, &ids, &err) < 0 && strstr(err.msg, "remora_ids"));
+    rm_tokenizer_free(t);
 }

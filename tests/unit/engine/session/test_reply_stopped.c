@@ -5,7 +5,7 @@
  * after rm_session_clear a new conversation is not reported as one computed
  * again. */
 #include <string.h>
-#include "../test.h"
+#include "tests/unit/test.h"
 #include "engine.h"
 
 typedef struct seen { int reprefill, n; int32_t ids[16]; volatile int *stop_at_progress; } seen;
