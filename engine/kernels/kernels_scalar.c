@@ -18,14 +18,24 @@ static float dot_f32(const float *a, const float *b, int n)
     return kern_reduce16(l);
 }
 
-static void tile_acc_f32(const float *const w[4], const float *const x[4], int n, float *acc)
+/* The gemm micro-kernel (kernels_impl.h: gemm_tile), 4 rows x up to 4
+ * inputs, in plain loops: each lane of each output takes its groups in
+ * order. */
+#define TILE_ROWS 4
+#define TILE_TOKS 4
+
+static void gemm_tile(const float *wp, const float *xp, int ng, int nt, int first, float *acc)
 {
-    for (int t = 0; t < 4; t++)
-        for (int j = 0; j < 4; j++) {
-            float *l = acc + (4 * t + j) * 16;
-            for (int c = 0; c < n; c++)
-                l[c & 15] = fmaf(w[j][c], x[t][c], l[c & 15]);
-        }
+    const int n = nt * TILE_ROWS;
+    if (first)
+        for (int i = 0; i < n * 16; i++) acc[i] = 0;
+    for (int g = 0; g < ng; g++, wp += TILE_ROWS * 16, xp += nt * 16)
+        for (int t = 0; t < nt; t++)
+            for (int j = 0; j < TILE_ROWS; j++) {
+                float *l = acc + (t * TILE_ROWS + j) * 16;
+                for (int e = 0; e < 16; e++)
+                    l[e] = fmaf(wp[16 * j + e], xp[16 * t + e], l[e]);
+            }
 }
 
 static void gemv_f32(const float *W, const float *x, float *y, int r0, int r1, int cols)
@@ -68,16 +78,16 @@ static void gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float 
     }
 }
 
-static void decode_bf16(const uint16_t *w, float *out, int n)
+static void decode_bf16(const uint16_t *w, float *out, int n, size_t gs)
 {
     for (int c = 0; c < n; c++)
-        out[c] = bf16_to_f32(w[c]);
+        out[(size_t)(c / 16) * gs + c % 16] = bf16_to_f32(w[c]);
 }
 
-static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out, int cols)
+static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out, int cols, size_t gs)
 {
     for (int c = 0; c < cols; c++)
-        out[c] = mxfp4_weight(packed, scale, c);
+        out[(size_t)(c / 16) * gs + c % 16] = mxfp4_weight(packed, scale, c);
 }
 
 static void axpy_f32(float a, const float *x, float *y, int n)
@@ -112,7 +122,9 @@ static void kda_step(float *S, const float *alpha, const float *k, const float *
 const kern_impl kern_impl_scalar = {
     .name = "scalar",
     .dot_f32 = dot_f32,
-    .tile_acc_f32 = tile_acc_f32,
+    .tile_rows = TILE_ROWS,
+    .tile_toks = TILE_TOKS,
+    .gemm_tile = gemm_tile,
     .reduce16x16 = kern_reduce16x16_each,
     .gemv_f32 = gemv_f32,
     .gemv_bf16 = gemv_bf16,
