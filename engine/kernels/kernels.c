@@ -158,6 +158,21 @@ void kern_matmul_f32(const float *A, size_t lda, const float *B, size_t ldb, flo
     }
 }
 
+/* Where kern_fma_probe's result goes, so that its loop is not dead. */
+static volatile float probe_sink;
+
+double kern_fma_probe(long n)
+{
+    const kern_impl *k = impl();
+    probe_sink = k->fma_probe(n);
+    return 2.0 * k->probe_fmas * k->width * (double)n;
+}
+
+float kern_read_probe(const float *p, size_t n)
+{
+    return impl()->read_probe(p, n);
+}
+
 void kern_kda_step(float *S, const float *alpha, const float *k, const float *q,
                    const float *v, float beta, float *o, float *u, int hd)
 {

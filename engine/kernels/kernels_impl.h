@@ -97,6 +97,12 @@ typedef struct kern_impl {
      * and C, every row taking k < kn (the caller does the rest with axpy). */
     void (*matmul4x64_f32)(const float *A, size_t lda, const float *B, size_t ldb, float *C, size_t ldc,
                            int kn);
+    /* The benchmarks' ceilings (kernels.h: kern_fma_probe, kern_read_probe);
+     * width: floats per vector; fma_probe makes probe_fmas fmas of them
+     * per round. */
+    int width, probe_fmas;
+    float (*fma_probe)(long n);
+    float (*read_probe)(const float *p, size_t n);
     /* One gated delta-rule step of one head (kernels.h: kern_kda_step). */
     void (*kda_step)(float *S, const float *alpha, const float *k, const float *q,
                      const float *v, float beta, float *o, float *u, int hd);

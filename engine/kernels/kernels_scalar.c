@@ -119,6 +119,29 @@ static void kda_step(float *S, const float *alpha, const float *k, const float *
     }
 }
 
+/* The ceilings (kernels.h): 24 independent chains cover the latency of the
+ * fma units many times over. */
+static float fma_probe(long n)
+{
+    float a[24], b = 0.999f, c = 1e-7f;
+    for (int i = 0; i < 24; i++) a[i] = (float)i;
+    for (long k = 0; k < n; k++) {
+        for (int i = 0; i < 24; i++) a[i] = fmaf(a[i], b, c);
+        __asm__ volatile("" : "+m"(a));
+    }
+    float s = 0;
+    for (int i = 0; i < 24; i++) s += a[i];
+    return s;
+}
+
+static float read_probe(const float *p, size_t n)
+{
+    float s[8] = { 0 };
+    for (size_t i = 0; i < n; i += 8)
+        for (int j = 0; j < 8; j++) s[j] += p[i + j];
+    return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+}
+
 const kern_impl kern_impl_scalar = {
     .name = "scalar",
     .dot_f32 = dot_f32,
@@ -132,5 +155,9 @@ const kern_impl kern_impl_scalar = {
     .decode_bf16 = decode_bf16,
     .decode_mxfp4 = decode_mxfp4,
     .axpy_f32 = axpy_f32,
+    .width = 1,
+    .probe_fmas = 24,
+    .fma_probe = fma_probe,
+    .read_probe = read_probe,
     .kda_step = kda_step,
 };
