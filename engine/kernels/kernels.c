@@ -482,8 +482,11 @@ static void gemm_task(void *ud, int b, int e)
 }
 
 /* The packed inputs' buffer, one per calling thread, kept between products
- * up to XG_KEEP floats (prefill's products repeat the same sizes). */
-#define XG_KEEP ((size_t)16 << 20)
+ * (prefill's products repeat the same sizes). A product whose packed inputs
+ * would pass XG_FLOATS (16 MB) runs in input ranges that fit, so the copy
+ * adds at most that to the memory the RAM budget's overhead allows for
+ * (each output's fmas do not depend on the range it is computed in). */
+#define XG_FLOATS ((size_t)4 << 20)
 static pthread_key_t xg_key;
 static pthread_once_t xg_once = PTHREAD_ONCE_INIT;
 static void xg_key_init(void) { pthread_key_create(&xg_key, free); }
@@ -510,19 +513,23 @@ static void gemm(int enc, const void *W, size_t ldw, const uint8_t *scale, const
     }
     product p = { .k = impl(), .enc = enc, .W = W, .scale = scale, .X = X, .Y = Y,
                   .T = T, .rows = rows, .cols = cols, .ldw = ldw };
-    const size_t xfl = (size_t)T * (cols & ~15) + 16;
-    p.xg = inputs_buf(xfl);
-    const int items = (rows + GEMM_MC - 1) / GEMM_MC, panels = (T + p.k->tile_toks - 1) / p.k->tile_toks;
-    const int par = (size_t)T * rows * cols >= PAR_MIN_WEIGHTS;
-    if (p.xg) {
-        if (par) pool_for(panels, pack_inputs, &p);
-        else pack_inputs(&p, 0, panels);
-    }
-    if (par) pool_for(items, gemm_task, &p);
-    else gemm_task(&p, 0, items);
-    if (xfl > XG_KEEP) {
-        free(pthread_getspecific(xg_key));
-        pthread_setspecific(xg_key, NULL);
+    const int TT = p.k->tile_toks, full = cols & ~15;
+    int range = full > 0 ? (int)(XG_FLOATS / (size_t)full) / TT * TT : T;
+    if (range < TT) range = TT;
+    const int items = (rows + GEMM_MC - 1) / GEMM_MC;
+    for (int t0 = 0; t0 < T; t0 += range) {
+        p.T = T - t0 < range ? T - t0 : range;
+        p.X = X + (size_t)t0 * cols;
+        p.Y = Y + (size_t)t0 * rows;
+        p.xg = inputs_buf((size_t)p.T * full + 16);
+        const int panels = (p.T + TT - 1) / TT;
+        const int par = (size_t)p.T * rows * cols >= PAR_MIN_WEIGHTS;
+        if (p.xg) {
+            if (par) pool_for(panels, pack_inputs, &p);
+            else pack_inputs(&p, 0, panels);
+        }
+        if (par) pool_for(items, gemm_task, &p);
+        else gemm_task(&p, 0, items);
     }
 }
 

@@ -446,6 +446,23 @@ TEST(kernels_gemm_tiles_and_tails_levels_bitexact)
     best_level();
 }
 
+/* A product whose packed inputs pass the kernels' 16 MB in one go runs in
+ * input ranges (kernels.c: XG_FLOATS): the same bits as the gemv. */
+TEST(kernels_gemm_input_ranges_equal_gemv)
+{
+    const int rows = 5, cols = 2048, T = 2100;
+    rng_seed(17);
+    mat m = make_dense(BF16, rows, cols);
+    float *X = malloc((size_t)T * cols * sizeof *X);
+    float *ref = malloc((size_t)T * rows * sizeof *ref), *got = malloc((size_t)T * rows * sizeof *got);
+    for (size_t i = 0; i < (size_t)T * cols; i++) X[i] = adversarial();
+    for (int t = 0; t < T; t++) gemv(&m, X + (size_t)t * cols, ref + (size_t)t * rows);
+    gemm(&m, X, got, T);
+    CHECKF(same_vec(ref, got, T * rows), "gemm bf16 %dx%d T=%d", rows, cols, T);
+    free(X); free(ref); free(got);
+    mat_free(&m);
+}
+
 /* A column range of a wider matrix (the MLA cache's two parts): each output
  * is the dot product of that part of the row, for one input row and many. */
 TEST(kernels_gemm_column_range_equals_dots)
