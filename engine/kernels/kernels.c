@@ -5,11 +5,13 @@
  *
  * Every level computes a row in the same order, and a row is always computed
  * whole by one thread, so the results depend neither on the level nor on the
- * thread count. The gemm forms decode the weights to fp32 a column block at a
- * time and take each block's part of every dot product, keeping the 16 lane
- * accumulators of each output between blocks — the same fmas as the gemv, in
- * the same order, but with the operands in L1 and each weight read once per
- * tile of inputs (gemm_tile). kern_matmul_f32 is the other order of
+ * thread count. The gemm forms pack the inputs once per product and, per
+ * work item of rows, decode the weights to fp32 a column block at a time
+ * into panels that the level's register-blocked micro-kernel (gemm_tile)
+ * takes a tile of rows x inputs at a time, keeping each output's 16 lane
+ * accumulators between column blocks — the same fmas as the gemv, in the
+ * same order, with the operands in L1/L2 and each weight decoded once per
+ * block of inputs (gemm_block). kern_matmul_f32 is the other order of
  * accumulation, attention's axpy chains, blocked the same way.
  */
 #include <math.h>
@@ -24,10 +26,6 @@
 #define PAR_MIN_WEIGHTS 65536
 /* Rows per pool work item of a gemv (the row kernels take rows by fours). */
 #define GEMV_ROWS 4
-/* Weight rows decoded together, a column block at a time: their fp32 copy
- * (GEMM_ROWS x GEMM_KC floats, 16 KB) stays in L1 while the inputs go past
- * it. */
-#define GEMM_ROWS 8
 /* x of a gemv_mxfp4 up to this many columns is reordered on the stack. */
 #define XP_STACK 4096
 
@@ -132,6 +130,21 @@ void kern_matmul_f32(const float *A, size_t lda, const float *B, size_t ldb, flo
     }
 }
 
+/* Where kern_fma_probe's result goes, so that its loop is not dead. */
+static volatile float probe_sink;
+
+double kern_fma_probe(long n)
+{
+    const kern_impl *k = impl();
+    probe_sink = k->fma_probe(n);
+    return 2.0 * k->probe_fmas * k->width * (double)n;
+}
+
+float kern_read_probe(const float *p, size_t n)
+{
+    return impl()->read_probe(p, n);
+}
+
 void kern_kda_step(float *S, const float *alpha, const float *k, const float *q,
                    const float *v, float beta, float *o, float *u, int hd)
 {
@@ -149,6 +162,7 @@ typedef struct {
     const void *W;
     const uint8_t *scale;     /* MXFP4 only */
     const float *X, *xp;      /* xp: gemv_mxfp4's reordered x */
+    float *xg;                /* gemm: X in gemm_tile's panels (pack_inputs) */
     float *Y;
     int T, rows, cols;
     size_t ldw;               /* F32: floats between rows of W (cols unless a column range,
@@ -228,35 +242,36 @@ void kern_gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *x
     gemv(W_MXFP4, packed, (size_t)cols, scale, x, y, rows, cols);
 }
 
-/* The weight of column c of row r, for the columns past the last group of
- * 16 (never MXFP4, whose rows are whole blocks of 32). */
-static float weight_at(const product *p, int r, int c)
-{
-    if (p->enc == W_F32) return ((const float *)p->W)[(size_t)r * p->ldw + c];
-    return bf16_to_f32(((const uint16_t *)p->W)[(size_t)r * p->cols + c]);
-}
-
-/* A gemm task's tile (gemm_tile): GEMM_TILE_ROWS weight rows, as many
- * inputs as keep their accumulators (64 bytes per output) within
- * GEMM_ACC_BYTES of L2, the columns in blocks of GEMM_KC. Measured on the
- * 2-core development machine (Sapphire Rapids: 48 KB L1, 2 MB L2), 2
- * threads, against 16-row tiles over 2 MB sweeps of the inputs: bf16 1024 x
- * 7168 at T = 256 141 -> 158 GFLOP/s, 12288 x 7168 at T = 1024 135 -> 151,
- * MXFP4 3072 x 3584 at T = 42 (a routed expert's rows in a 2048-token
- * prompt) 170 -> 187. 64 or 256 rows, 512 KB of accumulators, groups of 16
- * rows or column blocks of 256 or 1024 were each no better. */
-#define GEMM_TILE_ROWS 128
+/* The blocking around the micro-kernel (kern_impl.gemm_tile). A pool work
+ * item is GEMM_MC weight rows; its inputs go in blocks of up to GEMM_NT
+ * (the T inputs split evenly), the columns in blocks of GEMM_KC. Per column
+ * block the item decodes its rows once into packed panels of tile_rows
+ * rows (GEMM_MC x GEMM_KC floats, 128 KB, in L2) and packs the input
+ * block's columns into panels of tile_toks inputs (12 KB per panel, in L1
+ * while every weight panel streams past it); the accumulators of the item's
+ * GEMM_MC x GEMM_NT outputs (768 KB) wait in L2 between column blocks,
+ * loaded and stored once per micro-kernel call of GEMM_KC / 16 groups.
+ * Measured on the 2-core development machine (Sapphire Rapids VM, 48 KB L1
+ * and 2 MB L2 per core, shared with other builds: per CPU-second, best of 5
+ * products, 3 interleaved rounds, 1 thread, bf16 1024x7168 and MXFP4
+ * 3072x3584 at T = 256): MC x NT x KC = 64 x 192 x 512 gave 81-110
+ * GFLOP/s, 32 x 192 x 512 84-105, 64 x 96 x 512 72-118, 128 x 96 x 256
+ * 89-112, 64 x 192 x 256 80-109 — no shape apart from the noise; the
+ * micro-kernel alone on L1-resident panels makes 0.85 of the FMA peak.
+ * Packing the inputs per work item instead of once per product took a
+ * third of the time (its stores go a panel apart). */
+#define GEMM_MC 64
 #define GEMM_KC 512
-#define GEMM_ACC_BYTES (1u << 20)
+#define GEMM_NT 192
 
-/* A task's working memory: one decoded column block of GEMM_ROWS rows and
- * the accumulators of its rows x inputs. Kept per thread between products
- * (a fresh megabyte per product is a megabyte of page faults). */
+/* A task's working memory: packed weights, packed inputs and accumulators.
+ * Kept per thread between products (a fresh megabyte per product is a
+ * megabyte of page faults). */
 static pthread_key_t work_key;
 static pthread_once_t work_once = PTHREAD_ONCE_INIT;
 static void work_key_init(void) { pthread_key_create(&work_key, free); }
 
-typedef struct { size_t floats; float f[]; } work_buf;
+typedef struct { size_t floats; size_t pad[7]; float f[]; } work_buf;   /* f 64-byte aligned */
 
 static float *task_work(size_t floats)
 {
@@ -270,15 +285,24 @@ static float *task_work(size_t floats)
     return w ? w->f : NULL;
 }
 
+/* The weight of column c of row r, for the columns past the last group of
+ * 16 (never MXFP4, whose rows are whole blocks of 32). */
+static float weight_at(const product *p, int r, int c)
+{
+    if (p->enc == W_F32) return ((const float *)p->W)[(size_t)r * p->ldw + c];
+    return bf16_to_f32(((const uint16_t *)p->W)[(size_t)r * p->cols + c]);
+}
+
 /* Asks for the encoded weights of rows [r0, r0+nr), columns [c0, c0+kc),
  * the ones the next decode reads: they are a row length apart, which the
  * hardware prefetchers do not follow, and they come from memory. */
 static void prefetch_rows(const product *p, int r0, int nr, int c0, int kc)
 {
-    if (p->enc == W_F32 || nr <= 0) return;
-    const size_t row = p->enc == W_BF16 ? (size_t)p->cols * 2 : (size_t)p->cols / 2;
-    const size_t off = p->enc == W_BF16 ? (size_t)c0 * 2 : (size_t)c0 / 2;
-    const size_t len = p->enc == W_BF16 ? (size_t)kc * 2 : (size_t)kc / 2;
+    if (nr <= 0) return;
+    const size_t esz = p->enc == W_F32 ? 4 : 2;
+    const size_t row = p->enc == W_MXFP4 ? (size_t)p->cols / 2 : (p->enc == W_F32 ? p->ldw : (size_t)p->cols) * esz;
+    const size_t off = p->enc == W_MXFP4 ? (size_t)c0 / 2 : (size_t)c0 * esz;
+    const size_t len = p->enc == W_MXFP4 ? (size_t)kc / 2 : (size_t)kc * esz;
     for (int r = r0; r < r0 + nr; r++) {
         const char *q = (const char *)p->W + (size_t)r * row + off;
         for (size_t b = 0; b < len; b += 64) __builtin_prefetch(q + b, 0, 2);
@@ -286,119 +310,134 @@ static void prefetch_rows(const product *p, int r0, int nr, int c0, int kc)
     }
 }
 
-/* Decodes rows [r0, r0+nr), columns [c0, c0+kc) to fp32 rows of GEMM_KC. */
-static void decode_block(const product *p, int r0, int nr, int c0, int kc, float *out)
+/* Decodes row r, columns [c0, c0+kc), into one row of a packed panel:
+ * group g at out + g * gs. */
+static void pack_row(const product *p, int r, int c0, int kc, float *out, size_t gs)
 {
     const int cols = p->cols;
-    for (int r = 0; r < nr; r++) {
-        float *o = out + (size_t)r * GEMM_KC;
-        if (p->enc == W_BF16)
-            p->k->decode_bf16((const uint16_t *)p->W + (size_t)(r0 + r) * cols + c0, o, kc);
-        else
-            p->k->decode_mxfp4((const uint8_t *)p->W + (size_t)(r0 + r) * (cols / 2) + c0 / 2,
-                               p->scale + (size_t)(r0 + r) * (cols / 32) + c0 / 32, o, kc);
+    if (p->enc == W_F32) {
+        const float *w = (const float *)p->W + (size_t)r * p->ldw + c0;
+        for (int g = 0; g < kc / 16; g++) memcpy(out + g * gs, w + 16 * g, 16 * sizeof *w);
+    } else if (p->enc == W_BF16) {
+        p->k->decode_bf16((const uint16_t *)p->W + (size_t)r * cols + c0, out, kc, gs);
+    } else {
+        p->k->decode_mxfp4((const uint8_t *)p->W + (size_t)r * (cols / 2) + c0 / 2,
+                           p->scale + (size_t)r * (cols / 32) + c0 / 32, out, kc, gs);
     }
 }
 
-/* Outputs of rows [r0, r1) x inputs [t0, t0+nt): the tile of a task.
- *
- * Its accumulators (16 lanes per output, acc) stay in L2 while the columns
- * go by in blocks of GEMM_KC: per block, each group of GEMM_ROWS weight rows
- * is decoded to fp32 (wbuf, in L1) and every 4 x 4 tile of those rows x 4
- * inputs takes the block's columns, with the inputs' block (nt x GEMM_KC)
- * staying in L2 for all the row groups. So each weight is decoded once per
- * tile and each input read from memory once per tile: at 128 rows x 128
- * inputs, 1/128 of a byte per flop for bf16 weights and 1/64 for the fp32
- * inputs, where cutting only the inputs (2 MB sweeps, 16 rows at a time)
- * read the 33792-column weights of K3's dense layer again every 16 inputs.
- * The column tail and the reduction end each output. */
-static void gemm_tile(const product *p, float *wbuf, float *acc, int r0, int r1, int t0, int nt)
+/* X[T, cols] into gemm_tile's input panels, for all column blocks at once
+ * (packed per task instead, the copy took a third of the time: its stores
+ * go a panel apart): column block c0 (kc columns) at xg + T c0, in it the
+ * panel of inputs from t (a multiple of tile_toks; n = min(tile_toks, T -
+ * t) inputs), group g, input i at t kc + (g n + i) 16. Panels [b, e). */
+static void pack_inputs(void *ud, int b, int e)
 {
-    const int cols = p->cols, full = cols & ~15, nr = r1 - r0;
-    const int nrg = (nr + GEMM_ROWS - 1) / GEMM_ROWS, tgs = (nt + 3) / 4;
-    const int rgs = GEMM_ROWS / 4;             /* tiles of 4 rows per row group */
-    const size_t per_group = (size_t)tgs * rgs * 256;
-    memset(acc, 0, (size_t)nrg * per_group * sizeof *acc);
-    const float *X = p->X + (size_t)t0 * cols;
+    const product *p = ud;
+    const int TT = p->k->tile_toks, cols = p->cols, full = cols & ~15;
     for (int c0 = 0; c0 < full; c0 += GEMM_KC) {
-        const int kc = full - c0 < GEMM_KC ? full - c0 : GEMM_KC;
-        for (int g = 0; g < nrg; g++) {
-            const int gr0 = r0 + g * GEMM_ROWS, gn = r1 - gr0 < GEMM_ROWS ? r1 - gr0 : GEMM_ROWS;
-            const float *w = wbuf;
-            size_t ldw = (size_t)GEMM_KC;
-            if (p->enc == W_F32) {
-                w = (const float *)p->W + (size_t)gr0 * p->ldw + c0;
-                ldw = p->ldw;
-            } else {
-                decode_block(p, gr0, gn, c0, kc, wbuf);
-            }
-            /* the next group's weights (or the next block's first), asked
-             * for a few rows per input group while this group computes */
-            int nx_r0 = gr0 + GEMM_ROWS, nx_c0 = c0;
-            if (g + 1 == nrg) { nx_r0 = r0; nx_c0 = c0 + GEMM_KC; }
-            const int nx_n = nx_c0 >= full ? 0 : (r1 - nx_r0 < GEMM_ROWS ? r1 - nx_r0 : GEMM_ROWS);
-            const int nx_kc = full - nx_c0 < GEMM_KC ? full - nx_c0 : GEMM_KC;
-            const int per_tg = (nx_n + tgs - 1) / tgs;
-            const int grgs = (gn + 3) / 4;
-            float *gacc = acc + (size_t)g * per_group;
-            for (int tg = 0; tg < tgs; tg++) {
-                const int pr = tg * per_tg;
-                if (pr < nx_n) prefetch_rows(p, nx_r0 + pr, nx_n - pr < per_tg ? nx_n - pr : per_tg, nx_c0, nx_kc);
-                const float *xr[4], *wr[4];
-                for (int t = 0; t < 4; t++)
-                    xr[t] = X + (size_t)(4 * tg + t < nt ? 4 * tg + t : nt - 1) * cols + c0;
-                for (int rg = 0; rg < grgs; rg++) {
-                    for (int j = 0; j < 4; j++)
-                        wr[j] = w + (size_t)(4 * rg + j < gn ? 4 * rg + j : gn - 1) * ldw;
-                    p->k->tile_acc_f32(wr, xr, kc, gacc + ((size_t)tg * rgs + rg) * 256);
-                }
-            }
+        const int kc = full - c0 < GEMM_KC ? full - c0 : GEMM_KC, ng = kc / 16;
+        for (int t = b * TT; t < e * TT && t < p->T; t += TT) {
+            const int n = p->T - t < TT ? p->T - t : TT;
+            float *xo = p->xg + (size_t)p->T * c0 + (size_t)t * kc;
+            for (int g = 0; g < ng; g++)
+                for (int i = 0; i < n; i++, xo += 16)
+                    memcpy(xo, p->X + (size_t)(t + i) * cols + c0 + 16 * g, 16 * sizeof *xo);
         }
     }
-    float *Y = p->Y + (size_t)t0 * p->rows;
-    for (int g = 0; g < nrg; g++) {
-        const int gr0 = g * GEMM_ROWS, gn = nr - gr0 < GEMM_ROWS ? nr - gr0 : GEMM_ROWS;
-        const float *gacc = acc + (size_t)g * per_group;
-        for (int tg = 0; tg < tgs; tg++)
-            for (int rg = 0; rg < (gn + 3) / 4; rg++) {
-                const float *tile = gacc + ((size_t)tg * rgs + rg) * 256;
-                float sum[16];
-                if (full == cols)              /* no column tail: 16 reductions at once */
-                    p->k->reduce16x16(tile, sum);
-                for (int t = 4 * tg; t < 4 * tg + 4 && t < nt; t++)
-                    for (int j = 4 * rg; j < 4 * rg + 4 && j < gn; j++) {
-                        const int k = 4 * (t % 4) + j % 4, r = r0 + gr0 + j;
-                        if (full < cols) {
-                            float l[16];
-                            memcpy(l, tile + 16 * k, sizeof l);
-                            for (int c = full; c < cols; c++)
-                                l[c & 15] = fmaf(weight_at(p, r, c), X[(size_t)t * cols + c], l[c & 15]);
-                            sum[k] = kern_reduce16(l);
-                        }
-                        Y[(size_t)t * p->rows + r] = sum[k];
-                    }
-            }
-    }
 }
 
-/* Inputs per tile: as many as keep the tile's accumulators within
- * GEMM_ACC_BYTES, a multiple of 4. */
-static int tile_inputs(const product *p)
+/* Outputs of rows [r0, r0+nr) x inputs [t0, t0+nt), nr <= GEMM_MC,
+ * nt <= GEMM_NT and t0 a multiple of tile_toks: one block of a task.
+ *
+ * Layouts, with R = tile_rows, TT = tile_toks, ng = kc / 16:
+ *   wp: row panel q (rows r0 + qR ..), group g, row j at ((q ng + g) R + j) 16
+ *       (a short last panel repeats its last row, computed and dropped);
+ *   xp: the block's inputs in p->xg (pack_inputs);
+ *   acc: the outputs of input panel t, row panel q, input i, row j at
+ *       (t npan R + q R n + i R + j) 16 — so in output order each panel
+ *       pair's tile is contiguous, as gemm_tile leaves it.
+ * The column tail and the reduction end each output. */
+static void gemm_block(const product *p, float *wp, float *acc, int r0, int nr, int t0, int nt)
 {
-    int n = (int)(GEMM_ACC_BYTES / ((size_t)GEMM_TILE_ROWS * 64)) & ~3;
-    if (n < 4) n = 4;
-    return n < p->T ? n : p->T;
+    const kern_impl *k = p->k;
+    const int R = k->tile_rows, TT = k->tile_toks, cols = p->cols, full = cols & ~15;
+    const int npan = (nr + R - 1) / R, ntp = (nt + TT - 1) / TT;
+    const float *X = p->X + (size_t)t0 * cols;
+    for (int c0 = 0; c0 < full; c0 += GEMM_KC) {
+        const int kc = full - c0 < GEMM_KC ? full - c0 : GEMM_KC, ng = kc / 16;
+        for (int j = 0; j < npan * R; j++)
+            pack_row(p, r0 + (j < nr ? j : nr - 1), c0, kc, wp + ((size_t)(j / R) * ng * R + j % R) * 16,
+                     (size_t)R * 16);
+        const float *xp = p->xg + (size_t)p->T * c0 + (size_t)t0 * kc;
+        /* the next column block's weights, asked for a few rows per input
+         * panel while this block computes */
+        int nx_r0 = r0, nx_c0 = c0 + GEMM_KC, nx_n = nr;
+        if (nx_c0 >= full) {          /* the next input block's, or the next tile's (pool_for's
+                                       * chunks are contiguous) */
+            nx_c0 = 0;
+            if (t0 + nt >= p->T) {
+                nx_r0 = r0 + nr;
+                nx_n = p->rows - nx_r0 < GEMM_MC ? p->rows - nx_r0 : GEMM_MC;
+            }
+        }
+        const int nx_kc = full - nx_c0 < GEMM_KC ? full - nx_c0 : GEMM_KC;
+        const int per_tp = (nx_n + ntp - 1) / ntp;
+        for (int t = 0, tp = 0; t < nt; t += TT, tp++) {
+            const int n = nt - t < TT ? nt - t : TT;
+            if (tp * per_tp < nx_n)
+                prefetch_rows(p, nx_r0 + tp * per_tp, nx_n - tp * per_tp < per_tp ? nx_n - tp * per_tp : per_tp,
+                              nx_c0, nx_kc);
+            const float *xo = xp + (size_t)t * kc;
+            float *a = acc + (size_t)t * npan * R * 16;
+            for (int q = 0; q < npan; q++, a += (size_t)R * n * 16)
+                k->gemm_tile(wp + (size_t)q * ng * R * 16, xo, ng, n, c0 == 0, a);
+        }
+    }
+    if (full == 0)
+        memset(acc, 0, (size_t)npan * R * nt * 16 * sizeof *acc);
+    /* the input and row of each output, in acc's order */
+    const int nout = npan * R * nt;
+    uint16_t *ot = (uint16_t *)(acc + ((size_t)nout + 16) * 16), *oj = ot + nout;
+    for (int t = 0, o = 0; t < nt; t += TT) {
+        const int n = nt - t < TT ? nt - t : TT;
+        for (int q = 0; q < npan; q++)
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < R; j++, o++) {
+                    ot[o] = (uint16_t)(t + i);
+                    oj[o] = (uint16_t)(q * R + j);
+                }
+    }
+    if (full < cols)
+        for (int o = 0; o < nout; o++) {
+            const int r = r0 + (oj[o] < nr ? oj[o] : nr - 1);
+            const float *x = X + (size_t)ot[o] * cols;
+            float *l = acc + (size_t)o * 16;
+            for (int c = full; c < cols; c++)
+                l[c & 15] = fmaf(weight_at(p, r, c), x[c], l[c & 15]);
+        }
+    float *Y = p->Y + (size_t)t0 * p->rows + r0;
+    for (int o0 = 0; o0 < nout; o0 += 16) {
+        float sum[16];
+        k->reduce16x16(acc + (size_t)o0 * 16, sum);     /* acc has room for a last 16 */
+        for (int o = o0; o < o0 + 16 && o < nout; o++)
+            if (oj[o] < nr) Y[(size_t)ot[o] * p->rows + oj[o]] = sum[o - o0];
+    }
 }
 
 static void gemm_task(void *ud, int b, int e)
 {
     const product *p = ud;
-    const int r0 = b * GEMM_TILE_ROWS, r1 = e * GEMM_TILE_ROWS < p->rows ? e * GEMM_TILE_ROWS : p->rows;
-    const int nt = tile_inputs(p);
-    const int tgs = (nt + 3) / 4, nrg = (GEMM_TILE_ROWS + GEMM_ROWS - 1) / GEMM_ROWS;
-    float *buf = task_work((size_t)GEMM_ROWS * GEMM_KC + (size_t)nrg * tgs * (GEMM_ROWS / 4) * 256);
-    if (!buf) {
-        /* No room to decode: one gemv per input row gives the same bits. */
+    const int R = p->k->tile_rows, TT = p->k->tile_toks;
+    const int r0 = b * GEMM_MC, r1 = e * GEMM_MC < p->rows ? e * GEMM_MC : p->rows;
+    /* input blocks of equal size, whole panels */
+    const int nblk = (p->T + GEMM_NT - 1) / GEMM_NT;
+    const int per = ((p->T + nblk - 1) / nblk + TT - 1) / TT * TT;
+    const size_t wfl = (size_t)(GEMM_MC + R) * GEMM_KC;
+    const size_t nout = (size_t)(GEMM_MC + R) * (GEMM_NT + TT);
+    float *buf = task_work(wfl + (nout + 16) * 16 + nout);   /* + the output map (gemm_block) */
+    if (!buf || !p->xg) {
+        /* No room to pack: one gemv per input row gives the same bits. */
         for (int t = 0; t < p->T; t++) {
             product q = *p;
             q.k = &kern_impl_scalar;
@@ -408,10 +447,32 @@ static void gemm_task(void *ud, int b, int e)
         }
         return;
     }
-    for (int r = r0; r < r1; r += GEMM_TILE_ROWS)
-        for (int t0 = 0; t0 < p->T; t0 += nt)
-            gemm_tile(p, buf, buf + (size_t)GEMM_ROWS * GEMM_KC, r, r1 - r < GEMM_TILE_ROWS ? r1 : r + GEMM_TILE_ROWS,
-                      t0, p->T - t0 < nt ? p->T - t0 : nt);
+    for (int r = r0; r < r1; r += GEMM_MC)
+        for (int t0 = 0; t0 < p->T; t0 += per)
+            gemm_block(p, buf, buf + wfl, r, r1 - r < GEMM_MC ? r1 - r : GEMM_MC,
+                       t0, p->T - t0 < per ? p->T - t0 : per);
+}
+
+/* The packed inputs' buffer, one per calling thread, kept between products
+ * (prefill's products repeat the same sizes). A product whose packed inputs
+ * would pass XG_FLOATS (16 MB) runs in input ranges that fit, so the copy
+ * adds at most that to the memory the RAM budget's overhead allows for
+ * (each output's fmas do not depend on the range it is computed in). */
+#define XG_FLOATS ((size_t)4 << 20)
+static pthread_key_t xg_key;
+static pthread_once_t xg_once = PTHREAD_ONCE_INIT;
+static void xg_key_init(void) { pthread_key_create(&xg_key, free); }
+
+static float *inputs_buf(size_t floats)
+{
+    pthread_once(&xg_once, xg_key_init);
+    work_buf *w = pthread_getspecific(xg_key);
+    if (w && w->floats >= floats) return w->f;
+    free(w);
+    w = aligned_alloc(64, (sizeof *w + floats * sizeof(float) + 63) & ~(size_t)63);
+    if (w) w->floats = floats;
+    pthread_setspecific(xg_key, w);
+    return w ? w->f : NULL;
 }
 
 static void gemm(int enc, const void *W, size_t ldw, const uint8_t *scale, const float *X, float *Y,
@@ -424,11 +485,24 @@ static void gemm(int enc, const void *W, size_t ldw, const uint8_t *scale, const
     }
     product p = { .k = impl(), .enc = enc, .W = W, .scale = scale, .X = X, .Y = Y,
                   .T = T, .rows = rows, .cols = cols, .ldw = ldw };
-    int items = (rows + GEMM_TILE_ROWS - 1) / GEMM_TILE_ROWS;
-    if ((size_t)T * rows * cols < PAR_MIN_WEIGHTS)
-        gemm_task(&p, 0, items);
-    else
-        pool_for(items, gemm_task, &p);
+    const int TT = p.k->tile_toks, full = cols & ~15;
+    int range = full > 0 ? (int)(XG_FLOATS / (size_t)full) / TT * TT : T;
+    if (range < TT) range = TT;
+    const int items = (rows + GEMM_MC - 1) / GEMM_MC;
+    for (int t0 = 0; t0 < T; t0 += range) {
+        p.T = T - t0 < range ? T - t0 : range;
+        p.X = X + (size_t)t0 * cols;
+        p.Y = Y + (size_t)t0 * rows;
+        p.xg = inputs_buf((size_t)p.T * full + 16);
+        const int panels = (p.T + TT - 1) / TT;
+        const int par = (size_t)p.T * rows * cols >= PAR_MIN_WEIGHTS;
+        if (p.xg) {
+            if (par) pool_for(panels, pack_inputs, &p);
+            else pack_inputs(&p, 0, panels);
+        }
+        if (par) pool_for(items, gemm_task, &p);
+        else gemm_task(&p, 0, items);
+    }
 }
 
 void kern_gemm_f32(const float *W, const float *X, float *Y, int T, int rows, int cols)

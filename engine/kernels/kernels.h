@@ -69,6 +69,15 @@ void kern_matmul_f32(const float *A, size_t lda, const float *B, size_t ldb, flo
 void kern_kda_step(float *S, const float *alpha, const float *k, const float *q,
                    const float *v, float beta, float *o, float *u, int hd);
 
+/* Ceilings for benchmarks (tools/bench_kernels.c), at the level in use:
+ * kern_fma_probe runs n rounds of independent register-only fmas of the
+ * level's widest vectors — the FMA peak of one core — and returns the flops
+ * it made; kern_read_probe reads n floats (a multiple of 128, 64-byte
+ * aligned) with the widest loads and enough independent adds to stream at
+ * what the memory gives, and returns their sum. */
+double kern_fma_probe(long n);
+float kern_read_probe(const float *p, size_t n);
+
 /* The SIMD level in use: "avx512", "avx2" or "scalar". Chosen once from
  * CPUID; the environment variable REMORA_SIMD=scalar|avx2|avx512 lowers it
  * (never raises it past what the CPU has). */

@@ -90,30 +90,52 @@ static void dot4_f32(const float *w, size_t ldw, int nw, const float *x, int n, 
     }
 }
 
-/* With 16 registers, a tile is one input row at a time: 8 accumulators
- * (4 weight rows x 2 halves), loaded from and stored back to acc. */
-static void tile_acc_f32(const float *const w[4], const float *const x[4], int n, float *acc)
-{
-    for (int t = 0; t < 4; t++) {
-        float *a = acc + 4 * t * 16;
-        __m256 lo[ROWS], hi[ROWS];
-        for (int j = 0; j < ROWS; j++) {
-            lo[j] = _mm256_loadu_ps(a + 16 * j);
-            hi[j] = _mm256_loadu_ps(a + 16 * j + 8);
-        }
-        const float *xt = x[t];
-        for (int c = 0; c + 16 <= n; c += 16) {
-            __m256 x0 = _mm256_loadu_ps(xt + c), x1 = _mm256_loadu_ps(xt + c + 8);
-            for (int j = 0; j < ROWS; j++) {
-                lo[j] = _mm256_fmadd_ps(_mm256_loadu_ps(w[j] + c), x0, lo[j]);
-                hi[j] = _mm256_fmadd_ps(_mm256_loadu_ps(w[j] + c + 8), x1, hi[j]);
-            }
-        }
-        for (int j = 0; j < ROWS; j++) {
-            _mm256_storeu_ps(a + 16 * j, lo[j]);
-            _mm256_storeu_ps(a + 16 * j + 8, hi[j]);
-        }
+/* The gemm micro-kernel (kernels_impl.h: gemm_tile): with 16 registers and
+ * two per output (lanes 0-7 and 8-15), 2 weight rows x up to 3 inputs keep
+ * 12 accumulators, 2 weight halves and one input half in registers; per
+ * half-group 5 loads feed 6 fmas. Measured with the operands in L1 (per
+ * CPU-second, best of 15 rounds, against a 12-chain fma loop at 117-121
+ * GFLOP/s): 2x3 92-93 (0.77), 3x2 92-93, 1x4 94-95, 2x2 87, 2x4 80
+ * (spilled); 1x4 is as good but would take twice the input tiles. */
+#define TILE_ROWS 2
+#define TILE_TOKS 3
+
+#define DEF_TILE(NT)                                                                        \
+    static void tile2x##NT(const float *wp, const float *xp, int ng, int first, float *acc) \
+    {                                                                                       \
+        __m256 a[2][NT][TILE_ROWS];                                                         \
+        _Pragma("GCC unroll 8") for (int h = 0; h < 2; h++)                                 \
+            _Pragma("GCC unroll 8") for (int t = 0; t < NT; t++)                            \
+                _Pragma("GCC unroll 8") for (int j = 0; j < TILE_ROWS; j++)                 \
+                    a[h][t][j] = first ? _mm256_setzero_ps()                                \
+                                       : _mm256_loadu_ps(acc + (t * TILE_ROWS + j) * 16 + 8 * h); \
+        for (int g = 0; g < ng; g++, wp += TILE_ROWS * 16, xp += NT * 16) {                 \
+            _Pragma("GCC unroll 8") for (int h = 0; h < 2; h++) {                           \
+                __m256 w[TILE_ROWS];                                                        \
+                _Pragma("GCC unroll 8") for (int j = 0; j < TILE_ROWS; j++)                 \
+                    w[j] = _mm256_load_ps(wp + 16 * j + 8 * h);                             \
+                _Pragma("GCC unroll 8") for (int t = 0; t < NT; t++) {                      \
+                    const __m256 x = _mm256_load_ps(xp + 16 * t + 8 * h);                   \
+                    _Pragma("GCC unroll 8") for (int j = 0; j < TILE_ROWS; j++)             \
+                        a[h][t][j] = _mm256_fmadd_ps(w[j], x, a[h][t][j]);                  \
+                }                                                                           \
+            }                                                                               \
+        }                                                                                   \
+        _Pragma("GCC unroll 8") for (int h = 0; h < 2; h++)                                 \
+            _Pragma("GCC unroll 8") for (int t = 0; t < NT; t++)                            \
+                _Pragma("GCC unroll 8") for (int j = 0; j < TILE_ROWS; j++)                 \
+                    _mm256_storeu_ps(acc + (t * TILE_ROWS + j) * 16 + 8 * h, a[h][t][j]);   \
     }
+DEF_TILE(1)
+DEF_TILE(2)
+DEF_TILE(3)
+
+static void gemm_tile(const float *wp, const float *xp, int ng, int nt, int first, float *acc)
+{
+    static void (*const tiles[TILE_TOKS])(const float *, const float *, int, int, float *) = {
+        tile2x1, tile2x2, tile2x3,
+    };
+    tiles[nt - 1](wp, xp, ng, first, acc);
 }
 
 static void gemv_f32(const float *W, const float *x, float *y, int r0, int r1, int cols)
@@ -247,26 +269,25 @@ static void gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float 
     }
 }
 
-static void decode_bf16(const uint16_t *w, float *out, int n)
+static void decode_bf16(const uint16_t *w, float *out, int n, size_t gs)
 {
-    int c = 0;
-    for (; c + 8 <= n; c += 8)
-        _mm256_storeu_ps(out + c, load_bf16x8(w + c));
-    for (; c < n; c++)
-        out[c] = bf16_to_f32(w[c]);
+    for (int c = 0; c < n; c += 16, out += gs) {
+        _mm256_store_ps(out, load_bf16x8(w + c));
+        _mm256_store_ps(out + 8, load_bf16x8(w + c + 8));
+    }
 }
 
-static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out, int cols)
+static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out, int cols, size_t gs)
 {
-    for (int k = 0; k < cols / 32; k++) {
+    for (int k = 0; k < cols / 32; k++, out += 2 * gs) {
         __m256 f[4];
         float e[32];
         mx_block(packed + 16 * k, kern_mx_bf16[scale[k]], f);
         for (int i = 0; i < 4; i++)
             _mm256_storeu_ps(e + 8 * i, f[i]);
         for (int i = 0; i < 16; i++) {
-            out[32 * k + mx_order[i]] = e[i];
-            out[32 * k + 16 + mx_order[i]] = e[16 + i];
+            out[mx_order[i]] = e[i];
+            out[gs + mx_order[i]] = e[16 + i];
         }
     }
 }
@@ -317,10 +338,44 @@ static void kda_step(float *S, const float *alpha, const float *k, const float *
     }
 }
 
+/* The ceilings (kernels.h): 12 chains of register-only fmas in 16
+ * registers (2 units x 4 cycles of latency need 8), and a read loop with 8 independent adds per
+ * 8 loads — kern_dot_f32's single chain of fmas reads only a vector per
+ * fma latency, which was 25 GB/s against 31 for this loop on the 2-core
+ * development machine. */
+static float fma_probe(long n)
+{
+    __m256 a[12];
+    const __m256 b = _mm256_set1_ps(0.999f), c = _mm256_set1_ps(1e-7f);
+    for (int i = 0; i < 12; i++) a[i] = _mm256_set1_ps((float)i);
+    for (long k = 0; k < n; k++) {
+        _Pragma("GCC unroll 12") for (int i = 0; i < 12; i++) a[i] = _mm256_fmadd_ps(a[i], b, c);
+    }
+    __m256 s = a[0];
+    for (int i = 1; i < 12; i++) s = _mm256_add_ps(s, a[i]);
+    float l[8];
+    _mm256_storeu_ps(l, s);
+    return l[0];
+}
+
+static float read_probe(const float *p, size_t n)
+{
+    __m256 s[8];
+    for (int j = 0; j < 8; j++) s[j] = _mm256_setzero_ps();
+    for (size_t i = 0; i < n; i += 8 * 8)
+        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) s[j] = _mm256_add_ps(s[j], _mm256_load_ps(p + i + 8 * j));
+    for (int j = 1; j < 8; j++) s[0] = _mm256_add_ps(s[0], s[j]);
+    float l[8];
+    _mm256_storeu_ps(l, s[0]);
+    return l[0];
+}
+
 const kern_impl kern_impl_avx2 = {
     .name = "avx2",
     .dot_f32 = dot_f32,
-    .tile_acc_f32 = tile_acc_f32,
+    .tile_rows = TILE_ROWS,
+    .tile_toks = TILE_TOKS,
+    .gemm_tile = gemm_tile,
     .reduce16x16 = kern_reduce16x16_each,
     .gemv_f32 = gemv_f32,
     .gemv_bf16 = gemv_bf16,
@@ -329,5 +384,9 @@ const kern_impl kern_impl_avx2 = {
     .decode_mxfp4 = decode_mxfp4,
     .mx_order = mx_order,
     .axpy_f32 = axpy_f32,
+    .width = 8,
+    .probe_fmas = 12,
+    .fma_probe = fma_probe,
+    .read_probe = read_probe,
     .kda_step = kda_step,
 };

@@ -87,47 +87,55 @@ static void dot4_f32(const float *w, size_t ldw, int nw, const float *x, int n, 
     }
 }
 
-/* A 4-row x 4-token tile in 16 accumulators: per group of 16 columns, 8
- * loads feed 16 fmas (dot4_f32 alone needs 5 loads for 4), which is what
- * makes the gemm forms compute-bound rather than load-bound as long as the
- * operands come from L1 (kernels.c cuts the columns so that they do). */
-static void tile_acc_f32(const float *const w[4], const float *const x[4], int n, float *acc)
-{
-    /* written out so that the 16 accumulators stay in registers */
-    __m512 a00 = _mm512_loadu_ps(acc + 0 * 16), a01 = _mm512_loadu_ps(acc + 1 * 16);
-    __m512 a02 = _mm512_loadu_ps(acc + 2 * 16), a03 = _mm512_loadu_ps(acc + 3 * 16);
-    __m512 a10 = _mm512_loadu_ps(acc + 4 * 16), a11 = _mm512_loadu_ps(acc + 5 * 16);
-    __m512 a12 = _mm512_loadu_ps(acc + 6 * 16), a13 = _mm512_loadu_ps(acc + 7 * 16);
-    __m512 a20 = _mm512_loadu_ps(acc + 8 * 16), a21 = _mm512_loadu_ps(acc + 9 * 16);
-    __m512 a22 = _mm512_loadu_ps(acc + 10 * 16), a23 = _mm512_loadu_ps(acc + 11 * 16);
-    __m512 a30 = _mm512_loadu_ps(acc + 12 * 16), a31 = _mm512_loadu_ps(acc + 13 * 16);
-    __m512 a32 = _mm512_loadu_ps(acc + 14 * 16), a33 = _mm512_loadu_ps(acc + 15 * 16);
-    const float *w0 = w[0], *w1 = w[1], *w2 = w[2], *w3 = w[3];
-    const float *x0 = x[0], *x1 = x[1], *x2 = x[2], *x3 = x[3];
-    for (int c = 0; c + 16 <= n; c += 16) {
-        __m512 v0 = _mm512_loadu_ps(w0 + c), v1 = _mm512_loadu_ps(w1 + c);
-        __m512 v2 = _mm512_loadu_ps(w2 + c), v3 = _mm512_loadu_ps(w3 + c);
-        __m512 xv = _mm512_loadu_ps(x0 + c);
-        a00 = _mm512_fmadd_ps(v0, xv, a00); a01 = _mm512_fmadd_ps(v1, xv, a01);
-        a02 = _mm512_fmadd_ps(v2, xv, a02); a03 = _mm512_fmadd_ps(v3, xv, a03);
-        xv = _mm512_loadu_ps(x1 + c);
-        a10 = _mm512_fmadd_ps(v0, xv, a10); a11 = _mm512_fmadd_ps(v1, xv, a11);
-        a12 = _mm512_fmadd_ps(v2, xv, a12); a13 = _mm512_fmadd_ps(v3, xv, a13);
-        xv = _mm512_loadu_ps(x2 + c);
-        a20 = _mm512_fmadd_ps(v0, xv, a20); a21 = _mm512_fmadd_ps(v1, xv, a21);
-        a22 = _mm512_fmadd_ps(v2, xv, a22); a23 = _mm512_fmadd_ps(v3, xv, a23);
-        xv = _mm512_loadu_ps(x3 + c);
-        a30 = _mm512_fmadd_ps(v0, xv, a30); a31 = _mm512_fmadd_ps(v1, xv, a31);
-        a32 = _mm512_fmadd_ps(v2, xv, a32); a33 = _mm512_fmadd_ps(v3, xv, a33);
+/* The gemm micro-kernel (kernels_impl.h: gemm_tile): 4 weight rows x up to
+ * 6 inputs, one zmm per output holding its 16 lanes, so the 24 accumulators,
+ * the 4 weight vectors of a group and one input vector fill 29 of the 32
+ * registers. Per group of 16 columns 10 loads feed 24 fmas. Measured with
+ * the operands in L1 (32 groups per call, the best of 15 rounds of a
+ * 2-core Sapphire Rapids VM shared with other builds, against a
+ * register-only fma loop at 216 GFLOP/s on one thread): 4x4 175 GFLOP/s
+ * (0.81), 4x6 183 (0.85), 6x4 188, 5x5 184, 4x7 184, 8x3 and 3x8 138,
+ * 2x12 and 12x2 65 (spilled). 6x4 and 5x5 are no better within the noise
+ * and would leave row tails on K3's 2048-row matrices, so 4 rows; the input
+ * count has a tail (T is anything), done by the same code with fewer
+ * inputs. */
+#define TILE_ROWS 4
+#define TILE_TOKS 6
+
+#define DEF_TILE(NT)                                                                        \
+    static void tile4x##NT(const float *wp, const float *xp, int ng, int first, float *acc) \
+    {                                                                                       \
+        __m512 a[NT][TILE_ROWS];                                                            \
+        _Pragma("GCC unroll 8") for (int t = 0; t < NT; t++)                                \
+            _Pragma("GCC unroll 8") for (int j = 0; j < TILE_ROWS; j++)                     \
+                a[t][j] = first ? _mm512_setzero_ps() : _mm512_loadu_ps(acc + (t * TILE_ROWS + j) * 16); \
+        for (int g = 0; g < ng; g++, wp += TILE_ROWS * 16, xp += NT * 16) {                 \
+            __m512 w[TILE_ROWS];                                                            \
+            _Pragma("GCC unroll 8") for (int j = 0; j < TILE_ROWS; j++)                     \
+                w[j] = _mm512_load_ps(wp + 16 * j);                                         \
+            _Pragma("GCC unroll 8") for (int t = 0; t < NT; t++) {                          \
+                const __m512 x = _mm512_load_ps(xp + 16 * t);                               \
+                _Pragma("GCC unroll 8") for (int j = 0; j < TILE_ROWS; j++)                 \
+                    a[t][j] = _mm512_fmadd_ps(w[j], x, a[t][j]);                            \
+            }                                                                               \
+        }                                                                                   \
+        _Pragma("GCC unroll 8") for (int t = 0; t < NT; t++)                                \
+            _Pragma("GCC unroll 8") for (int j = 0; j < TILE_ROWS; j++)                     \
+                _mm512_storeu_ps(acc + (t * TILE_ROWS + j) * 16, a[t][j]);                  \
     }
-    _mm512_storeu_ps(acc + 0 * 16, a00); _mm512_storeu_ps(acc + 1 * 16, a01);
-    _mm512_storeu_ps(acc + 2 * 16, a02); _mm512_storeu_ps(acc + 3 * 16, a03);
-    _mm512_storeu_ps(acc + 4 * 16, a10); _mm512_storeu_ps(acc + 5 * 16, a11);
-    _mm512_storeu_ps(acc + 6 * 16, a12); _mm512_storeu_ps(acc + 7 * 16, a13);
-    _mm512_storeu_ps(acc + 8 * 16, a20); _mm512_storeu_ps(acc + 9 * 16, a21);
-    _mm512_storeu_ps(acc + 10 * 16, a22); _mm512_storeu_ps(acc + 11 * 16, a23);
-    _mm512_storeu_ps(acc + 12 * 16, a30); _mm512_storeu_ps(acc + 13 * 16, a31);
-    _mm512_storeu_ps(acc + 14 * 16, a32); _mm512_storeu_ps(acc + 15 * 16, a33);
+DEF_TILE(1)
+DEF_TILE(2)
+DEF_TILE(3)
+DEF_TILE(4)
+DEF_TILE(5)
+DEF_TILE(6)
+
+static void gemm_tile(const float *wp, const float *xp, int ng, int nt, int first, float *acc)
+{
+    static void (*const tiles[TILE_TOKS])(const float *, const float *, int, int, float *) = {
+        tile4x1, tile4x2, tile4x3, tile4x4, tile4x5, tile4x6,
+    };
+    tiles[nt - 1](wp, xp, ng, first, acc);
 }
 
 /* kern_reduce16 of 16 accumulators at once: each step of the tree adds the
@@ -270,27 +278,24 @@ static void gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float 
     }
 }
 
-static void decode_bf16(const uint16_t *w, float *out, int n)
+static void decode_bf16(const uint16_t *w, float *out, int n, size_t gs)
 {
-    int c = 0;
-    for (; c + 16 <= n; c += 16)
-        _mm512_storeu_ps(out + c, load_bf16x16(w + c));
-    for (; c < n; c++)
-        out[c] = bf16_to_f32(w[c]);
+    for (int c = 0; c < n; c += 16, out += gs)
+        _mm512_store_ps(out, load_bf16x16(w + c));
 }
 
-static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out, int cols)
+static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out, int cols, size_t gs)
 {
     const __m512i sh = mx_shifts();
     /* to_cols[c] = the element holding column c: the inverse of mx_order */
     const __m512i to_cols = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14,
                                               1, 3, 5, 7, 9, 11, 13, 15);
-    for (int k = 0; k < cols / 32; k++) {
+    for (int k = 0; k < cols / 32; k++, out += 2 * gs) {
         __m512 tab = _mm512_load_ps(kern_mx_f32[scale[k]]);
         __m512 g0 = mx_group(packed + 16 * k, tab, sh);
         __m512 g1 = mx_group(packed + 16 * k + 8, tab, sh);
-        _mm512_storeu_ps(out + 32 * k, _mm512_permutexvar_ps(to_cols, g0));
-        _mm512_storeu_ps(out + 32 * k + 16, _mm512_permutexvar_ps(to_cols, g1));
+        _mm512_store_ps(out, _mm512_permutexvar_ps(to_cols, g0));
+        _mm512_store_ps(out + gs, _mm512_permutexvar_ps(to_cols, g1));
     }
 }
 
@@ -364,10 +369,44 @@ static void kda_step(float *S, const float *alpha, const float *k, const float *
     }
 }
 
+/* The ceilings (kernels.h): 24 chains of register-only fmas (2 units x 4
+ * cycles of latency need 8), and a read loop with 8 independent adds per
+ * 8 loads — kern_dot_f32's single chain of fmas reads only a vector per
+ * fma latency, which was 25 GB/s against 31 for this loop on the 2-core
+ * development machine. */
+static float fma_probe(long n)
+{
+    __m512 a[24];
+    const __m512 b = _mm512_set1_ps(0.999f), c = _mm512_set1_ps(1e-7f);
+    for (int i = 0; i < 24; i++) a[i] = _mm512_set1_ps((float)i);
+    for (long k = 0; k < n; k++) {
+        _Pragma("GCC unroll 24") for (int i = 0; i < 24; i++) a[i] = _mm512_fmadd_ps(a[i], b, c);
+    }
+    __m512 s = a[0];
+    for (int i = 1; i < 24; i++) s = _mm512_add_ps(s, a[i]);
+    float l[16];
+    _mm512_storeu_ps(l, s);
+    return l[0];
+}
+
+static float read_probe(const float *p, size_t n)
+{
+    __m512 s[8];
+    for (int j = 0; j < 8; j++) s[j] = _mm512_setzero_ps();
+    for (size_t i = 0; i < n; i += 8 * 16)
+        _Pragma("GCC unroll 8") for (int j = 0; j < 8; j++) s[j] = _mm512_add_ps(s[j], _mm512_load_ps(p + i + 16 * j));
+    for (int j = 1; j < 8; j++) s[0] = _mm512_add_ps(s[0], s[j]);
+    float l[16];
+    _mm512_storeu_ps(l, s[0]);
+    return l[0];
+}
+
 const kern_impl kern_impl_avx512 = {
     .name = "avx512",
     .dot_f32 = dot_f32,
-    .tile_acc_f32 = tile_acc_f32,
+    .tile_rows = TILE_ROWS,
+    .tile_toks = TILE_TOKS,
+    .gemm_tile = gemm_tile,
     .reduce16x16 = reduce16x16,
     .gemv_f32 = gemv_f32,
     .gemv_bf16 = gemv_bf16,
@@ -377,5 +416,9 @@ const kern_impl kern_impl_avx512 = {
     .mx_order = mx_order,
     .axpy_f32 = axpy_f32,
     .matmul4x64_f32 = matmul4x64_f32,
+    .width = 16,
+    .probe_fmas = 24,
+    .fma_probe = fma_probe,
+    .read_probe = read_probe,
     .kda_step = kda_step,
 };

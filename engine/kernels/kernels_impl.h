@@ -63,13 +63,16 @@ static inline void kern_reduce16x16_each(const float *acc, float *out)
 typedef struct kern_impl {
     const char *name;
     float (*dot_f32)(const float *a, const float *b, int n);
-    /* The inner loop of the gemm forms, a tile of 4 weight rows x 4 input
-     * rows whose 16 x 16 lane accumulators stay in memory between calls, so
-     * a product can be cut into column blocks that fit the L1 cache:
-     *   acc[(4t + j) * 16 + (c % 16)] = fmaf(w[j][c], x[t][c], ·)
-     * for c = 0 .. n-1 in order (n a multiple of 16) and j, t < 4 — exactly
-     * the fmas dot_f32 makes for those columns. */
-    void (*tile_acc_f32)(const float *const w[4], const float *const x[4], int n, float *acc);
+    /* The gemm micro-kernel: a tile of tile_rows weight rows x nt inputs
+     * (1 <= nt <= tile_toks) over ng groups of 16 columns, the 16 lane
+     * accumulators of its outputs held in registers throughout:
+     *   acc[(t * tile_rows + j) * 16 + e] =
+     *       fmaf(wp[(g * tile_rows + j) * 16 + e], xp[(g * nt + t) * 16 + e], ·)
+     * for g = 0 .. ng-1 in order, starting from acc (from +0 when first) —
+     * exactly the fmas dot_f32 makes for those columns. wp and xp are the
+     * packed weights and inputs (kernels.c: gemm_block), 64-byte aligned. */
+    int tile_rows, tile_toks;
+    void (*gemm_tile)(const float *wp, const float *xp, int ng, int nt, int first, float *acc);
     /* out[k] = kern_reduce16(acc + 16k) for k < 16: a tile's reductions. */
     void (*reduce16x16)(const float *acc, float *out);
     void (*gemv_f32)(const float *W, const float *x, float *y, int r0, int r1, int cols);
@@ -79,9 +82,12 @@ typedef struct kern_impl {
      * levels read it, the scalar one reads x. */
     void (*gemv_mxfp4)(const uint8_t *packed, const uint8_t *scale, const float *x,
                        const float *xp, float *y, int r0, int r1, int cols);
-    /* Exact widening of one row to fp32 in column order. */
-    void (*decode_bf16)(const uint16_t *w, float *out, int n);
-    void (*decode_mxfp4)(const uint8_t *packed, const uint8_t *scale, float *out, int cols);
+    /* Exact widening of n columns of a row to fp32 (n a multiple of 16,
+     * of 32 for MXFP4), group g of 16 columns in column order at
+     * out + g * gs (64-byte aligned): one row of gemm_tile's packed
+     * weights. */
+    void (*decode_bf16)(const uint16_t *w, float *out, int n, size_t gs);
+    void (*decode_mxfp4)(const uint8_t *packed, const uint8_t *scale, float *out, int cols, size_t gs);
     /* Column (within a group of 16) held by element e of the MXFP4 gemv's
      * registers; NULL for the scalar level, which reads x directly. */
     const uint8_t *mx_order;
@@ -93,6 +99,12 @@ typedef struct kern_impl {
      * and C, every row taking k < kn (the caller does the rest with axpy). */
     void (*matmul4x64_f32)(const float *A, size_t lda, const float *B, size_t ldb, float *C, size_t ldc,
                            int kn);
+    /* The benchmarks' ceilings (kernels.h: kern_fma_probe, kern_read_probe);
+     * width: floats per vector; fma_probe makes probe_fmas fmas of them
+     * per round. */
+    int width, probe_fmas;
+    float (*fma_probe)(long n);
+    float (*read_probe)(const float *p, size_t n);
     /* One gated delta-rule step of one head (kernels.h: kern_kda_step). */
     void (*kda_step)(float *S, const float *alpha, const float *k, const float *q,
                      const float *v, float beta, float *o, float *u, int hd);

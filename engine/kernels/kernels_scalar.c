@@ -18,14 +18,24 @@ static float dot_f32(const float *a, const float *b, int n)
     return kern_reduce16(l);
 }
 
-static void tile_acc_f32(const float *const w[4], const float *const x[4], int n, float *acc)
+/* The gemm micro-kernel (kernels_impl.h: gemm_tile), 4 rows x up to 4
+ * inputs, in plain loops: each lane of each output takes its groups in
+ * order. */
+#define TILE_ROWS 4
+#define TILE_TOKS 4
+
+static void gemm_tile(const float *wp, const float *xp, int ng, int nt, int first, float *acc)
 {
-    for (int t = 0; t < 4; t++)
-        for (int j = 0; j < 4; j++) {
-            float *l = acc + (4 * t + j) * 16;
-            for (int c = 0; c < n; c++)
-                l[c & 15] = fmaf(w[j][c], x[t][c], l[c & 15]);
-        }
+    const int n = nt * TILE_ROWS;
+    if (first)
+        for (int i = 0; i < n * 16; i++) acc[i] = 0;
+    for (int g = 0; g < ng; g++, wp += TILE_ROWS * 16, xp += nt * 16)
+        for (int t = 0; t < nt; t++)
+            for (int j = 0; j < TILE_ROWS; j++) {
+                float *l = acc + (t * TILE_ROWS + j) * 16;
+                for (int e = 0; e < 16; e++)
+                    l[e] = fmaf(wp[16 * j + e], xp[16 * t + e], l[e]);
+            }
 }
 
 static void gemv_f32(const float *W, const float *x, float *y, int r0, int r1, int cols)
@@ -68,16 +78,16 @@ static void gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float 
     }
 }
 
-static void decode_bf16(const uint16_t *w, float *out, int n)
+static void decode_bf16(const uint16_t *w, float *out, int n, size_t gs)
 {
     for (int c = 0; c < n; c++)
-        out[c] = bf16_to_f32(w[c]);
+        out[(size_t)(c / 16) * gs + c % 16] = bf16_to_f32(w[c]);
 }
 
-static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out, int cols)
+static void decode_mxfp4(const uint8_t *packed, const uint8_t *scale, float *out, int cols, size_t gs)
 {
     for (int c = 0; c < cols; c++)
-        out[c] = mxfp4_weight(packed, scale, c);
+        out[(size_t)(c / 16) * gs + c % 16] = mxfp4_weight(packed, scale, c);
 }
 
 static void axpy_f32(float a, const float *x, float *y, int n)
@@ -109,10 +119,35 @@ static void kda_step(float *S, const float *alpha, const float *k, const float *
     }
 }
 
+/* The ceilings (kernels.h): 24 independent chains cover the latency of the
+ * fma units many times over. */
+static float fma_probe(long n)
+{
+    float a[24], b = 0.999f, c = 1e-7f;
+    for (int i = 0; i < 24; i++) a[i] = (float)i;
+    for (long k = 0; k < n; k++) {
+        for (int i = 0; i < 24; i++) a[i] = fmaf(a[i], b, c);
+        __asm__ volatile("" : "+m"(a));
+    }
+    float s = 0;
+    for (int i = 0; i < 24; i++) s += a[i];
+    return s;
+}
+
+static float read_probe(const float *p, size_t n)
+{
+    float s[8] = { 0 };
+    for (size_t i = 0; i < n; i += 8)
+        for (int j = 0; j < 8; j++) s[j] += p[i + j];
+    return s[0] + s[1] + s[2] + s[3] + s[4] + s[5] + s[6] + s[7];
+}
+
 const kern_impl kern_impl_scalar = {
     .name = "scalar",
     .dot_f32 = dot_f32,
-    .tile_acc_f32 = tile_acc_f32,
+    .tile_rows = TILE_ROWS,
+    .tile_toks = TILE_TOKS,
+    .gemm_tile = gemm_tile,
     .reduce16x16 = kern_reduce16x16_each,
     .gemv_f32 = gemv_f32,
     .gemv_bf16 = gemv_bf16,
@@ -120,5 +155,9 @@ const kern_impl kern_impl_scalar = {
     .decode_bf16 = decode_bf16,
     .decode_mxfp4 = decode_mxfp4,
     .axpy_f32 = axpy_f32,
+    .width = 1,
+    .probe_fmas = 24,
+    .fma_probe = fma_probe,
+    .read_probe = read_probe,
     .kda_step = kda_step,
 };

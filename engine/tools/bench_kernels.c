@@ -1,17 +1,20 @@
 /* bench_kernels.c — `remora bench-kernels`: how close the weight kernels come
- * to the machine's memory bandwidth.
+ * to the machine's ceilings, measured in the same run.
  *
- * It first measures the read bandwidth by streaming a buffer much larger than
- * the last-level cache, then times gemv over the K3 shapes (expert matrices
- * 3072x3584 and 3584x3072, spine 12288x7168) in MXFP4 and bf16, cycling over
- * enough distinct matrices (>= 512 MiB in all) that every product reads its
- * weights from memory. Throughput is counted in weight bytes read per second
- * (packed codes + scales for MXFP4) and compared with the read bandwidth at
- * the same thread count. Then it times gemm over 256 positions at the same
- * K3 shapes, the compute ceiling a prefill pass is judged against
- * (rm_bench_gemm, which `remora bench --prompt-tokens` also calls). This is
- * the one engine function that prints: it is the body of a command,
- * declared as such in engine.h.
+ * The ceilings: the FMA peak (kern_fma_probe's register-only fmas, on one
+ * thread and on every thread at once) and the memory read bandwidth
+ * (kern_read_probe streaming a buffer much larger than the last-level
+ * cache). Then it times gemv over the K3 shapes (expert matrices 3072x3584
+ * and 3584x3072, spine 12288x7168) in MXFP4 and bf16, cycling over enough
+ * distinct matrices (>= 512 MiB in all) that every product reads its
+ * weights from memory, counted in weight bytes read per second (packed
+ * codes + scales for MXFP4) and printed as a fraction of the read
+ * bandwidth at the same thread count; and gemm at T = 1, 16, 64, 256 and
+ * 1024 inputs over K3's expert and spine shapes, weights in cache, as a
+ * fraction of the FMA peak at the same thread count (rm_bench_gemm, which
+ * `remora bench --prompt-tokens` also calls). This is the one engine
+ * function that prints: it is the body of a command, declared as such in
+ * engine.h.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -45,7 +48,7 @@ static int cmp_rate(const void *a, const void *b)
 static double window_rate(size_t (*step)(void *ctx, int i), void *ctx, double seconds, int typical)
 {
     double best = 0, rates[64], end = rm_now() + seconds;
-    int i = 0, n = 0;
+    int i = 0, n = 0, windows = 0;
     do {
         double t0 = rm_now(), t;
         size_t bytes = 0;
@@ -53,7 +56,7 @@ static double window_rate(size_t (*step)(void *ctx, int i), void *ctx, double se
         while ((t = rm_now() - t0) < seconds / 10);
         if (bytes / t / 1e9 > best) best = bytes / t / 1e9;
         if (n < 64) rates[n++] = bytes / t / 1e9;
-    } while (rm_now() < end);
+    } while (rm_now() < end || ++windows < 3);     /* at least three windows of long steps */
     if (!typical) return best;
     qsort(rates, (size_t)n, sizeof *rates, cmp_rate);
     return rates[n / 2];
@@ -73,17 +76,14 @@ typedef struct {
     float sums[256];          /* one per chunk, so the reads are not dead */
 } stream;
 
-/* Reads each chunk once with the kernels' own SIMD dot (the second operand
- * is the same address, so it hits L1): the probe streams as fast as the
- * widest loads the kernels use. */
+/* Reads each chunk once with the widest loads and independent adds
+ * (kern_read_probe): the plain read loop the kernels are judged against. */
 static void stream_task(void *ud, int b, int e)
 {
     stream *s = ud;
     size_t per = s->n / (size_t)s->chunks;
-    for (int i = b; i < e; i++) {
-        const float *p = s->buf + (size_t)i * per;
-        s->sums[i] = kern_dot_f32(p, p, (int)per);
-    }
+    for (int i = b; i < e; i++)
+        s->sums[i] = kern_read_probe(s->buf + (size_t)i * per, per);
 }
 
 /* One step of the probe reads a quarter of the buffer (256 MiB, still far
@@ -96,6 +96,30 @@ static size_t stream_step(void *ctx, int i)
     s.buf = whole->buf + (size_t)(i % 4) * s.n;
     pool_for(s.chunks, stream_task, &s);
     return s.n * sizeof *s.buf;
+}
+
+/* ---- FMA peak ---------------------------------------------------------- */
+
+/* Rounds of kern_fma_probe per pool item: a few milliseconds. */
+#define PEAK_ROUNDS 1000000L
+
+static void peak_task(void *ud, int b, int e)
+{
+    double *flops = ud;
+    for (int i = b; i < e; i++) flops[i] = kern_fma_probe(PEAK_ROUNDS);
+}
+
+/* One probe on every thread of the pool; returns its flops (as bytes for
+ * best_rate, which then reports GFLOP/s). */
+static size_t peak_step(void *ctx, int i)
+{
+    (void)i;
+    const int n = *(const int *)ctx;
+    double flops[256];
+    pool_for(n, peak_task, flops);
+    double sum = 0;
+    for (int k = 0; k < n; k++) sum += flops[k];
+    return (size_t)sum;
 }
 
 /* ---- gemv throughput --------------------------------------------------- */
@@ -233,54 +257,28 @@ double rm_bench_gemv(int mxfp4, int rows, int cols, size_t arena_bytes, double s
 
 static int usage(FILE *f)
 {
-    fprintf(f, "usage: remora bench-kernels [--threads N] [--seconds S]\n"
-               "  Measures memory read bandwidth and MXFP4/bf16 gemv throughput with\n"
-               "  1 and N threads (default N = 2), S seconds per figure (default 1).\n"
+    fprintf(f, "usage: remora bench-kernels [--threads N] [--seconds S] [--only gemv|gemm]\n"
+               "  Measures the FMA peak and the memory read bandwidth, then MXFP4/bf16\n"
+               "  gemv and gemm (T = 1, 16, 64, 256, 1024) throughput as fractions of\n"
+               "  them, with 1 and N threads (default N = 2), the best of S-second\n"
+               "  windows per figure (default 1). --only skips the other table.\n"
                "  REMORA_SIMD=scalar|avx2|avx512 lowers the SIMD level.\n");
     return f == stdout ? 0 : 2;
 }
 
-int rm_bench_kernels(int argc, char **argv)
+/* The gemv table: weights from memory, as a fraction of the read
+ * bandwidth bw[c] at thread count nt[c]. Returns 0, or 1 when out of
+ * memory. */
+static int gemv_table(const int *nt, const double *bw, int nconf, double seconds)
 {
-    int nthreads = 2;
-    double seconds = 1.0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout);
-        if (!strcmp(argv[i], "--threads") && i + 1 < argc) nthreads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
-        else return usage(stderr);
-    }
-    if (nthreads < 1 || nthreads > 256 || !(seconds > 0 && seconds < 3600)) return usage(stderr);
-    int nt[2] = { 1, nthreads };
-    int nconf = nthreads > 1 ? 2 : 1;
-
-    printf("SIMD level: %s\n", kern_level());
-
-    /* Memory read bandwidth. */
-    float *buf = aligned_alloc(4096, BW_BYTES);
-    if (!buf) {
-        fprintf(stderr, "remora: bench-kernels: cannot allocate %zu MiB\n", BW_BYTES >> 20);
-        return 1;
-    }
-    for (size_t i = 0; i < BW_BYTES / sizeof *buf; i++)   /* faults the pages in */
-        buf[i] = 1.0f;
-    double bw[2];
-    for (int c = 0; c < nconf; c++) {
-        pool_set_threads(nt[c]);
-        stream st = { .buf = buf, .n = BW_BYTES / sizeof *buf, .chunks = 256 };
-        bw[c] = best_rate(stream_step, &st, seconds);
-        printf("memory read bandwidth, %d thread%s: %6.2f GB/s\n", nt[c], nt[c] > 1 ? "s" : "",
-               bw[c]);
-    }
-    free(buf);
-
-    /* weights as fill_weights makes them */
+    /* Weights: bytes 0x38..0x47 are normal numbers both as bf16 halves and
+     * as E8M0 scales (2^-71..2^-56), so no subnormal or infinite values
+     * slow down or distort the figures; the codes themselves are arbitrary. */
     uint8_t *arena = aligned_alloc(4096, ARENA_BYTES);
     float *x = malloc(12288 * sizeof *x), *y = malloc(12288 * sizeof *y);
     if (!arena || !x || !y) {
         fprintf(stderr, "remora: bench-kernels: cannot allocate %zu MiB\n", ARENA_BYTES >> 20);
         free(arena); free(x); free(y);
-        pool_free();
         return 1;
     }
     fill_weights(arena, ARENA_BYTES);
@@ -291,7 +289,7 @@ int rm_bench_kernels(int argc, char **argv)
         { "MXFP4", 3072, 3584 }, { "MXFP4", 3584, 3072 }, { "MXFP4", 12288, 7168 },
         { "bf16", 3072, 3584 },  { "bf16", 3584, 3072 },  { "bf16", 12288, 7168 },
     };
-    printf("\n%-6s %-12s %8s %10s %8s\n", "weights", "shape", "threads", "GB/s", "of read");
+    printf("\n%-7s %-12s %8s %10s %8s\n", "weights", "gemv", "threads", "GB/s", "of read");
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         const shape *s = &shapes[i];
         char dims[32];
@@ -301,29 +299,96 @@ int rm_bench_kernels(int argc, char **argv)
             gemv_bench g = { .s = s, .arena = arena, .count = (int)(ARENA_BYTES / matrix_bytes(s)),
                              .x = x, .y = y };
             double r = best_rate(gemv_step, &g, seconds);
-            printf("%-7s %-12s %8d %10.2f %7.0f%%\n", s->enc, dims, nt[c], r, 100.0 * r / bw[c]);
+            printf("%-7s %-12s %8d %10.2f %8.2f\n", s->enc, dims, nt[c], r, r / bw[c]);
             fflush(stdout);
         }
     }
     free(arena);
     free(x);
     free(y);
-    /* The compute ceiling of a prefill pass: products of 256 positions
-     * (a pass's block) at K3's expert and spine shapes, weights in cache. */
-    static const shape gemms[] = { { "MXFP4", 3072, 3584 }, { "MXFP4", 3584, 3072 }, { "bf16", 12288, 7168 },
-                                   { "bf16", 7168, 12288 } };
-    printf("\n%-6s %-12s %8s %10s\n", "weights", "gemm, T=256", "threads", "GFLOP/s");
+    return 0;
+}
+
+/* The gemm table: weights in cache, as a fraction of the FMA peak pk[c]
+ * at thread count nt[c]: K3's routed experts (MXFP4, 3072 wide on the
+ * 3584-wide latent: 3072x3584 up and gate, 3584x3072 down) and bf16 spine
+ * shapes (a 7168 -> 2048 projection, the 12288x7168 gate and its
+ * 7168x12288 transpose, the output projection). */
+static void gemm_table(const int *nt, const double *pk, int nconf, double seconds)
+{
+    static const shape gemms[] = {
+        { "MXFP4", 3072, 3584 }, { "MXFP4", 3584, 3072 },
+        { "bf16", 2048, 7168 },  { "bf16", 12288, 7168 }, { "bf16", 7168, 12288 },
+    };
+    static const int Ts[] = { 1, 16, 64, 256, 1024 };
+    printf("\n%-7s %-12s %6s %8s %10s %8s\n", "weights", "gemm", "T", "threads", "GFLOP/s", "of peak");
     for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++) {
         const shape *s = &gemms[i];
         char dims[32];
         snprintf(dims, sizeof dims, "%dx%d", s->rows, s->cols);
+        for (size_t ti = 0; ti < sizeof Ts / sizeof Ts[0]; ti++)
+            for (int c = 0; c < nconf; c++) {
+                pool_set_threads(nt[c]);
+                double r = rm_bench_gemm(!strcmp(s->enc, "MXFP4"), Ts[ti], s->rows, s->cols, seconds);
+                printf("%-7s %-12s %6d %8d %10.1f %8.2f\n", s->enc, dims, Ts[ti], nt[c], r, r / pk[c]);
+                fflush(stdout);
+            }
+    }
+}
+
+int rm_bench_kernels(int argc, char **argv)
+{
+    int nthreads = 2;
+    double seconds = 1.0;
+    const char *only = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout);
+        if (!strcmp(argv[i], "--threads") && i + 1 < argc) nthreads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+        else return usage(stderr);
+    }
+    if (nthreads < 1 || nthreads > 256 || !(seconds > 0 && seconds < 3600)) return usage(stderr);
+    if (only && strcmp(only, "gemv") && strcmp(only, "gemm")) return usage(stderr);
+    int nt[2] = { 1, nthreads };
+    int nconf = nthreads > 1 ? 2 : 1;
+
+    printf("SIMD level: %s\n", kern_level());
+
+    /* The FMA peak: register-only fmas on every thread at once. */
+    double pk[2];
+    for (int c = 0; c < nconf; c++) {
+        pool_set_threads(nt[c]);
+        pk[c] = best_rate(peak_step, &nt[c], seconds);
+        printf("fma peak, %d thread%s: %8.1f GFLOP/s\n", nt[c], nt[c] > 1 ? "s" : "", pk[c]);
+    }
+
+    /* Memory read bandwidth. */
+    double bw[2];
+    if (!only || !strcmp(only, "gemv")) {
+        float *buf = aligned_alloc(4096, BW_BYTES);
+        if (!buf) {
+            fprintf(stderr, "remora: bench-kernels: cannot allocate %zu MiB\n", BW_BYTES >> 20);
+            pool_free();
+            return 1;
+        }
+        for (size_t i = 0; i < BW_BYTES / sizeof *buf; i++)   /* faults the pages in */
+            buf[i] = 1.0f;
         for (int c = 0; c < nconf; c++) {
             pool_set_threads(nt[c]);
-            double r = rm_bench_gemm(!strcmp(s->enc, "MXFP4"), 256, s->rows, s->cols, seconds);
-            printf("%-7s %-12s %8d %10.1f\n", s->enc, dims, nt[c], r);
-            fflush(stdout);
+            stream st = { .buf = buf, .n = BW_BYTES / sizeof *buf, .chunks = 256 };
+            bw[c] = best_rate(stream_step, &st, seconds);
+            printf("memory read bandwidth, %d thread%s: %6.2f GB/s\n", nt[c], nt[c] > 1 ? "s" : "",
+                   bw[c]);
+        }
+        free(buf);
+        if (gemv_table(nt, bw, nconf, seconds)) {
+            pool_free();
+            return 1;
         }
     }
+    if (!only || !strcmp(only, "gemm"))
+        gemm_table(nt, pk, nconf, seconds);
     pool_free();
     return 0;
 }

@@ -407,6 +407,62 @@ TEST(kernels_gemm_many_tiles_equals_gemv)
     }
 }
 
+/* The gemm blocking's edges on every level, against the scalar gemv:
+ * input counts that fill no micro-kernel tile (avx512 4x6, avx2 2x3,
+ * scalar 4x4), one, and not a whole number of them, and more than one input
+ * block (192); row counts short of a tile and past a work item (64) with a
+ * remainder; columns in one group, past a column block (512) and with a
+ * tail of fewer than 16 (none for MXFP4), and fewer than one group. */
+TEST(kernels_gemm_tiles_and_tails_levels_bitexact)
+{
+    static const int Ts[] = { 2, 5, 6, 7, 13, 200 };
+    static const struct { int rows, cols; } dense[] = { { 3, 8 }, { 5, 16 }, { 7, 550 }, { 67, 544 }, { 130, 1040 } };
+    static const struct { int rows, cols; } mx[] = { { 5, 32 }, { 67, 544 }, { 130, 1056 } };
+    rng_seed(91);
+    for (int e = 0; e < 3; e++) {
+        const int n = e == MXFP4 ? 3 : 5;
+        for (int si = 0; si < n; si++) {
+            const int rows = e == MXFP4 ? mx[si].rows : dense[si].rows;
+            const int cols = e == MXFP4 ? mx[si].cols : dense[si].cols;
+            mat m = e == MXFP4 ? make_mxfp4(rows, cols, 110, 135) : make_dense(e, rows, cols);
+            const int TM = 200;
+            float *X = malloc((size_t)TM * cols * sizeof *X);
+            float *ref = malloc((size_t)TM * rows * sizeof *ref), *got = malloc((size_t)TM * rows * sizeof *got);
+            for (size_t i = 0; i < (size_t)TM * cols; i++) X[i] = adversarial();
+            REQUIRE(kern_set_level("scalar") == 0);
+            for (int t = 0; t < TM; t++) gemv(&m, X + (size_t)t * cols, ref + (size_t)t * rows);
+            for (int l = 0; l < 3; l++) {
+                if (kern_set_level(level_names[l]) != 0) continue;
+                for (int ti = 0; ti < 6; ti++) {
+                    gemm(&m, X, got, Ts[ti]);
+                    CHECKF(same_vec(ref, got, Ts[ti] * rows), "%s gemm enc %d %dx%d T=%d", level_names[l], e,
+                           rows, cols, Ts[ti]);
+                }
+            }
+            free(X); free(ref); free(got);
+            mat_free(&m);
+        }
+    }
+    best_level();
+}
+
+/* A product whose packed inputs pass the kernels' 16 MB in one go runs in
+ * input ranges (kernels.c: XG_FLOATS): the same bits as the gemv. */
+TEST(kernels_gemm_input_ranges_equal_gemv)
+{
+    const int rows = 5, cols = 2048, T = 2100;
+    rng_seed(17);
+    mat m = make_dense(BF16, rows, cols);
+    float *X = malloc((size_t)T * cols * sizeof *X);
+    float *ref = malloc((size_t)T * rows * sizeof *ref), *got = malloc((size_t)T * rows * sizeof *got);
+    for (size_t i = 0; i < (size_t)T * cols; i++) X[i] = adversarial();
+    for (int t = 0; t < T; t++) gemv(&m, X + (size_t)t * cols, ref + (size_t)t * rows);
+    gemm(&m, X, got, T);
+    CHECKF(same_vec(ref, got, T * rows), "gemm bf16 %dx%d T=%d", rows, cols, T);
+    free(X); free(ref); free(got);
+    mat_free(&m);
+}
+
 /* A column range of a wider matrix (the MLA cache's two parts): each output
  * is the dot product of that part of the row, for one input row and many. */
 TEST(kernels_gemm_column_range_equals_dots)
