@@ -7,7 +7,6 @@
  * already in VRAM. Prints nothing but a note in a build without CUDA or on
  * a machine without a GPU. */
 #include <stdio.h>
-#include <stdlib.h>
 #include "engine.h"
 #include "bench_gpu.h"
 
@@ -39,20 +38,13 @@ void bench_gpu_rows(FILE *f)
     };
     fprintf(f, "%-6s %7s %6s %5s %10s %8s %9s %8s  %s\n", "enc", "rows", "cols", "T", "GFLOP/s", "of peak",
             "wt GB/s", "of read", "");
-    /* decode's rows twice: the shared-input kernel (K3's 7168-wide rows)
-     * and the plain one (REMORA_GPU_GEMV=0), which wider rows use */
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        for (int plain = 0; plain <= (rows[i].T == 1); plain++) {
-            double gf = 0, gbs = 0;
-            if (plain) setenv("REMORA_GPU_GEMV", "0", 1);
-            const int rc = rm_gpu_bench_product(rows[i].kind, rows[i].rows, rows[i].cols, rows[i].T, &gf, &gbs);
-            if (plain) unsetenv("REMORA_GPU_GEMV");
-            if (rc) {
-                fprintf(f, "%-6s %7d %6d %5d  (failed)\n", rows[i].enc, rows[i].rows, rows[i].cols, rows[i].T);
-                continue;
-            }
-            fprintf(f, "%-6s %7d %6d %5d %10.0f %7.2f%% %9.0f %7.2f%%  %s%s\n", rows[i].enc, rows[i].rows,
-                    rows[i].cols, rows[i].T, gf, 100 * gf / peak, gbs, 100 * gbs / read, rows[i].what,
-                    plain ? " (plain gemv)" : "");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        double gf = 0, gbs = 0;
+        if (rm_gpu_bench_product(rows[i].kind, rows[i].rows, rows[i].cols, rows[i].T, &gf, &gbs)) {
+            fprintf(f, "%-6s %7d %6d %5d  (failed)\n", rows[i].enc, rows[i].rows, rows[i].cols, rows[i].T);
+            continue;
         }
+        fprintf(f, "%-6s %7d %6d %5d %10.0f %7.2f%% %9.0f %7.2f%%  %s\n", rows[i].enc, rows[i].rows, rows[i].cols,
+                rows[i].T, gf, 100 * gf / peak, gbs, 100 * gbs / read, rows[i].what);
+    }
 }

@@ -17,15 +17,17 @@
  *   - T <= 8 (decode, speculation's verify passes): k_gemv, a half-warp
  *     per row, each thread loading its lane's 8 weights of a block as one
  *     16-byte vector (bf16) — the read is one 256-byte stretch a half-warp
- *     — and applying them to every token;
+ *     — and applying them to every token (a variant holding the input in
+ *     shared memory in the same chain-major order, with 4 blocks of weights
+ *     in registers ahead, measured slower on the H200: 58% of the read
+ *     stream against 68% for bf16 12288x7168, 14% against 23% for MXFP4 —
+ *     the 32 KB of shared input cut the resident blocks per SM);
  *   - larger T (prompts): k_gemm, a tile of 32 rows x 32 tokens per block
  *     of 256 threads; each thread holds one lane of an 8 x 8 sub-tile (64
  *     accumulators) and reads its weights and inputs from shared memory as
  *     128-bit loads (4 loads per 64 fmas), the tile refilled per block of
  *     128 columns with the weights decoded once.
  */
-#include <stdlib.h>
-#include <string.h>
 #include "gpu/gpu_kernels.h"
 
 /* ---- decoding ---------------------------------------------------------- */
@@ -117,56 +119,6 @@ __global__ void __launch_bounds__(256) k_gemv(const void *__restrict__ P, const 
     }
 }
 
-
-/* Decode (T = 1) with the input in shared memory, in the weights' own
- * chain-major order: lane l's 8 inputs of a block are two 16-byte vectors
- * (two planes, so the 8 lanes of a 128-bit load phase hit distinct banks),
- * where k_gemv reads them as 8 scalar loads through L1; and each thread
- * holds the weights of GEMV_PF blocks in registers before it computes, so
- * that many of its 16-byte reads are in flight (a single wave of 16-row
- * blocks covers a 12288-row matrix, so the loads in flight per thread are
- * what keeps the memory busy). ldx <= GEMV_SX floats (K3's 7168-wide rows). */
-#define GEMV_PF 4
-#define GEMV_SX 8192
-
-template <int KIND>
-__global__ void __launch_bounds__(256) k_gemv1(const void *__restrict__ P, const uint8_t *__restrict__ S,
-                                               const float *__restrict__ X, int ldx, float *__restrict__ Y, int rows,
-                                               int nb)
-{
-    __shared__ __align__(16) float xs[GEMV_SX];     /* [plane][block][lane][4] */
-    __shared__ float tab[16];
-    if (threadIdx.x < 16) tab[threadIdx.x] = e2m1f(threadIdx.x);
-    const int half = nb * GPU_BLK / 2;
-    for (int c = threadIdx.x; c < nb * GPU_BLK; c += blockDim.x) {
-        const int b = c / GPU_BLK, i = (c % GPU_BLK) / GPU_LANES, l = c % GPU_LANES;
-        xs[(i >> 2) * half + (b * GPU_LANES + l) * 4 + (i & 3)] = X[c];
-    }
-    __syncthreads();
-    const int l = threadIdx.x & (GPU_LANES - 1);
-    const int r = blockIdx.x * 16 + (threadIdx.x >> 4);
-    const unsigned mask = (threadIdx.x & 16) ? 0xffff0000u : 0x0000ffffu;
-    if (r >= rows) return;
-    const float4 *lo = (const float4 *)xs, *hi = (const float4 *)(xs + half);
-    float acc = 0.0f;
-    for (int b0 = 0; b0 < nb; b0 += GEMV_PF) {
-        float w[GEMV_PF][GPU_STEPS];
-#pragma unroll
-        for (int j = 0; j < GEMV_PF; j++)
-            if (b0 + j < nb) load_lane<KIND>(P, S, (size_t)r, nb, b0 + j, l, tab, w[j]);
-#pragma unroll
-        for (int j = 0; j < GEMV_PF; j++) {
-            if (b0 + j >= nb) break;
-            const float4 xa = lo[(b0 + j) * GPU_LANES + l], xb = hi[(b0 + j) * GPU_LANES + l];
-            const float x[8] = { xa.x, xa.y, xa.z, xa.w, xb.x, xb.y, xb.z, xb.w };
-#pragma unroll
-            for (int i = 0; i < GPU_STEPS; i++) acc = __fmaf_rn(w[j][i], x[i], acc);
-        }
-    }
-    acc = lane_sum(acc, mask);
-    if (l == 0) Y[r] = acc;
-}
-
 #define TILE_R 32       /* weight rows of a k_gemm block */
 #define TILE_T 32       /* tokens of a k_gemm block */
 #define SPITCH 36       /* floats a shared row: 144 bytes keep the 128-bit loads of 8 lanes on distinct banks */
@@ -243,13 +195,7 @@ cudaError_t gpu_product(gpu_wkind kind, const void *packed, const uint8_t *packe
                         const float *X, int ldx, float *Y, int T, cudaStream_t s)
 {
     const int nb = gpu_blocks(cols);
-    const char *v = getenv("REMORA_GPU_GEMV");     /* 0: k_gemv for decode too (bench-kernels' comparison) */
-    if (T == 1 && nb * GPU_BLK <= GEMV_SX && !(v && !strcmp(v, "0"))) {
-        const dim3 grid((unsigned)((rows + 15) / 16));
-        if (kind == GPU_W_F32) k_gemv1<GPU_W_F32><<<grid, 256, 0, s>>>(packed, packed_scale, X, ldx, Y, rows, nb);
-        else if (kind == GPU_W_BF16) k_gemv1<GPU_W_BF16><<<grid, 256, 0, s>>>(packed, packed_scale, X, ldx, Y, rows, nb);
-        else k_gemv1<GPU_W_MXFP4><<<grid, 256, 0, s>>>(packed, packed_scale, X, ldx, Y, rows, nb);
-    } else if (T <= 8) {
+    if (T <= 8) {
         const dim3 grid((unsigned)((rows + 15) / 16));
 #define GEMV_CASE(K, N) \
     case N: k_gemv<K, N><<<grid, 256, 0, s>>>(packed, packed_scale, X, ldx, Y, rows, nb); break;

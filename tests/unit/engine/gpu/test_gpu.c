@@ -5,8 +5,7 @@
  * computes one product on the device and on the CPU, for every weight
  * encoding, on shapes with column tails (not a multiple of 16 or of the
  * device's 128-column blocks), row counts that do not fill a tile, and
- * pass sizes on both sides of the device's gemv/gemm switch (8 tokens)
- * and decode's two gemv kernels,
+ * pass sizes on both sides of the device's gemv/gemm switch (8 tokens),
  * with values chosen to expose any change of order (huge, tiny, subnormal
  * magnitudes, signed zeros, every MXFP4 code, scale bytes 0..254). Weights
  * are taken both ways the backend holds them: placed in VRAM (and a row
@@ -147,12 +146,6 @@ TEST(gpu_products_equal_cpu_kernels)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         mat m = make(shapes[s].kind, shapes[s].rows, shapes[s].cols);
         for (size_t t = 0; t < sizeof Ts / sizeof Ts[0]; t++) {
-            if (Ts[t] == 1) {                                         /* decode's other kernel, k_gemv */
-                setenv("REMORA_GPU_GEMV", "0", 1);
-                CHECK(compare(&m, shard, 0, m.rows, 0, 1) == 0);
-                unsetenv("REMORA_GPU_GEMV");
-                cases++;
-            }
             CHECK(compare(&m, shard, 0, m.rows, 0, Ts[t]) == 0);      /* staged */
             CHECK(compare(&m, shard + 1, 0, m.rows, 1, Ts[t]) == 0);  /* placed at the first T, found after */
             cases += 2;
