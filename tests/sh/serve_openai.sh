@@ -46,8 +46,9 @@ sdk() {
 P1="What is 12+7?"
 P2="And 3+4?"
 for m in "$FX/k3-tiny" "$FX/kl-tiny" assets/model; do
-  name=$(basename "$m")
   serve_start "$BIN" "$m" || { fail=1; continue; }
+  # the name the server gives the model (the embedded one is remora-k3-demo)
+  name=$(curl -s "$SRV_URL/models" | python3 -c "import json,sys; print(json.load(sys.stdin)['data'][0]['id'])")
   run_ref "$m" "$P1" 24 "$T/conv.$name" || { fail=1; serve_stop; continue; }
   cp "$T/ref.json" "$T/ref1.json"
   base="\"base\":\"$SRV_URL\",\"model\":\"$name\""

@@ -38,7 +38,7 @@ reasoning=$(head -1 "$T/run.err" | cut -c1-30)
 start 160 45
 run chat --endpoint "$SRV_URL" --max-new 200
 ready 100 || fail "chat did not start"
-screen | head -1 | grep -q "127.0.0.1:$SRV_PORT model" || fail "the status line does not show the endpoint's host and model"
+screen | head -1 | grep -q "127.0.0.1:$SRV_PORT remora-k3-demo" || fail "the status line does not show the endpoint's host and model"
 send "$Q1" 1
 ready 300 || fail "turn 1 did not end"
 column 1 | grep -qF -- "$answer" || fail "the answer pane lacks run --endpoint's answer '$answer'"
