@@ -378,9 +378,18 @@ int ui_sse_think_feed(ui_sse_think *t, const char *p, size_t n, rm_chat_text_fn 
             if (f && (!best || f < best)) { best = f; which = m; }
         }
         if (!best) break;
-        rc |= out(t, w.p + pos, (size_t)(best - (w.p + pos)), fn, ud);
+        /* the text before the marker is sent but for a tail that could
+         * begin a marker: that tail goes on with the text after the marker
+         * (moved up to it), so text the marker split cannot join into a
+         * marker behind the scan ("</th" "<think>" "ink>" would show
+         * "</think>"; fuzz_sse found it). Each turn removes a marker, so
+         * the loop ends. */
+        const size_t pre = (size_t)(best - (w.p + pos)), keep = marker_tail(w.p + pos, pre);
+        const size_t after = (size_t)(best - w.p) + strlen(markers[which].text);
+        rc |= out(t, w.p + pos, pre - keep, fn, ud);
         apply(t, markers[which].kind, fn, ud);
-        pos = (size_t)(best - w.p) + strlen(markers[which].text);
+        memmove(w.p + after - keep, w.p + pos + pre - keep, keep);
+        pos = after - keep;
     }
     size_t keep = marker_tail(w.p + pos, len - pos);
     rc |= out(t, w.p + pos, len - pos - keep, fn, ud);
