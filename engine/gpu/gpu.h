@@ -104,6 +104,10 @@ typedef struct gpu_status {
 } gpu_status;
 
 void gpu_status_get(gpu_status *st);
+/* The three running figures a token's record takes (model_take_stats, per
+ * token and per layer of a prompt): copied in, seconds in products, bytes
+ * placed; zeros without a device, and none of gpu_status's strings. */
+void gpu_counters(uint64_t *h2d_bytes, double *seconds, uint64_t *vram_resident);
 /* "cuda" or "none": what this binary was built with. */
 const char *gpu_build(void);
 

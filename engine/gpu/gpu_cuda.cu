@@ -150,6 +150,19 @@ void gpu_status_get(gpu_status *st)
     pthread_mutex_unlock(&G.mu);
 }
 
+void gpu_counters(uint64_t *h2d_bytes, double *seconds, uint64_t *vram_resident)
+{
+    *h2d_bytes = 0;
+    *seconds = 0;
+    *vram_resident = 0;
+    if (!G.active) return;      /* a build with CUDA on a machine without a GPU takes no lock */
+    pthread_mutex_lock(&G.mu);
+    *h2d_bytes = G.h2d;
+    *seconds = G.seconds;
+    *vram_resident = G.resident;
+    pthread_mutex_unlock(&G.mu);
+}
+
 /* Bytes of one row in the CPU's layout (MXFP4: the packed nibbles). */
 static uint64_t raw_row_bytes(gpu_wkind k, int cols)
 {

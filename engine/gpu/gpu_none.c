@@ -36,6 +36,13 @@ void gpu_status_get(gpu_status *st)
              opened && opened_mode == GPU_OFF ? "off (--gpu off)" : "this build has no CUDA (make CUDA=1 with nvcc)");
 }
 
+void gpu_counters(uint64_t *h2d_bytes, double *seconds, uint64_t *vram_resident)
+{
+    *h2d_bytes = 0;
+    *seconds = 0;
+    *vram_resident = 0;
+}
+
 const char *gpu_build(void) { return "none"; }
 
 int gpu_bench_peak(double *fma_gflops, double *read_gbs)
