@@ -117,7 +117,8 @@ static void print_text(const prefill_figures *f, const rm_model_info *in)
     rm_gpu_get(&g);
     printf("products: %.1f GFLOP at %.1f GFLOP/s (compute seconds); %s at T=256 right after the prompt, "
            "median of %d: bf16 %.1f (%.1f-%.1f), %s %.1f (%.1f-%.1f) GFLOP/s\n",
-           f->gflop, f->gflops, g.active ? "GPU gemm" : "gemm kernel", CEILING_SAMPLES, f->bf16_ceiling, f->bf16_lo, f->bf16_hi,
+           f->gflop, f->gflops, g.active ? "GPU gemm" : "gemm kernel", CEILING_SAMPLES, f->bf16_ceiling, f->bf16_lo,
+           f->bf16_hi,
            in->expert_mxfp4 ? "MXFP4" : "bf16", f->expert_ceiling, f->expert_lo, f->expert_hi);
     printf("time by phase:");
     for (int p = 0; p < RM_PHASE_COUNT; p++) printf(" %s %.1f s", rm_phase_name(p), f->phase[p]);
