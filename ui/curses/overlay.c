@@ -13,6 +13,7 @@
 #include <string.h>
 #include "tui.h"
 #include "draw.h"
+#include "panel.h"
 #include "ui/wrap.h"
 
 enum { E_HEAD, E_ITEM, E_TEXT, E_PRE };   /* E_PRE: a row drawn as it is (a table's) */
@@ -27,45 +28,22 @@ typedef struct entry {
 #define TERM_MAX 18         /* widest term column; longer terms take a row of their own */
 #define TWO_COLS_MIN 150    /* screen width from which the help is two columns of entries */
 
-/* The panels' figures and colours (the man page's PANELS says the same). */
-static const entry legend[] = {
-    { E_HEAD, "Panels", NULL, 0 },
-    { E_TEXT, NULL, "Per-token figures are over the window in the panel's title (the last 32 tokens); "
-                    "'turn' figures over the whole reply. 1 MB = 10^6 bytes.", 0 },
-    { E_HEAD, "Timing", NULL, 0 },
-    { E_ITEM, "last med p90", "the last token's time; median and 90th percentile per token", UI_C_VALUE },
-    { E_ITEM, "tok/s", "tokens per second over the turn", UI_C_VALUE },
-    { E_ITEM, "ctx reused pref", "the prompt: tokens in the context, already computed by earlier turns, "
-                                 "computed now (and how long it took)", UI_C_VALUE },
-    { E_ITEM, "▁▃▅█", "recent token times, taller is slower", UI_C_BAR },
-    { E_ITEM, "▁▃▅█ magenta", "tokens of one speculative verify pass (they share its time)", UI_C_SPEC_A },
-    { E_ITEM, "io", "phase: waiting for storage", UI_C_PH0 },
-    { E_ITEM, "spine", "phase: norms, projections, router, shared experts", UI_C_PH1 },
-    { E_ITEM, "attn", "phase: attention", UI_C_PH2 },
-    { E_ITEM, "exp", "phase: routed experts", UI_C_PH3 },
-    { E_ITEM, "head", "phase: the output head", UI_C_PH4 },
-    { E_HEAD, "Cache", NULL, 0 },
-    { E_ITEM, "hit", "expert-cache hit rate over the turn (and the last token)", UI_C_VALUE },
-    { E_ITEM, "kept", "share of all experts resident in RAM now", UI_C_VALUE },
-    { E_ITEM, "cache / storage", "bytes per token served from the cache, and read from storage", UI_C_VALUE },
-    { E_ITEM, "spine, experts", "how full the resident spine and the expert cache are", UI_C_BAR },
-    { E_HEAD, "I/O", NULL, 0 },
-    { E_ITEM, "kB/tok", "storage (or network) bytes read per token", UI_C_VALUE },
-    { E_ITEM, "spine, experts", "read rates over the window", UI_C_VALUE },
-    { E_ITEM, "GB/s bar", "the last token's read rate against the storage ceiling (measured at start-up)", UI_C_BAR },
-    { E_HEAD, "Speculation", NULL, 0 },
-    { E_ITEM, "drafted accepted", "n-gram draft tokens proposed and accepted this turn; the acceptance rate", UI_C_VALUE },
-    { E_HEAD, "Router", NULL, 0 },
-    { E_ITEM, "░▒▓█", "how many of the experts chosen for the last token fall in a cell (one row per MoE "
-                      "layer, numbered as the model's layers)", UI_C_TEXT },
-    { E_ITEM, "green", "experts the previous token chose too (reuse: what the cache lives on)", UI_C_HEAT_REUSE },
-    { E_ITEM, "yellow", "experts newly chosen", UI_C_HEAT_NEW },
-    { E_ITEM, "red", "a chosen expert was read from storage for this token (a cache miss)", UI_C_HEAT_READ },
-    { E_ITEM, "cyan", "a chosen expert was in flight: its read had started before (a prefetch)", UI_C_HEAT_FLIGHT },
-    { E_ITEM, "reuse", "share of a token's choices the token before made too (verify-pass pairs left out)", UI_C_VALUE },
-    { E_ITEM, "F4", "zoom on one layer: its choices over recent tokens (Alt-Up, Alt-Down: the layer)", UI_C_VALUE },
-};
-#define NLEGEND (int)(sizeof legend / sizeof legend[0])
+#define LEGEND_MAX 64        /* entries of the panels' legends, their headings included */
+
+/* The panels' figures and colours, from each panel's record (panel.h). */
+static int legend_entries(entry *e)
+{
+    int n = 0;
+    e[n++] = (entry){ E_HEAD, "Panels", NULL, 0 };
+    e[n++] = (entry){ E_TEXT, NULL, "Per-token figures are over the window in the panel's title (the last 32 "
+                                    "tokens); 'turn' figures over the whole reply. 1 MB = 10^6 bytes.", 0 };
+    for (int p = 0; p < ui_npanels && n < LEGEND_MAX; p++) {
+        e[n++] = (entry){ E_HEAD, ui_panels[p].title, NULL, 0 };
+        for (const ui_legend_item *l = ui_panels[p].legend; l->term && n < LEGEND_MAX; l++)
+            e[n++] = (entry){ E_ITEM, l->term, l->what, l->role };
+    }
+    return n;
+}
 
 /* One wrapped row of an entry's text. */
 typedef struct rows_ctx {
@@ -230,10 +208,9 @@ static int page(ui_tui *a, ui_rect body, int draw)
     char names[32][40];
     int nk, nc;
     help_entries(a, keys, &nk, cmds, &nc, names);
-    entry rest[40 + NLEGEND];
+    entry rest[40 + LEGEND_MAX];
     memcpy(rest, cmds, (size_t)nc * sizeof *cmds);
-    memcpy(rest + nc, legend, sizeof legend);
-    int nr = nc + NLEGEND;
+    int nr = nc + legend_entries(rest + nc);
     if (body.w >= TWO_COLS_MIN) {
         int lw = (body.w - 3) / 2;
         ui_rect l = { body.y, body.x, body.h, lw }, r = { body.y, body.x + lw + 3, body.h, body.w - lw - 3 };
@@ -241,7 +218,7 @@ static int page(ui_tui *a, ui_rect body, int draw)
         int hr = render(rest, nr, r, a->overlay_top, draw);
         return hl > hr ? hl : hr;
     }
-    entry all[64 + 40 + NLEGEND];
+    entry all[64 + 40 + LEGEND_MAX];
     memcpy(all, keys, (size_t)nk * sizeof *keys);
     memcpy(all + nk, rest, (size_t)nr * sizeof *rest);
     return render(all, nk + nr, body, a->overlay_top, draw);
