@@ -50,6 +50,13 @@ static inline float kern_reduce16(const float l[16])
     return s2[0] + s2[1];
 }
 
+/* Element i of f32 or bf16 (bf16) rows W: the column tail of the levels'
+ * row kernels, which take either encoding. */
+static inline float kern_weight(const void *W, int bf16, size_t i)
+{
+    return bf16 ? bf16_to_f32(((const uint16_t *)W)[i]) : ((const float *)W)[i];
+}
+
 /* The reductions of a tile one after the other (the levels without a
  * batched form). */
 static inline void kern_reduce16x16_each(const float *acc, float *out)
