@@ -209,8 +209,12 @@ int serve_parse_common(const serve_cfg *cfg, const json_t *o, serve_req *r, int 
     return 0;
 }
 
-json_t *serve_parse_body(const char *body, size_t len, serve_error *e)
+json_t *serve_parse_body(serve_req *r, const serve_api *api, int kind, const char *body, size_t len,
+                         serve_error *e)
 {
+    memset(r, 0, sizeof *r);
+    r->api = api;
+    r->kind = kind;
     json_error_t je;
     json_t *o = json_loadb(body, len, 0, &je);
     if (!o) {
@@ -396,10 +400,7 @@ int serve_render(const serve_cfg *cfg, rm_session *s, json_t *conv, serve_req *r
 
 int oa_parse_chat(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e)
 {
-    memset(r, 0, sizeof *r);
-    r->api = &serve_openai;
-    r->kind = REQ_CHAT;
-    json_t *o = serve_parse_body(body, len, e);
+    json_t *o = serve_parse_body(r, &serve_openai, REQ_CHAT, body, len, e);
     if (!o) return -1;
     json_t *conv = json_object(), *msgs = json_array();
     int rc = !conv || !msgs || json_object_set(conv, "messages", msgs)
@@ -456,10 +457,7 @@ static int parse_prompt(rm_session *s, const json_t *p, serve_req *r, serve_erro
 
 int oa_parse_completion(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e)
 {
-    memset(r, 0, sizeof *r);
-    r->api = &serve_openai;
-    r->kind = REQ_COMPLETION;
-    json_t *o = serve_parse_body(body, len, e);
+    json_t *o = serve_parse_body(r, &serve_openai, REQ_COMPLETION, body, len, e);
     if (!o) return -1;
     int rc = serve_parse_common(cfg, o, r, 256, e);
     int echo = 0;

@@ -60,6 +60,10 @@ typedef struct ui_panel_class {
 extern const ui_panel_class ui_panels[];
 extern const int ui_npanels;
 
+/* The title "NAME, last W tok" (shorter forms where it does not fit), or
+ * NAME when there is no window yet (panel_title.c). */
+void ui_panel_window_title(ui_rect r, const char *name, int window);
+
 /* For a panel whose figures (fig, UI_FIG_*) the source may not report:
  * when it has none (!have), draws the title and "not reported by this
  * endpoint" and returns 1, so the panel draws no zeros. */
