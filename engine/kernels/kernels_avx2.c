@@ -291,41 +291,32 @@ static void axpy_f32(float a, const float *x, float *y, int n)
     for (; i < n; i++) y[i] = fmaf(a, x[i], y[i]);
 }
 
-/* kernels_scalar.c:kda_step with 8 columns of S per register. */
+/* The KDA step's column loops with 8 columns of S per register: the same
+ * multiply and fmas per element as the scalar loops (kern_kda_sweeps). */
+static inline void kda_decay(float *row, float a, float kd, float *u, int j0)
+{
+    const __m256 av = _mm256_set1_ps(a), kv = _mm256_set1_ps(kd);
+    for (int j = 0; j < j0; j += 8) {
+        __m256 r = _mm256_mul_ps(_mm256_loadu_ps(row + j), av);
+        _mm256_storeu_ps(row + j, r);
+        _mm256_storeu_ps(u + j, _mm256_fnmadd_ps(r, kv, _mm256_loadu_ps(u + j)));
+    }
+}
+
+static inline void kda_update(float *row, float kd, float qd, const float *u, float *o, int j0)
+{
+    const __m256 kv = _mm256_set1_ps(kd), qv = _mm256_set1_ps(qd);
+    for (int j = 0; j < j0; j += 8) {
+        __m256 r = _mm256_fmadd_ps(kv, _mm256_loadu_ps(u + j), _mm256_loadu_ps(row + j));
+        _mm256_storeu_ps(row + j, r);
+        _mm256_storeu_ps(o + j, _mm256_fmadd_ps(r, qv, _mm256_loadu_ps(o + j)));
+    }
+}
+
 static void kda_step(float *S, const float *alpha, const float *k, const float *q,
                      const float *v, float beta, float *o, float *u, int hd)
 {
-    int j0 = hd & ~7;
-    for (int j = 0; j < hd; j++) u[j] = v[j];
-    for (int d = 0; d < hd; d++) {
-        float *row = S + (size_t)d * hd;
-        const float a = alpha[d], kd = k[d];
-        const __m256 av = _mm256_set1_ps(a), kv = _mm256_set1_ps(kd);
-        for (int j = 0; j < j0; j += 8) {
-            __m256 r = _mm256_mul_ps(_mm256_loadu_ps(row + j), av);
-            _mm256_storeu_ps(row + j, r);
-            _mm256_storeu_ps(u + j, _mm256_fnmadd_ps(r, kv, _mm256_loadu_ps(u + j)));
-        }
-        for (int j = j0; j < hd; j++) {
-            row[j] *= a;
-            u[j] = fmaf(-row[j], kd, u[j]);
-        }
-    }
-    for (int j = 0; j < hd; j++) { u[j] *= beta; o[j] = 0; }
-    for (int d = 0; d < hd; d++) {
-        float *row = S + (size_t)d * hd;
-        const float kd = k[d], qd = q[d];
-        const __m256 kv = _mm256_set1_ps(kd), qv = _mm256_set1_ps(qd);
-        for (int j = 0; j < j0; j += 8) {
-            __m256 r = _mm256_fmadd_ps(kv, _mm256_loadu_ps(u + j), _mm256_loadu_ps(row + j));
-            _mm256_storeu_ps(row + j, r);
-            _mm256_storeu_ps(o + j, _mm256_fmadd_ps(r, qv, _mm256_loadu_ps(o + j)));
-        }
-        for (int j = j0; j < hd; j++) {
-            row[j] = fmaf(kd, u[j], row[j]);
-            o[j] = fmaf(row[j], qd, o[j]);
-        }
-    }
+    kern_kda_sweeps(S, alpha, k, q, v, beta, o, u, hd, hd & ~7, kda_decay, kda_update);
 }
 
 /* The ceilings (kernels.h): 12 chains of register-only fmas in 16

@@ -57,6 +57,43 @@ static inline float kern_weight(const void *W, int bf16, size_t i)
     return bf16 ? bf16_to_f32(((const uint16_t *)W)[i]) : ((const float *)W)[i];
 }
 
+/* The step of the gated delta rule (kernels.h: kern_kda_step), written
+ * once for every level: a sweep over the rows of S decaying them and
+ * taking u = v - S^T k, then one adding k (x) beta u back and reading
+ * o = S^T q. Per element: row *= a, u = fma(-row, k, u); then row =
+ * fma(k, u, row), o = fma(row, q, o). A level gives its vector forms of the
+ * two column loops for the columns [0, j0) (decay, update; NULL for none),
+ * the scalar loops here take [j0, hd); inlined into each level's kda_step,
+ * with its column loops inlined in turn. */
+typedef void kern_kda_decay_fn(float *row, float a, float kd, float *u, int j0);
+typedef void kern_kda_update_fn(float *row, float kd, float qd, const float *u, float *o, int j0);
+
+static inline __attribute__((always_inline)) void
+kern_kda_sweeps(float *S, const float *alpha, const float *k, const float *q, const float *v, float beta, float *o,
+                float *u, int hd, int j0, kern_kda_decay_fn *decay, kern_kda_update_fn *update)
+{
+    for (int j = 0; j < hd; j++) u[j] = v[j];
+    for (int d = 0; d < hd; d++) {
+        float *row = S + (size_t)d * hd;
+        const float a = alpha[d], kd = k[d];
+        if (decay) decay(row, a, kd, u, j0);
+        for (int j = j0; j < hd; j++) {
+            row[j] *= a;
+            u[j] = fmaf(-row[j], kd, u[j]);
+        }
+    }
+    for (int j = 0; j < hd; j++) { u[j] *= beta; o[j] = 0; }
+    for (int d = 0; d < hd; d++) {
+        float *row = S + (size_t)d * hd;
+        const float kd = k[d], qd = q[d];
+        if (update) update(row, kd, qd, u, o, j0);
+        for (int j = j0; j < hd; j++) {
+            row[j] = fmaf(kd, u[j], row[j]);
+            o[j] = fmaf(row[j], qd, o[j]);
+        }
+    }
+}
+
 /* The reductions of a tile one after the other (the levels without a
  * batched form). */
 static inline void kern_reduce16x16_each(const float *acc, float *out)

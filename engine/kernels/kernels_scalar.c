@@ -95,28 +95,12 @@ static void axpy_f32(float a, const float *x, float *y, int n)
     for (int i = 0; i < n; i++) y[i] = fmaf(a, x[i], y[i]);
 }
 
-/* The reference form of the step (kernels.h: kern_kda_step). */
+/* The reference form of the step (kernels.h: kern_kda_step): every
+ * column by the scalar loops. */
 static void kda_step(float *S, const float *alpha, const float *k, const float *q,
                      const float *v, float beta, float *o, float *u, int hd)
 {
-    for (int j = 0; j < hd; j++) u[j] = v[j];
-    for (int d = 0; d < hd; d++) {
-        float *row = S + (size_t)d * hd;
-        const float a = alpha[d], kd = k[d];
-        for (int j = 0; j < hd; j++) {
-            row[j] *= a;
-            u[j] = fmaf(-row[j], kd, u[j]);
-        }
-    }
-    for (int j = 0; j < hd; j++) { u[j] *= beta; o[j] = 0; }
-    for (int d = 0; d < hd; d++) {
-        float *row = S + (size_t)d * hd;
-        const float kd = k[d], qd = q[d];
-        for (int j = 0; j < hd; j++) {
-            row[j] = fmaf(kd, u[j], row[j]);
-            o[j] = fmaf(row[j], qd, o[j]);
-        }
-    }
+    kern_kda_sweeps(S, alpha, k, q, v, beta, o, u, hd, 0, NULL, NULL);
 }
 
 /* The ceilings (kernels.h): 24 independent chains cover the latency of the
