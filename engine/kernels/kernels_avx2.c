@@ -353,21 +353,9 @@ static float read_probe(const float *p, size_t n)
 
 const kern_impl kern_impl_avx2 = {
     .name = "avx2",
-    .dot_f32 = dot_f32,
-    .tile_rows = TILE_ROWS,
-    .tile_toks = TILE_TOKS,
-    .gemm_tile = gemm_tile,
+    KERN_IMPL_FUNCTIONS,
     .reduce16x16 = kern_reduce16x16_each,
-    .gemv_f32 = gemv_f32,
-    .gemv_bf16 = gemv_bf16,
-    .gemv_mxfp4 = gemv_mxfp4,
-    .decode_bf16 = decode_bf16,
-    .decode_mxfp4 = decode_mxfp4,
     .mx_order = mx_order,
-    .axpy_f32 = axpy_f32,
     .width = 8,
     .probe_fmas = 12,
-    .fma_probe = fma_probe,
-    .read_probe = read_probe,
-    .kda_step = kda_step,
 };

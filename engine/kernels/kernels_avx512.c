@@ -384,22 +384,10 @@ static float read_probe(const float *p, size_t n)
 
 const kern_impl kern_impl_avx512 = {
     .name = "avx512",
-    .dot_f32 = dot_f32,
-    .tile_rows = TILE_ROWS,
-    .tile_toks = TILE_TOKS,
-    .gemm_tile = gemm_tile,
+    KERN_IMPL_FUNCTIONS,
     .reduce16x16 = reduce16x16,
-    .gemv_f32 = gemv_f32,
-    .gemv_bf16 = gemv_bf16,
-    .gemv_mxfp4 = gemv_mxfp4,
-    .decode_bf16 = decode_bf16,
-    .decode_mxfp4 = decode_mxfp4,
     .mx_order = mx_order,
-    .axpy_f32 = axpy_f32,
     .matmul4x64_f32 = matmul4x64_f32,
     .width = 16,
     .probe_fmas = 24,
-    .fma_probe = fma_probe,
-    .read_probe = read_probe,
-    .kda_step = kda_step,
 };

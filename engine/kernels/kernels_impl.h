@@ -154,6 +154,17 @@ typedef struct kern_impl {
                      const float *v, float beta, float *o, float *u, int hd);
 } kern_impl;
 
+/* The members every level fills with its own functions of the same names
+ * (and its TILE_ROWS, TILE_TOKS): a level's table is its name, these, and
+ * what sets it apart (reduce16x16, mx_order, matmul4x64_f32, width,
+ * probe_fmas). */
+#define KERN_IMPL_FUNCTIONS                                                    \
+    .dot_f32 = dot_f32, .tile_rows = TILE_ROWS, .tile_toks = TILE_TOKS,        \
+    .gemm_tile = gemm_tile, .gemv_f32 = gemv_f32, .gemv_bf16 = gemv_bf16,      \
+    .gemv_mxfp4 = gemv_mxfp4, .decode_bf16 = decode_bf16,                      \
+    .decode_mxfp4 = decode_mxfp4, .axpy_f32 = axpy_f32,                        \
+    .fma_probe = fma_probe, .read_probe = read_probe, .kda_step = kda_step
+
 /* Reorders a row's accumulators from a SIMD level's MXFP4 register layout
  * (element e holds the lane of column order[e] of each group of 16) into
  * lane order. */
