@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tui.h"
+#include "overlay.h"
 #include "draw.h"
 #include "panel.h"
 #include "ui/wrap.h"
@@ -160,8 +161,8 @@ static int stats_entries(const ui_tui *a, entry *e, char (*buf)[200])
 
 void ui_overlay_open(ui_tui *a, int kind)
 {
-    a->overlay = a->overlay == kind ? 0 : kind;
-    a->overlay_top = 0;
+    a->overlay.kind = a->overlay.kind == kind ? 0 : kind;
+    a->overlay.top = 0;
     a->dirty |= UI_D_LAYOUT;
 }
 
@@ -169,7 +170,7 @@ void ui_overlay_open(ui_tui *a, int kind)
  * progress as the last. */
 static int turns_page(ui_tui *a, ui_rect body, int draw)
 {
-    int n = a->nturn_recs + 3;
+    int n = a->turn_recs.n + 3;
     entry *e = calloc((size_t)n, sizeof *e);
     char (*buf)[200] = calloc((size_t)n, sizeof *buf);
     if (!e || !buf) { free(e); free(buf); return 0; }
@@ -177,8 +178,8 @@ static int turns_page(ui_tui *a, ui_rect body, int draw)
     e[k++] = (entry){ E_HEAD, "Turns of this conversation", NULL, 0 };
     ui_fmt_turn_header(buf[k], sizeof buf[k]);
     e[k] = (entry){ E_PRE, NULL, buf[k], UI_C_TITLE }; k++;
-    for (int i = 0; i < a->nturn_recs; i++, k++) {
-        ui_fmt_turn_row(buf[k], sizeof buf[k], &a->turn_recs[i]);
+    for (int i = 0; i < a->turn_recs.n; i++, k++) {
+        ui_fmt_turn_row(buf[k], sizeof buf[k], &a->turn_recs.v[i]);
         e[k] = (entry){ E_PRE, NULL, buf[k], UI_C_VALUE };
     }
     if (a->generating) {
@@ -188,7 +189,7 @@ static int turns_page(ui_tui *a, ui_rect body, int draw)
         snprintf(buf[k] + strlen(buf[k]), sizeof buf[k] - strlen(buf[k]), " (in progress)");
         e[k] = (entry){ E_PRE, NULL, buf[k], UI_C_TEXT }; k++;
     }
-    int rows = render(e, k, body, a->overlay_top, draw);
+    int rows = render(e, k, body, a->overlay.top, draw);
     free(e);
     free(buf);
     return rows;
@@ -197,12 +198,12 @@ static int turns_page(ui_tui *a, ui_rect body, int draw)
 /* Rows the page's body takes (for scrolling) and draws it from overlay_top. */
 static int page(ui_tui *a, ui_rect body, int draw)
 {
-    if (a->overlay == UI_OVL_TURNS) return turns_page(a, body, draw);
-    if (a->overlay == UI_OVL_STATS) {
+    if (a->overlay.kind == UI_OVL_TURNS) return turns_page(a, body, draw);
+    if (a->overlay.kind == UI_OVL_STATS) {
         entry e[16];
         char buf[16][200];
         int n = stats_entries(a, e, buf);
-        return render(e, n, body, a->overlay_top, draw);
+        return render(e, n, body, a->overlay.top, draw);
     }
     entry keys[64], cmds[40];
     char names[32][40];
@@ -214,14 +215,14 @@ static int page(ui_tui *a, ui_rect body, int draw)
     if (body.w >= TWO_COLS_MIN) {
         int lw = (body.w - 3) / 2;
         ui_rect l = { body.y, body.x, body.h, lw }, r = { body.y, body.x + lw + 3, body.h, body.w - lw - 3 };
-        int hl = render(keys, nk, l, a->overlay_top, draw);
-        int hr = render(rest, nr, r, a->overlay_top, draw);
+        int hl = render(keys, nk, l, a->overlay.top, draw);
+        int hr = render(rest, nr, r, a->overlay.top, draw);
         return hl > hr ? hl : hr;
     }
     entry all[64 + 40 + LEGEND_MAX];
     memcpy(all, keys, (size_t)nk * sizeof *keys);
     memcpy(all + nk, rest, (size_t)nr * sizeof *rest);
-    return render(all, nk + nr, body, a->overlay_top, draw);
+    return render(all, nk + nr, body, a->overlay.top, draw);
 }
 
 void ui_overlay_draw(ui_tui *a)
@@ -232,28 +233,28 @@ void ui_overlay_draw(ui_tui *a)
     ui_rect body = { 2, 1, LINES - 3, COLS - 2 };
     int total = page(a, body, 0);
     int max_top = total > body.h ? total - body.h : 0;
-    if (a->overlay_top > max_top) a->overlay_top = max_top;
+    if (a->overlay.top > max_top) a->overlay.top = max_top;
     char t[160];
     snprintf(t, sizeof t, "%s %s F1/Esc closes%s",
-             a->overlay == UI_OVL_STATS ? "Statistics" : a->overlay == UI_OVL_TURNS ? "Statistics, all turns" : "Help",
+             a->overlay.kind == UI_OVL_STATS ? "Statistics" : a->overlay.kind == UI_OVL_TURNS ? "Statistics, all turns" : "Help",
              ui_sym(UI_SYM_VLINE), max_top ? "  PgUp/PgDn/Up/Down scroll" : "");
     ui_put_title(title, t, 1);
     page(a, body, 1);
     if (max_top) {
         char pos[48];
-        snprintf(pos, sizeof pos, "[%d-%d/%d]", a->overlay_top + 1,
-                 a->overlay_top + body.h < total ? a->overlay_top + body.h : total, total);
+        snprintf(pos, sizeof pos, "[%d-%d/%d]", a->overlay.top + 1,
+                 a->overlay.top + body.h < total ? a->overlay.top + body.h : total, total);
         ui_put(LINES - 1, COLS - 1 - (int)strlen(pos), (int)strlen(pos), ui_attr(UI_C_DIM), pos);
     }
 }
 
 int ui_overlay_key(ui_tui *a, int type, const char *data, size_t len)
 {
-    if (!a->overlay) return 0;
+    if (!a->overlay.kind) return 0;
     int step = 0;
     if (type == UI_IN_KEY) {
         int act = ui_keys_action(data);
-        if (act == UI_ACT_HELP) { a->overlay = 0; a->dirty |= UI_D_LAYOUT; return 1; }
+        if (act == UI_ACT_HELP) { a->overlay.kind = 0; a->dirty |= UI_D_LAYOUT; return 1; }
         if (act == UI_ACT_PAGE_UP) step = -(LINES - 4);
         else if (act == UI_ACT_PAGE_DOWN) step = LINES - 4;
         else if (act == UI_ACT_TOP) step = -1000000;
@@ -261,7 +262,7 @@ int ui_overlay_key(ui_tui *a, int type, const char *data, size_t len)
         else return 0;                   /* Ctrl-C, Ctrl-D and the rest act as always */
     } else if (type == UI_IN_BYTES) {
         if ((len == 1 && (data[0] == 0x1b || data[0] == 'q' || data[0] == '\r' || data[0] == '\n'))) {
-            a->overlay = 0;
+            a->overlay.kind = 0;
             a->dirty |= UI_D_LAYOUT;
             return 1;
         }
@@ -275,13 +276,13 @@ int ui_overlay_key(ui_tui *a, int type, const char *data, size_t len)
     } else {
         return 0;
     }
-    a->overlay_top += step;
-    if (a->overlay_top < 0) a->overlay_top = 0;
+    a->overlay.top += step;
+    if (a->overlay.top < 0) a->overlay.top = 0;
     a->dirty |= UI_D_OVERLAY;
     return 1;
 close_and_type:
     /* typed text closes the page and goes to the input line, as always */
-    a->overlay = 0;
+    a->overlay.kind = 0;
     a->dirty |= UI_D_LAYOUT;
     return 0;
 }
