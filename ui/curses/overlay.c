@@ -195,7 +195,7 @@ static int turns_page(ui_tui *a, ui_rect body, int draw)
     return rows;
 }
 
-/* Rows the page's body takes (for scrolling) and draws it from overlay_top. */
+/* Rows the page's body takes (for scrolling) and draws it from overlay.top. */
 static int page(ui_tui *a, ui_rect body, int draw)
 {
     if (a->overlay.kind == UI_OVL_TURNS) return turns_page(a, body, draw);
