@@ -11,7 +11,9 @@
 # experts in 2 MoE layers), LAYERS (default 3), PROMPT (tokens, default 2048),
 # ROUNDS (default 3), RAM (GB for the budget, default the engine's), EXTRA
 # (more options for both sides, e.g. "--vram 24 --ram 32"), SIDES (default
-# "off auto").
+# "off auto": the --gpu of each side; a side "auto-noguess" runs --gpu auto
+# with REMORA_PREFETCH_GUESS=0, the prompt's expert reads waiting for the
+# router, for the old way beside the new).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 BIN=build/rel/remora
@@ -28,19 +30,23 @@ L=$(mktemp -d); trap 'rm -rf "$L"' EXIT
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
   for side in $SIDES; do
+    gpu=${side%-noguess} guess=1
+    [ "$gpu" != "$side" ] && guess=0
     echo "== round $r, --gpu $side: prompt of $PROMPT tokens ($(date +%T))"
     # shellcheck disable=SC2086
-    "$BIN" bench --model "$DIR" --prompt-tokens "$PROMPT" --gpu "$side" $RAMOPT $EXTRA > "$L/p.$side.$r" 2>&1
-    grep -E '^(prefill|products|roofline|GPU|time by)' "$L/p.$side.$r"
+    REMORA_PREFETCH_GUESS=$guess "$BIN" bench --model "$DIR" --prompt-tokens "$PROMPT" --gpu "$gpu" $RAMOPT $EXTRA \
+      > "$L/p.$side.$r" 2>&1
+    grep -E '^(prefill|read per|experts read|products|roofline|GPU|time by)' "$L/p.$side.$r"
     echo "== round $r, --gpu $side: decode ($(date +%T))"
     # shellcheck disable=SC2086
-    "$BIN" bench --model "$DIR" --tokens 8 --gpu "$side" $RAMOPT $EXTRA > "$L/d.$side.$r" 2>&1
+    REMORA_PREFETCH_GUESS=$guess "$BIN" bench --model "$DIR" --tokens 8 --gpu "$gpu" $RAMOPT $EXTRA \
+      > "$L/d.$side.$r" 2>&1
     grep -E '^(decode|roofline|GPU|time per)' "$L/d.$side.$r"
   done
   r=$((r + 1))
 done
 med() { sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]; else print "-"}'; }
-echo "== medians of $ROUNDS (off | auto)"
+echo "== medians of $ROUNDS ($SIDES)"
 for side in $SIDES; do
   ps=$(cat "$L"/p.$side.* | sed -n 's/^prefill: [0-9]* tokens in \([0-9.]*\) s.*/\1/p' | med)
   pr=$(cat "$L"/p.$side.* | sed -n 's/.*measured\/roofline = \([0-9.]*\).*/\1/p' | med)
