@@ -155,6 +155,8 @@ int  rm_gpu_open(int mode, int device, double vram_gb);
  * of weights read. Each returns 0, or -1 without an open device. */
 int rm_gpu_bench_peak(double *fma_gflops, double *read_gbs);
 int rm_gpu_bench_product(int kind, int rows, int cols, int T, double *gflops, double *wgbs);
+/* The pinned host-to-device copy rate in GB/s; -1 without a device. */
+int rm_gpu_bench_h2d(double *gbs);
 
 /* What a caller may want to know about an open model. */
 typedef struct rm_model_info {
@@ -1018,5 +1020,9 @@ int rm_bench_kernels(int argc, char **argv);
  * matrix (MXFP4 when mxfp4, else bf16), the best of ten windows in about
  * `seconds`, on the compute pool as it is set; -1 when it cannot run. */
 double rm_bench_gemm(int mxfp4, int T, int rows, int cols, double seconds);
+/* The memory read ceiling in GB/s (a 1 GiB buffer, all compute threads):
+ * the best window of about `seconds`, or the median one with `typical`;
+ * -1 when it cannot run. */
+double rm_bench_memory(double seconds, int typical);
 
 #endif

@@ -34,3 +34,9 @@ int rm_gpu_bench_product(int kind, int rows, int cols, int T, double *gflops, do
     gpu_open(GPU_AUTO, 0, 0);
     return gpu_bench_product((gpu_wkind)kind, rows, cols, T, gflops, wgbs);
 }
+
+int rm_gpu_bench_h2d(double *gbs)
+{
+    gpu_open(GPU_AUTO, 0, 0);
+    return gpu_bench_h2d(gbs);
+}
