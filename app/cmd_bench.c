@@ -280,8 +280,9 @@ int cmd_bench(int argc, char **argv)
         { "prompt-tokens", required_argument, 0, O_PROMPT_TOKENS }, { "warm-tokens", required_argument, 0, O_WARM },
         { "device-seconds", required_argument, 0, O_DEVICE_S }, { "prompt", required_argument, 0, O_PROMPT },
         { "chat", no_argument, 0, O_CHAT }, { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
+    const struct option *opts = opts_longopts(own, BENCH_OPTS);
     int c;
-    while ((c = opts_next("bench", argc, argv, own, BENCH_OPTS, &so)) >= 0) {
+    while ((c = opts_next("bench", argc, argv, opts, &so)) >= 0) {
         switch (c) {
         case O_TOKENS: if (opts_int_arg("bench", "tokens", optarg, 1, 1000000000, &tokens)) return 2; break;
         case O_DEVICE_S: if (opts_real_arg("bench", "device-seconds", optarg, 0, 3600, 1, &dev_s)) return 2; break;

@@ -34,9 +34,10 @@ int cmd_bench_kernels(int argc, char **argv)
     static const struct option own[] = {
         { "seconds", required_argument, 0, O_SECONDS }, { "only", required_argument, 0, O_ONLY },
         { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
+    const struct option *opts = opts_longopts(own, OPT_BIT(OPT_THREADS));
     int c;
     opterr = 0;
-    while ((c = opts_next("bench-kernels", argc, argv, own, OPT_BIT(OPT_THREADS), &so)) >= 0) {
+    while ((c = opts_next("bench-kernels", argc, argv, opts, &so)) >= 0) {
         switch (c) {
         case O_SECONDS: if (opts_real_arg("bench-kernels", "seconds", optarg, 0, 3600, 1, &seconds)) return 2; break;
         case O_ONLY:

@@ -56,7 +56,7 @@ int cmd_bench_tokenizer(int argc, char **argv)
         { "passes", required_argument, 0, O_PASSES }, { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
     int c;
     opterr = 0;
-    while ((c = opts_next("bench-tokenizer", argc, argv, opts, 0, NULL)) >= 0) {
+    while ((c = opts_next("bench-tokenizer", argc, argv, opts, NULL)) >= 0) {
         switch (c) {
         case O_TOKENIZER: dir = optarg; break;
         case O_MB: if (opts_real_arg("bench-tokenizer", "mb", optarg, 0, 1024, 1, &mb)) return 2; break;

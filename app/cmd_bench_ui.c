@@ -39,7 +39,7 @@ int cmd_bench_ui(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = opts_next("bench-ui", argc, argv, opts, 0, NULL)) >= 0) {
+    while ((c = opts_next("bench-ui", argc, argv, opts, NULL)) >= 0) {
         switch (c) {
         case 't': if (opts_int_arg("bench-ui", "tokens", optarg, 1, INT_MAX, &o.tokens)) return 2; break;
         case 'r': if (opts_real_arg("bench-ui", "rate", optarg, 0, 1e6, 1, &o.rate)) return 2; break;

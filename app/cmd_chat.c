@@ -60,6 +60,7 @@ int cmd_chat(int argc, char **argv)
         { "help", no_argument, 0, O_HELP },
         { 0, 0, 0, 0 },
     };
+    const struct option *opts = opts_longopts(own, OPT_BIT(OPT_MODEL) | OPTS_GEN_MASK | OPTS_OPEN_MASK | OPTS_ENDPOINT_MASK);
     ui_main_opts o = {
         .synth = { .rate = 20, .reasoning_tokens = 120, .answer_tokens = 240 },
     };
@@ -69,7 +70,7 @@ int cmd_chat(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = opts_next("chat", argc, argv, own, OPTS_SOURCE_MASK, &so)) >= 0) {
+    while ((c = opts_next("chat", argc, argv, opts, &so)) >= 0) {
         switch (c) {
         case O_SYNTH: o.synthetic = 1; break;
         case O_RATE:

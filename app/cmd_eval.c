@@ -360,8 +360,9 @@ int cmd_eval(int argc, char **argv)
     static const struct option own[] = {
         { "data", required_argument, 0, O_DATA }, { "limit", required_argument, 0, O_LIMIT },
         { "json", no_argument, 0, O_JSON }, { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
+    const struct option *opts = opts_longopts(own, EVAL_OPTS);
     int c;
-    while ((c = opts_next("eval", argc, argv, own, EVAL_OPTS, &so)) >= 0) {
+    while ((c = opts_next("eval", argc, argv, opts, &so)) >= 0) {
         switch (c) {
         case O_DATA: data = optarg; break;
         case O_LIMIT: if (opts_int_arg("eval", "limit", optarg, 1, 1000000000, &limit)) return 2; break;

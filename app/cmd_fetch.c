@@ -55,7 +55,7 @@ int cmd_fetch(int argc, char **argv)
         { "layers", required_argument, 0, 'l' }, { "connections", required_argument, 0, 'c' },
         { "dry-run", no_argument, 0, 'n' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     int c;
-    while ((c = opts_next("fetch", argc, argv, opts, 0, NULL)) >= 0) {
+    while ((c = opts_next("fetch", argc, argv, opts, NULL)) >= 0) {
         switch (c) {
         case 'd': dir = optarg; break;
         case 'l': if (layer_range(optarg, &o)) return 2; break;

@@ -238,8 +238,12 @@ int cmd_forecast(int argc, char **argv)
         { "dir", required_argument, 0, O_DIR }, { "budgets", required_argument, 0, O_BUDGETS },
         { "prompt-tokens", required_argument, 0, O_PROMPT_TOKENS }, { "seconds", required_argument, 0, O_SECONDS },
         { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
+    const struct option *opts = opts_longopts(own, FORECAST_OPTS);
     int c;
-    while ((c = opts_next("forecast", argc, argv, own, FORECAST_OPTS, &so)) >= 0) {
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        int taken = opts_take("forecast", c, optarg, &so);
+        if (taken < 0) return 2;
+        if (taken) continue;
         switch (c) {
         case O_JSON: json = 1; break;
         case O_KL: kl = 1; break;
@@ -253,7 +257,6 @@ int cmd_forecast(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
-    if (c == OPTS_REFUSED) return 2;
     if (optind != argc || (kl && so.model)) { usage(stderr); return 2; }
     rm_err err = { "" };
     rm_fmodel *f = NULL;

@@ -101,9 +101,10 @@ int cmd_logits(int argc, char **argv)
         { "model", required_argument, 0, 'm' }, { "ids-file", required_argument, 0, 'i' },
         { "out", required_argument, 0, 'o' },   { "routes", required_argument, 0, 'r' },
         { "help", no_argument, 0, 'h' },        { 0, 0, 0, 0 } };
+    const struct option *opts = opts_longopts(own, LOGITS_OPTS);
     opts_shared so = { 0 };
     int c;
-    while ((c = opts_next("logits", argc, argv, own, LOGITS_OPTS, &so)) >= 0) {
+    while ((c = opts_next("logits", argc, argv, opts, &so)) >= 0) {
         switch (c) {
         case 'm': model = optarg; break;
         case 'i': ids_file = optarg; break;

@@ -300,8 +300,9 @@ int cmd_run(int argc, char **argv)
         { "prompt", required_argument, 0, O_PROMPT }, { "chat", no_argument, 0, O_CHAT },
         { "system", required_argument, 0, O_SYSTEM }, { "transcript", required_argument, 0, O_TRANS },
         { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
+    const struct option *opts = opts_longopts(own, OPT_BIT(OPT_MODEL) | OPTS_GEN_MASK | OPTS_OPEN_MASK | OPTS_ENDPOINT_MASK);
     int c;
-    while ((c = opts_next("run", argc, argv, own, OPTS_SOURCE_MASK, &so)) >= 0) {
+    while ((c = opts_next("run", argc, argv, opts, &so)) >= 0) {
         switch (c) {
         case O_PROMPT: prompt = optarg; break;
         case O_CHAT: chat = 1; break;

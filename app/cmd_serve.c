@@ -98,10 +98,11 @@ static int parse(int argc, char **argv, serve_cfg *cfg, opts_shared *so, const c
         { "max-body", required_argument, 0, O_BODY }, { "keep-alive", required_argument, 0, O_KEEP },
         { "max-connections", required_argument, 0, O_CONNS }, { "idle-timeout", required_argument, 0, O_IDLE },
         { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
+    const struct option *opts = opts_longopts(own, OPT_BIT(OPT_MODEL) | GEN_OPTS | OPEN_OPTS);
     int c;
     double mb = 8;
     optind = 1;
-    while ((c = opts_next("serve", argc, argv, own, OPT_BIT(OPT_MODEL) | GEN_OPTS | OPEN_OPTS, so)) >= 0) {
+    while ((c = opts_next("serve", argc, argv, opts, so)) >= 0) {
         switch (c) {
         case O_HOST:
             if (!*optarg) { fprintf(stderr, "remora serve: --host '': must not be empty\n"); return 2; }

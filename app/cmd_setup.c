@@ -95,7 +95,7 @@ int cmd_setup(int argc, char **argv)
         { "full", no_argument, 0, 'f' }, { "stream", no_argument, 0, 'S' },
         { "connections", required_argument, 0, 'c' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     int c;
-    while ((c = opts_next("setup", argc, argv, opts, 0, NULL)) >= 0) {
+    while ((c = opts_next("setup", argc, argv, opts, NULL)) >= 0) {
         switch (c) {
         case 'd': dir = optarg; break;
         case 's': o.source = optarg; break;

@@ -45,7 +45,7 @@ int cmd_synth(int argc, char **argv)
         { "experts", required_argument, 0, 'e' }, { "seed", required_argument, 0, 's' },
         { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 } };
     int c;
-    while ((c = opts_next("synth", argc, argv, opts, 0, NULL)) >= 0) {
+    while ((c = opts_next("synth", argc, argv, opts, NULL)) >= 0) {
         switch (c) {
         case 'o': out = optarg; break;
         case 'l': if (opts_int_arg("synth", "layers", optarg, 2, INT_MAX, &layers)) return 2; break;

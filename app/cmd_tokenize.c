@@ -114,7 +114,7 @@ int cmd_tokenize(int argc, char **argv)
         { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
     int c;
     opterr = 0;
-    while ((c = opts_next("tokenize", argc, argv, opts, 0, NULL)) >= 0) {
+    while ((c = opts_next("tokenize", argc, argv, opts, NULL)) >= 0) {
         switch (c) {
         case O_TOKENIZER: dir = optarg; break;
         case O_FORMAT: format = optarg; break;

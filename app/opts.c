@@ -240,10 +240,8 @@ int opts_take(const char *cmd, int c, const char *arg, opts_shared *o)
     return 1;
 }
 
-int opts_next(const char *cmd, int argc, char **argv, const struct option *own, unsigned mask, opts_shared *so)
+int opts_next(const char *cmd, int argc, char **argv, const struct option *opts, opts_shared *so)
 {
-    /* built again at every call: getopt_long keeps its place in argv, not in the table */
-    const struct option *opts = opts_longopts(own, mask);
     for (;;) {
         int c = getopt_long(argc, argv, "", opts, NULL);
         if (c == -1) return -1;

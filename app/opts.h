@@ -53,9 +53,6 @@ enum {
 #define OPTS_OPEN_MASK (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE) | OPT_BIT(OPT_PREFILL_CHUNK) | \
                         OPT_BIT(OPT_MAX_CTX) | OPT_BIT(OPT_PREFIX_CACHE) | OPT_BIT(OPT_GPU) | OPT_BIT(OPT_VRAM))
 
-/* What a command that answers from a model or an endpoint takes (run, chat). */
-#define OPTS_SOURCE_MASK (OPT_BIT(OPT_MODEL) | OPTS_GEN_MASK | OPTS_OPEN_MASK | OPTS_ENDPOINT_MASK)
-
 /* getopt_long returns OPT_CODE + id for a shared option; commands keep
  * their own codes below it. */
 #define OPT_CODE 0x1000
@@ -73,8 +70,8 @@ typedef struct opts_shared {
 } opts_shared;
 
 /* The command's own long options (ending with a zero entry) followed by the
- * shared options of mask, as one getopt_long table (opts_next's). The table
- * lives until the next call. */
+ * shared options of mask, as one getopt_long table. The table lives until
+ * the next call. */
 const struct option *opts_longopts(const struct option *own, unsigned mask);
 
 /* Applies shared option `id` with its argument (NULL for the flags) to o.
@@ -87,14 +84,13 @@ int opts_parse(int id, const char *arg, opts_shared *o, char *msg, size_t msglen
 int opts_take(const char *cmd, int c, const char *arg, opts_shared *o);
 
 /* The next option of argv that is the command's own (its getopt_long
- * code, '?' for an unknown one): the command's long options own (ending
- * with a zero entry) and the shared options of mask, whose values are taken
- * into so on the way (mask 0 and so NULL: the command has none): -1 after
- * the last option, OPTS_REFUSED when a shared option's value was refused
- * (the message is on stderr, prefixed "remora CMD: "; the command exits 2).
- * Every command reads its options through it. */
+ * code, '?' for an unknown one), taking the shared options of the table
+ * (opts_longopts) into so on the way (so NULL: the command has none): -1
+ * after the last option, OPTS_REFUSED when a shared option's value was
+ * refused (the message is on stderr, prefixed "remora CMD: "; the command
+ * exits 2). Every command reads its options through it. */
 #define OPTS_REFUSED (-2)
-int opts_next(const char *cmd, int argc, char **argv, const struct option *own, unsigned mask, opts_shared *so);
+int opts_next(const char *cmd, int argc, char **argv, const struct option *opts, opts_shared *so);
 
 /* Prints the help lines of the shared options of mask, in table order:
  * name, argument, what it does and its accepted range. text[id], when
