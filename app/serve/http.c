@@ -546,9 +546,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
  * unrecoverable error) rather than a malformed one. */
 static void close_bad_length(const char *line)
 {
-    if (!tl_request || tl_request->fd < 0 || tl_request->started) return;
     if (strncmp(line, "Failed to parse `Content-Length'", 32) && strncmp(line, "Too large value of 'Content-Length'", 35))
         return;
+    /* the message comes after the request line's callback on this thread */
+    if (!tl_request || tl_request->fd < 0 || tl_request->started) return;
     tl_request->closed = "closed without a reply: a Content-Length that is not a number of bytes below 2^64";
     shutdown(tl_request->fd, SHUT_RDWR);
 }
