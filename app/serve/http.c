@@ -515,12 +515,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     if (tl_request == rq) tl_request = NULL;
     char what[320] = "";
     if (rq->job) serve_job_summary(rq->job, what, sizeof what);
-    if (!rq->started) {         /* refused by libmicrohttpd before the handler */
+    int by_library = 0;         /* libmicrohttpd answered it (a head or a chunk it refused) */
+    if (!rq->status && !rq->closed) {
         const union MHD_ConnectionInfo *st = MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
-        if (st && !rq->closed) rq->status = (int)st->http_status;
-        snprintf(what, sizeof what, "%s", rq->closed ? rq->closed : "refused by libmicrohttpd");
-        snprintf(rq->method, sizeof rq->method, "-");
+        if (st && st->http_status) { rq->status = (int)st->http_status; by_library = 1; }
     }
+    if (rq->closed || by_library) snprintf(what, sizeof what, "%s", rq->closed ? rq->closed : "refused by libmicrohttpd");
+    if (!rq->started) snprintf(rq->method, sizeof rq->method, "-");     /* the handler never saw it */
     static const char *const whys[] = {
         [MHD_REQUEST_TERMINATED_COMPLETED_OK] = "", [MHD_REQUEST_TERMINATED_WITH_ERROR] = " (connection failed)",
         [MHD_REQUEST_TERMINATED_TIMEOUT_REACHED] = " (timed out)", [MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN] = " (shutdown)",
