@@ -142,6 +142,15 @@ def get_models(extra):
 
 expect('a request target over 8 KiB', request(b'GET', b'/v1/models?q=' + b'a' * 9000), 414)
 expect('a header over the 32 KiB head', get_models(b'X-Big: ' + b'a' * 40000 + b'\r\n'), 431)
+data, _ = exchange(request(b'POST', b'/v1/messages?q=' + b'a' * 9000, b'{}'))
+rs, rest = responses(data)
+try:
+    an = json.loads(rs[0][2])
+    an_ok = an['type'] == 'error' and an['error']['type'] and an['error']['message']
+except Exception:
+    an_ok = False
+say(len(rs) == 1 and rs[0][0] == 414 and an_ok, 'a long target on /v1/messages: 414 in the Anthropic envelope',
+    repr(data[:300]))
 data, _ = exchange(get_models(b'a:\r\n' * 8000))
 rs, rest = responses(data)
 say(len(rs) == 1 and rs[0][0] == 200 and b'"object"' in rs[0][2] and not rest,
