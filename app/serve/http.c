@@ -79,8 +79,9 @@ struct serve_http {
  * header of 655,008 bytes (measured with tests/sh/lib/hostile.py's
  * probes), so every head of at most 32 KiB (8,192 lines at most) reaches
  * the handler. The pool is zeroed at every request of a kept-alive
- * connection, so it costs its size in resident memory per open
- * connection: 40 MiB at the default 64. */
+ * connection, so it is resident while the connection is open: measured,
+ * 684 kB more RSS per connection kept alive after one request (16 of
+ * them), about 44 MB at the default --max-connections 64. */
 #define HEAD_MAX ((size_t)32 << 10)      /* request line and headers: 431 */
 #define TARGET_MAX ((size_t)8 << 10)     /* the request target (path and query): 414 */
 #define MHD_POOL ((size_t)640 << 10)
