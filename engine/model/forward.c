@@ -174,6 +174,7 @@ static int mixer_half(rm_model *m, rm_state *s, pass_buf *b, int l, int T, phase
     /* at a block boundary the partial sum so far becomes a snapshot and the
      * next one starts from the mixer's output */
     const int nb0 = b->nb, fresh = B && l % B == 0;
+    const int guess = c->is_moe[l] && moe_guess_worth(c, T);     /* reads start before the router */
     float *Pin = b->P;
     if (fresh) {
         b->blocks[b->nb++] = b->P;
@@ -190,6 +191,7 @@ static int mixer_half(rm_model *m, rm_state *s, pass_buf *b, int l, int T, phase
         } else {
             norm_rows(Pin + off, w->in_norm, b->xn, n, D, eps);
         }
+        if (guess) moe_prefetch_guess(c, &w->moe, &m->experts, l, b->xn, n);
         phase_mark(pt, RM_PHASE_SPINE);
         int rc = c->is_kda[l] ? kda_forward(c, &w->kda, &s->kda[l], l, b->xn, b->ym, n, p->stop, err)
                               : mla_forward(c, &w->mla, &s->mla[l], l, s->pos + t0, b->xn, b->ym, n, p->stop, err);
