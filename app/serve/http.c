@@ -16,10 +16,15 @@
  * that is late (the deadline of the file's "deadlines" part).
  *
  * Every request passes the same checks before its body is read, in this
- * order: the framing (RFC 9112: two Content-Length headers that differ, a
- * Content-Length that is not a number or one beside a Transfer-Encoding
- * are 400; a Transfer-Encoding other than one "chunked" is 501), so no
- * request hides in another's body; on a loopback bind the Host header must
+ * order: the head's size (a request target over TARGET_MAX is 414, a
+ * request line and headers over HEAD_MAX 431; libmicrohttpd's own limit,
+ * its memory pool, lies far above, see MHD_POOL); the framing (RFC 9112:
+ * two Content-Length headers that differ, a Content-Length that is not a
+ * number or one beside a Transfer-Encoding are 400; a Transfer-Encoding
+ * other than one "chunked" is 501), so no request hides in another's body
+ * (a Content-Length that is not a number never reaches the handler: the
+ * library refuses it, and the connection is closed, close_bad_length); on
+ * a loopback bind the Host header must
  * name a loopback address and an Origin header, when there is one, a
  * loopback origin (a web page elsewhere must not reach a local server
  * through DNS rebinding); the route and method (404, 405; a path holding
@@ -452,7 +457,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!(rq = calloc(1, sizeof *rq))) return MHD_NO;
         *con_cls = rq;
         rq->t0 = rm_now();
-        rq->fd = client_fd(c);
     }
     if (!rq->started) {         /* the headers are in; the body follows */
         rq->started = 1;
