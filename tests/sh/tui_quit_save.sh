@@ -25,7 +25,9 @@ cleanup() {
   rm -rf "$SCRATCH"
 }
 # the embedded model's snapshot (about 1.7 MB) at 64 kB per 100 ms: a save
-# of about 2.6 s, past the quit's 1.5 s wait for the worker
+# of about 2.6 s, past the quit's 1.5 s wait for the worker (the embedded
+# model, not a random fixture, whose replies do not tokenise back into the
+# same tokens, so that --resume can show the snapshot restored)
 chat() {
   t send-keys -l "clear; LD_PRELOAD=$SHIM SLOW_WRITE_MATCH=.state.tmp. SLOW_WRITE_FLAG=$FLAG SLOW_WRITE_CHUNK=65536 SLOW_WRITE_MS=100 REMORA_PREFIX_CACHE_GB=0 $BIN chat --model assets/model $*; echo rc=\$?"
   t send-keys Enter
