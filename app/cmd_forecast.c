@@ -94,7 +94,7 @@ static void print_model(const rm_fmodel_info *fi)
 
 static void print_budget(const rm_prediction *p, const rm_fmodel_info *fi)
 {
-    char a[32], b[32];
+    char a[32], b[32], c[32];
     printf("at a RAM budget of %.1f GB:\n", p->ram_gb);
     printf("  decode: %s/token, bound by %s; read per token %.2f GB of streamed spine + %.2f GB of experts "
            "(expert cache hit rate %.1f%%)\n", dur(a, sizeof a, p->decode_s), rm_bound_name(p->decode_bound),
@@ -102,7 +102,7 @@ static void print_budget(const rm_prediction *p, const rm_fmodel_info *fi)
     printf("  prefill: %s per 1000 tokens, bound by %s (%d tokens in %d pass%s of up to %d, %.1f GB read, "
            "%s of reads and %s of products)\n", dur(a, sizeof a, p->prefill_s_per_1k_tokens),
            rm_bound_name(p->prefill_bound), p->prompt_tokens, p->prefill_passes, p->prefill_passes == 1 ? "" : "es",
-           p->prefill_chunk, p->prefill_gb, dur(b, sizeof b, p->prefill_io_s), dur(a, sizeof a, p->prefill_compute_s));
+           p->prefill_chunk, p->prefill_gb, dur(b, sizeof b, p->prefill_io_s), dur(c, sizeof c, p->prefill_compute_s));
     printf("  RAM: spine %.1f of %.1f GB resident%s, expert cache %.1f GB (%d slots); peak RSS about %.1f GB "
            "(overhead %.1f GB at a 4096-token context)\n", p->spine_resident / 1e9, fi->spine_bytes / 1e9,
            p->ring ? ", the rest streamed through a ring" : "", p->expert_cache / 1e9, p->cache_slots,

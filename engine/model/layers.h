@@ -97,10 +97,11 @@ int  mlp_forward(const rm_config *c, const mlp_weights *w, int inter, const floa
 /* The MoE block: routes each position (reported through on_route), reads the
  * chosen experts through the expert cache and marks its phases on pt (from
  * the caller's last mark on). last_route receives the topk experts of the
- * last position. */
+ * last position. next_w (may be NULL): the next MoE layer's, whose experts
+ * are guessed from X once this layer's reads are queued. */
 int  moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, phase_timer *pt, int *last_route,
-                 int layer, int pos0, const float *X, float *Y, int T, rm_route_fn on_route, void *ud,
-                 volatile int *stop, rm_err *err);
+                 int layer, int pos0, const float *X, float *Y, int T, const moe_weights *next_w, int next_layer,
+                 rm_route_fn on_route, void *ud, volatile int *stop, rm_err *err);
 /* Whether a pass of T positions guesses its experts before its router runs
  * ($REMORA_PREFETCH_GUESS=0 turns it off), and the guess: Xn's n rows (the
  * layer's normalised mixer input) through the router, the experts they pick
