@@ -8,9 +8,9 @@
 # REMORA_TESTS="unit-rel layout ..." runs only the suites named.
 #
 # A suite runs beside another only if it shares nothing with it: every
-# script keeps its files in a mktemp folder, its servers on ports the
-# kernel picks (port 0) and its tmux on a socket of its own. The exceptions
-# run alone, after the rest: SERIAL below.
+# script keeps its files in a mktemp folder (install.sh its build in
+# build/install-test), its servers on ports the kernel picks (port 0) and
+# its tmux on a socket of its own.
 cd "$(dirname "$0")/.." || exit 2
 export REMORA_FIXTURES="${REMORA_FIXTURES:-$(pwd)/tests/fixtures}"
 # the prefix cache is off (and would be in a folder of the run's) unless a
@@ -18,9 +18,6 @@ export REMORA_FIXTURES="${REMORA_FIXTURES:-$(pwd)/tests/fixtures}"
 export REMORA_PREFIX_CACHE_GB=0
 export XDG_CACHE_HOME="$(pwd)/build/test-cache"
 LOGS=build/logs
-# install.sh rebuilds build/rel/remora for PREFIX=/usr (and back on exit):
-# a suite running beside it would run that other binary.
-SERIAL="install"
 # The order on a clone that has no times yet (build/logs/times holds the
 # last run's): the suites measured slowest first (d56ad6c, one at a time on
 # a shared machine: unit-asan 170 s, fuzz 154, serve_soak 137, synth 134,
@@ -84,15 +81,14 @@ if [ -s "$LOGS/times" ]; then
 else
   order=$SLOW
 fi
-queue=""; alone=""
+queue=""
 for n in $order $all; do
   case " $all " in *" $n "*) ;; *) continue ;; esac
-  case " $queue $alone " in *" $n "*) continue ;; esac
-  case " $SERIAL " in *" $n "*) alone="$alone $n" ;; *) queue="$queue $n" ;; esac
+  case " $queue " in *" $n "*) continue ;; esac
+  queue="$queue $n"
 done
 start=$(date +%s)
 [ -n "$queue" ] && printf '%s\n' $queue | xargs -P "${JOBS:-2}" -n 1 sh tests/run.sh --one
-for n in $alone; do one "$n"; done
 wall=$(($(date +%s) - start))
 rm -rf build/test-cache
 
