@@ -21,7 +21,10 @@
  *     shared memory in the same chain-major order, with 4 blocks of weights
  *     in registers ahead, measured slower on the H200: 58% of the read
  *     stream against 68% for bf16 12288x7168, 14% against 23% for MXFP4 —
- *     the 32 KB of shared input cut the resident blocks per SM);
+ *     the 32 KB of shared input cut the resident blocks per SM; and one
+ *     holding two rows per lane group, so one input load serves two rows,
+ *     also slower: 63% against 67% for bf16 12288x7168, medians of 3
+ *     interleaved, 22.6% against 21.8% for MXFP4, not worth a variant);
  *   - larger T (prompts): k_gemm, a tile of 32 rows x 32 tokens per block
  *     of 256 threads; each thread holds one lane of an 8 x 8 sub-tile (64
  *     accumulators) and reads its weights and inputs from shared memory as
