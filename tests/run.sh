@@ -21,7 +21,7 @@ LOGS=build/logs
 # The order on a clone that has no times yet (build/logs/times holds the
 # last run's): the suites measured longest first (02:00 UTC on 2 Dec, one
 # at a time on a machine loaded by other builds: CPU-seconds unit-asan
-# ~150, serve_claude_code 91 (Claude Code's 25k-token prompt; wall 300 s
+# 121, serve_claude_code 91 (Claude Code's 25k-token prompt; wall 300 s
 # loaded), forecast 103 (wall mostly disk), fuzz 52, unit-rel 54,
 # serve_soak 53, default_model 40, synth 40 (disk), serve_agents 37), so
 # that the two queues end together; the rest follow in name order.
