@@ -151,7 +151,8 @@ FUZZ_FLAGS  = -std=gnu11 -g -O1 -D_GNU_SOURCE $(FUZZ_SAN)
 FUZZ_SRC    = engine/text/tokenizer.c engine/text/pretok.c engine/text/utf8.c engine/text/pyjson.c \
               engine/text/template.c engine/text/chat_stream.c engine/text/toolcall.c engine/format/st.c \
               engine/format/config.c engine/session/transcript.c engine/remote/http.c engine/remote/http_policy.c \
-              engine/base/err.c engine/base/buf.c engine/base/file.c engine/base/jfile.c engine/base/clock.c
+              engine/base/err.c engine/base/buf.c engine/base/file.c engine/base/jfile.c engine/base/clock.c \
+              engine/base/base64.c
 FUZZ_OBJ   := $(FUZZ_SRC:%.c=build/fuzz/obj/%.o)
 FUZZ_BIN   := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 fuzz: $(FUZZ_BIN)
