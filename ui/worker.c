@@ -106,9 +106,12 @@ static void on_stats(void *ud, const rm_token_stats *st)
     if (s.kind != RM_REC_TOKEN) {
         w->pfull = *st;
         w->pfull_new = 1;
-    } else if (s.fed || st->route_layers > 0) {
-        /* a record with routes only (an endpoint's, after its last text)
-         * still goes to the router panel */
+    } else if (s.fed || (st->route_layers > 0 && st->token_id < 0)) {
+        /* an endpoint's record with routes only (after its last text; its
+         * token ids are unknown, -1) still goes to the router panel; the
+         * end-of-message record of a local source keeps the last token's
+         * routes and is not fed, so it must not replace that token's
+         * (tui_panels.sh: the zoom lost its verify-pass marks) */
         if (w->have_full) { w->full_prev = w->full; w->have_prev = 1; }
         w->full = *st;
         w->have_full = 1;
