@@ -256,9 +256,16 @@ static enum MHD_Result respond_error(struct MHD_Connection *c, request *rq, cons
     return ret;
 }
 
+/* 1 once this thread's client has hung up, until its request completes:
+ * what libmicrohttpd then says of the connection ("application error",
+ * "failed to send") is that normal end, which the request's own line says
+ * once. One thread serves one connection (MHD_USE_THREAD_PER_CONNECTION). */
+static __thread int hung_up;
+
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     long n = serve_job_read(cls, buf, max);
+    if (n < 0) hung_up = 1;
     return n > 0 ? (ssize_t)n : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
@@ -305,7 +312,12 @@ static enum MHD_Result generate(serve_http *h, struct MHD_Connection *c, request
     int status;
     const char *body;
     size_t len;
-    if (serve_job_wait(rq->job, &status, &body, &len)) return MHD_NO;    /* the client hung up */
+    if (serve_job_wait(rq->job, &status, &body, &len)) {
+        /* the client hung up; 499 is the log's mark for it (nginx's) */
+        hung_up = 1;
+        rq->status = 499;
+        return MHD_NO;
+    }
     return respond(c, rq, status, body, len, 0);
 }
 
@@ -460,16 +472,19 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     request *rq = *con_cls;
     if (!rq) return;
     char what[320] = "";
-    if (rq->job) serve_job_summary(rq->job, what, sizeof what);
+    /* a client that hung up is a normal end, said once by the summary */
+    if (rq->job && serve_job_summary(rq->job, what, sizeof what) && why == MHD_REQUEST_TERMINATED_WITH_ERROR)
+        why = MHD_REQUEST_TERMINATED_COMPLETED_OK;
     static const char *const whys[] = {
         [MHD_REQUEST_TERMINATED_COMPLETED_OK] = "", [MHD_REQUEST_TERMINATED_WITH_ERROR] = " (connection failed)",
         [MHD_REQUEST_TERMINATED_TIMEOUT_REACHED] = " (timed out)", [MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN] = " (shutdown)",
         [MHD_REQUEST_TERMINATED_READ_ERROR] = " (read error)", [MHD_REQUEST_TERMINATED_CLIENT_ABORT] = " (client left)",
     };
     const char *w = (unsigned)why < sizeof whys / sizeof whys[0] && whys[why] ? whys[why] : "";
-    fprintf(stderr, "remora serve: %s %s %d%s%s%s%s %.3f s\n", rq->method, rq->path, rq->status,
-            rq->stream ? " stream" : "", w, *what ? ": " : "", what, rm_now() - rq->t0);
+    fprintf(stderr, "remora serve: %s %s %d%s%s %.3f s%s%s\n", rq->method, rq->path, rq->status,
+            rq->stream ? " stream" : "", w, rm_now() - rq->t0, *what ? ": " : "", what);
     serve_job_release(rq->job);
+    hung_up = 0;
     rm_buf_free(&rq->body);
     free(rq);
     *con_cls = NULL;
@@ -479,6 +494,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char line[512], safe[512];
+    if (hung_up) return;
     vsnprintf(line, sizeof line, fmt, ap);
     size_t n = strlen(line);
     while (n && line[n - 1] == '\n') line[--n] = 0;

@@ -218,8 +218,9 @@ long  serve_job_read(serve_job *j, char *buf, size_t cap);
  * reply or error, owned by the job) are set. Returns -1 when the client
  * hung up first (the reply is then stopped, or taken out of the queue). */
 int   serve_job_wait(serve_job *j, int *status, const char **body, size_t *len);
-/* One line about the reply for the server's log: tokens and seconds. */
-void  serve_job_summary(serve_job *j, char *buf, size_t cap);
+/* One line about the reply for the server's log: tokens and the seconds in
+ * the queue. Returns 1 when the client hung up. */
+int   serve_job_summary(serve_job *j, char *buf, size_t cap);
 /* The connection is done with the job: stops it if it still runs. */
 void  serve_job_release(serve_job *j);
 /* GET /health into out. */
