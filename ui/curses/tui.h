@@ -105,6 +105,7 @@ struct ui_tui {
     int            autosave_failed; /* the last autosave failed: unsaved turns are at risk */
     int            saved_clean;     /* the session's files hold the conversation as it is */
     char           quit_note[4600]; /* said on the way out: where the conversation is */
+    const char    *resume_cmd;      /* what it says to type to go on (ui_main_opts) */
     const ui_command *commands;     /* what /help lists (ui_commands; the overlay is given it) */
     int            ncommands;
 };
