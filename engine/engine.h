@@ -564,6 +564,8 @@ int  rm_session_messages(const rm_session *s, const rm_chat_msg **msgs);
  * the reply is empty and the state holds the prompt's complete passes). */
 enum { RM_STOPPED_REPLY = 1, RM_STOPPED_PROMPT = 2 };
 int  rm_session_last_interrupted(const rm_session *s);
+/* How entry i of rm_session_messages' view ended (rm_conv_interrupted). */
+int  rm_session_interrupted(const rm_session *s, int i);
 
 /* ---- replies to a conversation given whole (engine/session/reply.c) ---- */
 
@@ -752,6 +754,9 @@ int  rm_conv_view(rm_conv *c, const rm_chat_msg **out);
 int  rm_conv_context(rm_conv *c, const rm_chat_msg **out);
 /* How the last reply ended (0 when the last message is not a reply). */
 int  rm_conv_last_interrupted(const rm_conv *c);
+/* How entry i of rm_conv_view's view ended (0 for the system prompt, a
+ * message that is not a reply, or i out of range). */
+int  rm_conv_interrupted(const rm_conv *c, int i);
 int  rm_conv_save(const rm_conv *c, const char *path, rm_err *err);
 /* Replaces the conversation, system prompt included, only when the whole
  * file was read; otherwise nothing changes and *err says why. */

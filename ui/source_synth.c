@@ -478,15 +478,22 @@ static int save(ui_source *src, const char *path, rm_err *err)
 }
 
 /* Replaces the conversation only when the whole file is valid. */
-static int load(ui_source *src, const char *path, rm_err *err)
+static int load(ui_source *src, const char *path, int *ctx, rm_err *err)
 {
     synth_source *s = (synth_source *)src;
     if (rm_conv_load(&s->conv, path, err)) return -1;
     s->fed = 0;
+    /* what the model is given of it: a turn stopped in its prompt is not */
+    const rm_chat_msg *m;
+    int n = rm_conv_context(&s->conv, &m);
+    *ctx = 0;
+    for (int i = 0; i < n; i++)
+        *ctx += msg_tokens(m[i].content) + (m[i].reasoning_content ? msg_tokens(m[i].reasoning_content) : 0);
     return 0;
 }
 
 static int last_interrupted(ui_source *src) { return rm_conv_last_interrupted(&((synth_source *)src)->conv); }
+static int interrupted(ui_source *src, int i) { return rm_conv_interrupted(&((synth_source *)src)->conv, i); }
 
 static double probe(ui_source *src, double seconds) { (void)src; (void)seconds; return DEVICE_GBPS; }
 
@@ -498,7 +505,7 @@ static void destroy(ui_source *src)
 }
 
 static const ui_source_vt synth_vt = {
-    turn, set_system, clear, save, load, messages, last_interrupted, probe, destroy,
+    turn, set_system, clear, save, load, messages, last_interrupted, interrupted, probe, destroy,
 };
 
 int ui_source_synth_open(const ui_synth_opts *o, ui_source **out, rm_err *err)

@@ -450,7 +450,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     case ROUTE_MODELS:
     case ROUTE_MODEL:
-        ret = oa_models(serve_config(h->sv), rq->arg, &out, &e) ? respond_error(c, rq, &e) : respond(c, rq, 200, out.p, out.len, 0);
+        ret = oa_models(serve_config(h->sv), serve_session(h->sv), rq->arg, &out, &e) ? respond_error(c, rq, &e) : respond(c, rq, 200, out.p, out.len, 0);
         break;
     case ROUTE_COUNT_TOKENS:
         ret = an_count_tokens(serve_config(h->sv), serve_session(h->sv), rq->body.p ? rq->body.p : "", rq->body.len,

@@ -242,8 +242,11 @@ int oa_parse_chat(const serve_cfg *cfg, rm_session *s, const char *body, size_t 
 int oa_parse_completion(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e);
 /* {"error": {...}} */
 int oa_error(const serve_error *e, rm_buf *out);
-/* GET /v1/models, and /v1/models/ID (404 when ID is not the model). */
-int oa_models(const serve_cfg *cfg, const char *id, rm_buf *out, serve_error *e);
+/* GET /v1/models, and /v1/models/ID (404 when ID is not the model). Once
+ * the model is loaded (s not NULL) its entry says the layers and the first
+ * MoE layer ("remora": {"layers", "first_moe_layer"}), so that a chat over
+ * --endpoint numbers the router's layers as a local one does. */
+int oa_models(const serve_cfg *cfg, rm_session *s, const char *id, rm_buf *out, serve_error *e);
 
 /* ---- anthropic.c -------------------------------------------------------- */
 

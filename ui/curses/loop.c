@@ -88,12 +88,17 @@ static void draw_status(ui_tui *a, const ui_summary *s)
     const ui_source *src = a->src;
     snprintf(f[F_STATE], sizeof f[0], "%s", state);
     snprintf(f[F_MODEL], sizeof f[0], "%s", src->label);
-    int ctx = s->prompt_state != UI_PROMPT_NONE ? s->prompt.ctx + s->tokens : 0;
-    if (s->prompt_state == UI_PROMPT_NONE)
-        snprintf(f[F_CTX], sizeof f[0], "ctx 0");
-    else
-        snprintf(f[F_CTX], sizeof f[0], "ctx %d: %d reused, %d prefilled", ctx,
+    /* a turn's own prompt figures while it runs and once it is in; the
+     * context between turns otherwise (a->ctx_tokens) */
+    int live = a->generating ? s->prompt_state != UI_PROMPT_NONE && s->prompt_state != UI_PROMPT_STOPPED
+                             : a->ctx_from_turn && s->prompt_state == UI_PROMPT_DONE;
+    if (live)
+        snprintf(f[F_CTX], sizeof f[0], "ctx %d: %d reused, %d prefilled", s->prompt.ctx + s->tokens,
                  s->prompt.reused + s->prompt.restored, s->prompt.total);
+    else if (a->ctx_tokens >= 0)
+        snprintf(f[F_CTX], sizeof f[0], "ctx %d", a->ctx_tokens);
+    else
+        f[F_CTX][0] = 0;
     char ram[32];
     rm_fmt_bytes(ram, sizeof ram, (double)src->info.ram_budget);
     if (src->info.ram_budget) snprintf(f[F_RAM], sizeof f[0], "RAM %s", ram);
