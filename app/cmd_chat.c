@@ -36,7 +36,7 @@ static void put_word(char *buf, size_t n, const char *word)
 static void resume_command(char *buf, size_t n, const char *model, int synthetic)
 {
     buf[0] = 0;
-    put_word(buf, n, cmd_self);
+    put_word(buf, n, opts_self());
     size_t l = strlen(buf);
     snprintf(buf + l, n - l, " chat");
     if (synthetic) {

@@ -9,9 +9,4 @@ typedef int cmd_fn(int argc, char **argv);
 cmd_fn cmd_logits, cmd_run, cmd_serve, cmd_synth, cmd_eval, cmd_bench, cmd_forecast, cmd_bench_kernels, cmd_tokenize,
        cmd_bench_tokenizer, cmd_setup, cmd_fetch, cmd_chat, cmd_bench_ui;
 
-/* The program as it was run (main's argv[0]: "remora" from the PATH,
- * "./build/remora" after `make run`), for the commands a message tells the
- * user to type next. */
-extern const char *cmd_self;
-
 #endif
