@@ -231,6 +231,12 @@ typedef struct rm_prompt_figures {
     double elapsed;             /* seconds since the prompt began */
     double tok_per_s;           /* prompt tokens per second so far (0 until known) */
     double eta;                 /* seconds left, estimated; -1 unknown */
+    /* the share of the prompt's work done (0..1, never going back): its
+     * layers' flops and reads, each layer of each pass counted at the
+     * seconds a flop and a byte have cost so far (so a dense layer, an MLA
+     * layer late in a long prompt and a layer whose experts come from the
+     * disk weigh what they take); 0 until a layer is done */
+    double work;
 } rm_prompt_figures;
 
 /* Control of a long feed (prompts). Every field may be zero. */

@@ -266,6 +266,7 @@ static void progress_record(synth_source *s, rm_prompt_figures *p, double secs, 
     double done = p->done + (double)p->chunk_tokens * p->layer / p->layers;
     p->tok_per_s = p->elapsed > 0 ? done / p->elapsed : 0;
     p->eta = p->tok_per_s > 0 ? (p->total - done) / p->tok_per_s : -1;
+    p->work = done / p->total;      /* its layers all weigh the same */
     st->prompt = *p;
     fill_storage(s, st);
 }
@@ -306,6 +307,7 @@ static int process_prompt(synth_source *s, rm_prompt_figures *p, const rm_gen_ev
     p->elapsed = s->o.prompt_rate > 0 ? rm_now() - t0 : p->total * nominal * 0.1;
     p->tok_per_s = p->elapsed > 0 ? p->total / p->elapsed : 0;
     p->eta = 0;
+    p->work = 1;
     st->seconds = p->elapsed;
     st->token_index = (uint64_t)p->total;       /* tokens prefilled, as the engine reports */
     st->prompt = *p;

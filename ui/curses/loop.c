@@ -68,8 +68,8 @@ static void draw_status(ui_tui *a, const ui_summary *s)
     if (a->stopping) {
         snprintf(state, sizeof state, "stopping%s", ui_sym(UI_SYM_ELLIPSIS));
     } else if (prompting(a)) {
-        ui_fmt_progress(prog, sizeof prog, s);
-        snprintf(state, sizeof state, "prompt %.0f%% %s", 100 * ui_prompt_fraction(&s->prompt), prog);
+        ui_fmt_progress(prog, sizeof prog, &s->prompt);
+        snprintf(state, sizeof state, "prompt %s", prog);
     } else if (a->generating && !s->tokens) {
         snprintf(state, sizeof state, "reading the prompt%s", ui_sym(UI_SYM_ELLIPSIS));
     } else if (a->generating) {
@@ -169,11 +169,13 @@ static const char *default_hint(ui_tui *a)
 static const ui_pane_tail *answer_tail(ui_tui *a, const ui_summary *s, ui_pane_tail *t, char *buf, size_t n)
 {
     if (!prompting(a) || a->stopping) return NULL;
-    char prog[128];
-    ui_fmt_progress(prog, sizeof prog, s);
-    snprintf(buf, n / 2, "%s", prog);
-    snprintf(buf + n / 2, n - n / 2, "prompt %s", prog);
-    t->frac = ui_prompt_fraction(&s->prompt);
+    /* the bar says how far; the pass and layer are the status line's */
+    const rm_prompt_figures *p = &s->prompt;
+    char eta[32];
+    ui_fmt_eta(eta, sizeof eta, p->eta);
+    t->frac = ui_prompt_fraction(p);
+    snprintf(buf, n / 2, "%.0f%%, ETA %s", 100 * t->frac, eta);
+    snprintf(buf + n / 2, n - n / 2, "prompt %.0f%% of the work (%d tok), ETA %s", 100 * t->frac, p->total, eta);
     t->label = buf + n / 2;
     t->short_label = buf;
     return t;
