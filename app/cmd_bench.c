@@ -6,7 +6,10 @@
  * phase, and the roofline ratio (all after the expert cache's memory is
  * faulted in, so that the figures are not the first touch of the RAM):
  *   measured s/token ÷ (bytes read per token ÷ device bandwidth),
- * the device measured before and after decoding (shared storage drifts).
+ * the device measured before and after decoding (shared storage drifts);
+ * and the roofline by where each byte lives (storage, host RAM, PCIe, HBM:
+ * where_roofline), which is the one that binds when the model is held in
+ * RAM (--warm-tokens loads the experts a long run chooses).
  * Without --prompt it decodes after a fixed run of token ids through the
  * model alone; with --prompt it generates through a session (chat format
  * with --chat, speculation per --spec), which is how speculation is
@@ -41,6 +44,9 @@ static void usage(FILE *f)
     opts_help_line(f, "--tokens N", "tokens to decode (default 16); N in [1, 1000000000]");
     opts_help_line(f, "--json", "end stdout with one JSON object of the figures");
     opts_help_line(f, "--device-seconds S", "how long to measure the device (default 3); S in (0, 3600]");
+    opts_help_line(f, "--warm-tokens N", "decode after N seeded ids instead of 8 (a long run loads the experts\n"
+                                         "its routes choose: with a budget that holds them, decode from RAM);\n"
+                                         "N in [1, 1048576]");
     opts_help_line(f, "--prompt TEXT", "generate from this prompt through a session instead");
     opts_help_line(f, "--chat", "wrap the prompt as a chat turn (reasoning on)");
     opts_help_line(f, "--prompt-tokens N", "measure the prompt path instead: N seeded ids in layer-major\n"
@@ -53,7 +59,7 @@ static void usage(FILE *f)
 typedef struct collect {
     double *sec;
     int n, cap, verbose;
-    double spine, experts, busy, phase[RM_PHASE_COUNT], hits, looks;
+    double spine, experts, busy, phase[RM_PHASE_COUNT], hits, looks, h2d;
     uint64_t pf_issued, pf_used, drafted, accepted;
 } collect;
 
@@ -66,6 +72,7 @@ static void add_token(collect *c, double seconds, const rm_token_stats *ts)
     for (int p = 0; p < RM_PHASE_COUNT; p++) c->phase[p] += ts->phase_seconds[p];
     c->hits += (double)ts->expert_hits;
     c->looks += (double)(ts->expert_hits + ts->expert_misses);
+    c->h2d += (double)ts->gpu_h2d_bytes;
     c->pf_issued += ts->prefetch_issued;
     c->pf_used += ts->prefetch_used;
     c->drafted = ts->spec_drafted;
@@ -82,18 +89,22 @@ static void on_stats(void *ud, const rm_token_stats *st)
     if (!st->prefill) add_token(ud, st->seconds, st);
 }
 
-/* Decodes after a fixed run of 8 token ids, greedily, through the model. */
-static int decode_ids(rm_model *m, collect *col, int tokens, rm_err *err)
+/* Decodes after a fixed run of `warm` token ids, greedily, through the
+ * model. */
+static int decode_ids(rm_model *m, collect *col, int warm, int tokens, rm_err *err)
 {
     const int V = rm_model_get_info(m)->vocab_size;
     float *logits = malloc((size_t)V * sizeof *logits);
     rm_state *st = rm_state_new(m, err);
+    int32_t *prompt = malloc((size_t)warm * sizeof *prompt);
     int rc = -1;
-    if (!logits || !st) { if (st) rm_errf(err, "out of memory"); goto out; }
-    int32_t prompt[8];
-    for (int i = 0; i < 8; i++) prompt[i] = (int32_t)((i * 7919 + 13) % (V > 256 ? 256 : V));
+    if (!logits || !st || !prompt) { if (st) rm_errf(err, "out of memory"); goto out; }
+    /* the first 8 are the short run's ids; a warm-up's later ones spread
+     * over the vocabulary, so its routes choose most experts */
+    for (int i = 0; i < warm; i++)
+        prompt[i] = (int32_t)(i < 8 ? (i * 7919 + 13) % (V > 256 ? 256 : V) : ((uint64_t)i * 2654435761u) % (uint64_t)V);
     rm_token_stats ts;
-    if (rm_forward(m, st, prompt, 8, NULL, logits, NULL, NULL, err)) goto out;
+    if (rm_forward(m, st, prompt, warm, NULL, logits, NULL, NULL, err)) goto out;
     rm_model_take_stats(m, &ts);
     for (int t = 0; t < tokens; t++) {
         int32_t id = 0;
@@ -106,6 +117,7 @@ static int decode_ids(rm_model *m, collect *col, int tokens, rm_err *err)
     }
     rc = 0;
 out:
+    free(prompt);
     free(logits);
     rm_state_free(st);
     return rc;
@@ -118,6 +130,11 @@ typedef struct figures {
     double gb_spine, gb_exp;            /* GB read per token */
     double read_gbps, dev;              /* achieved expert reads; device ceiling (0: unknown) */
     double roof, ratio;                 /* roofline s/token; measured / roofline */
+    /* where each byte of a token lives, and the seconds its ceiling takes
+     * to move them: storage (the roofline above), host RAM (what the CPU
+     * computes), PCIe (what is copied to the GPU), HBM (the spine in VRAM) */
+    double ram_gbps, h2d_gbps, hbm_gbps;
+    double s_storage, s_ram, s_pcie, s_hbm, roof_where, ratio_where;
 } figures;
 
 static void compute(collect *col, double dev, double wall, figures *f)
@@ -137,6 +154,36 @@ static void compute(collect *col, double dev, double wall, figures *f)
     f->roof = dev > 0 ? (f->gb_spine + f->gb_exp) / dev : 0;
     f->ratio = f->roof > 0 ? f->med / f->roof : 0;
     f->tps = decode_s > 0 ? n / decode_s : 0;
+}
+
+/* The roofline by where each byte lives: a token reads its streamed bytes
+ * from storage, the weights the CPU multiplies (every chosen expert of one
+ * position, the spine not in VRAM) from host RAM, what it copies over PCIe,
+ * and the spine placed in VRAM from HBM; the four move at once, so a token
+ * takes at least the longest. Each ceiling is measured here (the read loop
+ * of bench-kernels on all compute threads, and the GPU's read stream and
+ * pinned copy). */
+static void where_roofline(const collect *col, const rm_model_info *in, figures *f)
+{
+    rm_gpu_figures g;
+    rm_gpu_get(&g);
+    const int n = f->n;
+    const double expert = in->total_experts ? (double)in->expert_bytes / in->total_experts : 0;
+    const double vram = g.active ? (double)g.vram_resident : 0;
+    const double spine_cpu = (double)in->spine_bytes > vram ? (double)in->spine_bytes - vram : 0;
+    const double ram_bytes = col->looks / n * expert + spine_cpu, pcie = col->h2d / n;
+    double fma = 0;
+    f->ram_gbps = rm_bench_memory(1.0, 0);
+    if (g.active && (rm_gpu_bench_peak(&fma, &f->hbm_gbps) || rm_gpu_bench_h2d(&f->h2d_gbps))) f->hbm_gbps = 0;
+    f->s_storage = f->roof;
+    f->s_ram = f->ram_gbps > 0 ? ram_bytes / (f->ram_gbps * 1e9) : 0;
+    f->s_pcie = f->h2d_gbps > 0 ? pcie / (f->h2d_gbps * 1e9) : 0;
+    f->s_hbm = f->hbm_gbps > 0 ? vram / (f->hbm_gbps * 1e9) : 0;
+    f->roof_where = f->s_storage;
+    if (f->s_ram > f->roof_where) f->roof_where = f->s_ram;
+    if (f->s_pcie > f->roof_where) f->roof_where = f->s_pcie;
+    if (f->s_hbm > f->roof_where) f->roof_where = f->s_hbm;
+    f->ratio_where = f->roof_where > 0 ? f->med / f->roof_where : 0;
 }
 
 static void print_model(const char *model, const rm_model_info *in)
@@ -183,6 +230,9 @@ static void print_figures(const figures *f, const collect *col, const rm_model_i
     for (int p = 0; p < RM_PHASE_COUNT; p++) printf(" %s %.3f s", rm_phase_name(p), col->phase[p] / n);
     printf("\nroofline: %.3f s/token from bytes read at the device's bandwidth; measured/roofline = %.2f\n", f->roof,
            f->ratio);
+    printf("roofline by where each byte lives: max(storage %.4f s, host RAM %.4f s at %.1f GB/s, PCIe %.4f s at "
+           "%.1f GB/s, HBM %.4f s at %.0f GB/s) = %.4f s/token; measured/roofline = %.2f\n", f->s_storage, f->s_ram,
+           f->ram_gbps, f->s_pcie, f->h2d_gbps, f->s_hbm, f->hbm_gbps, f->roof_where, f->ratio_where);
     printf("peak RSS %.3f GB; budget %.3f GB + overhead %.3f GB = %.3f GB\n", hwm / 1e9, in->ram_budget / 1e9,
            in->overhead_bytes / 1e9, (in->ram_budget + in->overhead_bytes) / 1e9);
 }
@@ -208,6 +258,10 @@ static void print_json(const char *model, const figures *f, const collect *col, 
     json_object_set_new(j, "prefill_workspace_gb", json_real(in->prefill_workspace_bytes / 1e9));
     json_object_set_new(j, "spec_drafted", json_integer((json_int_t)col->drafted));
     json_object_set_new(j, "spec_accepted", json_integer((json_int_t)col->accepted));
+    json_object_set_new(j, "roofline_where", json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "storage_s",
+                        f->s_storage, "host_ram_s", f->s_ram, "pcie_s", f->s_pcie, "hbm_s", f->s_hbm, "ram_gbps",
+                        f->ram_gbps, "h2d_gbps", f->h2d_gbps, "hbm_gbps", f->hbm_gbps, "s_per_token",
+                        f->roof_where, "ratio", f->ratio_where));
     char *str = json_dumps(j, JSON_COMPACT);
     printf("%s\n", str);
     free(str);
@@ -217,13 +271,13 @@ static void print_json(const char *model, const figures *f, const collect *col, 
 int cmd_bench(int argc, char **argv)
 {
     const char *prompt = NULL;
-    int tokens = 16, json = 0, chat = 0, prompt_tokens = 0;
+    int tokens = 16, json = 0, chat = 0, prompt_tokens = 0, warm = 8;
     double dev_s = 3;
     opts_shared so = { .gen = { .spec = RM_SPEC_AUTO } };
-    enum { O_TOKENS = 256, O_JSON, O_DEVICE_S, O_PROMPT, O_CHAT, O_PROMPT_TOKENS, O_HELP };
+    enum { O_TOKENS = 256, O_JSON, O_DEVICE_S, O_PROMPT, O_CHAT, O_PROMPT_TOKENS, O_WARM, O_HELP };
     static const struct option own[] = {
         { "tokens", required_argument, 0, O_TOKENS }, { "json", no_argument, 0, O_JSON },
-        { "prompt-tokens", required_argument, 0, O_PROMPT_TOKENS },
+        { "prompt-tokens", required_argument, 0, O_PROMPT_TOKENS }, { "warm-tokens", required_argument, 0, O_WARM },
         { "device-seconds", required_argument, 0, O_DEVICE_S }, { "prompt", required_argument, 0, O_PROMPT },
         { "chat", no_argument, 0, O_CHAT }, { "help", no_argument, 0, O_HELP }, { 0, 0, 0, 0 } };
     const struct option *opts = opts_longopts(own, BENCH_OPTS);
@@ -233,6 +287,7 @@ int cmd_bench(int argc, char **argv)
         case O_TOKENS: if (opts_int_arg("bench", "tokens", optarg, 1, 1000000000, &tokens)) return 2; break;
         case O_DEVICE_S: if (opts_real_arg("bench", "device-seconds", optarg, 0, 3600, 1, &dev_s)) return 2; break;
         case O_JSON: json = 1; break;
+        case O_WARM: if (opts_int_arg("bench", "warm-tokens", optarg, 1, 1048576, &warm)) return 2; break;
         case O_PROMPT_TOKENS:
             if (opts_int_arg("bench", "prompt-tokens", optarg, 1, 1048576, &prompt_tokens)) return 2;
             break;
@@ -286,7 +341,7 @@ int cmd_bench(int argc, char **argv)
         rm_gen_events ev = { &col, NULL, on_stats };
         rc = chat ? rm_session_turn(s, prompt, &go, &ev, NULL, &err) : rm_session_complete(s, prompt, &go, &ev, NULL, &err);
     } else {
-        rc = decode_ids(m, &col, tokens, &err);
+        rc = decode_ids(m, &col, warm, tokens, &err);
     }
     const double wall = rm_now() - t0;
     if (rc || col.n == 0) { fprintf(stderr, "remora bench: %s\n", rc ? err.msg : "no token was generated"); rc = 1; goto out; }
@@ -301,7 +356,8 @@ int cmd_bench(int argc, char **argv)
     }
     figures f;
     compute(&col, dev, wall, &f);
-    const uint64_t hwm = bench_peak_rss();
+    const uint64_t hwm = bench_peak_rss();     /* before the ceilings' own buffers */
+    where_roofline(&col, in, &f);
     print_figures(&f, &col, in, s != NULL, hwm);
     if (!json) print_gpu();
     if (json) print_json(model, &f, &col, in, block, qd, hwm);

@@ -16,7 +16,7 @@
 #include "commands.h"
 #include "opts.h"
 
-#define FORECAST_OPTS (OPT_BIT(OPT_MODEL) | OPT_BIT(OPT_RAM))
+#define FORECAST_OPTS (OPT_BIT(OPT_MODEL) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_GPU) | OPT_BIT(OPT_VRAM))
 #define MAX_LADDER 16
 
 static void usage(FILE *f)
@@ -24,9 +24,11 @@ static void usage(FILE *f)
     static const char *const text[OPT_COUNT] = {
         [OPT_MODEL] = "predict this checkpoint (its config.json and index) instead of Kimi K3",
         [OPT_RAM] = "the RAM budget to predict (default: the engine's, 60% of the available RAM)",
+        [OPT_GPU] = "the GPU to predict with: auto (default), off or a device number",
+        [OPT_VRAM] = "VRAM for weights in GB (default: what the card has, less a margin)",
     };
-    fprintf(f, "usage: remora forecast [--model DIR | --kimi-linear] [--ram GB] [--dir DIR] [--json]\n"
-               "                       [--budgets GB,GB,...] [--prompt-tokens N] [--seconds S]\n");
+    fprintf(f, "usage: remora forecast [--model DIR | --kimi-linear] [--ram GB] [--gpu auto|off|N] [--vram GB]\n"
+               "                       [--dir DIR] [--json] [--budgets GB,GB,...] [--prompt-tokens N] [--seconds S]\n");
     opts_help(f, FORECAST_OPTS, text);
     opts_help_line(f, "--kimi-linear", "predict Kimi-Linear-48B-A3B instead of Kimi K3");
     opts_help_line(f, "--dir DIR", "where the model would live: its disk is measured (default: --model DIR, else .)");
@@ -73,8 +75,13 @@ static void print_machine(const rm_machine *mc, const rm_fmodel_info *fi)
            fi->expert_mxfp4 ? "MXFP4" : "bf16 experts", mc->threads);
     printf("  RAM %.1f GB, %.1f GB available; disk %.1f GB free\n", mc->ram_total / 1e9, mc->ram_available / 1e9,
            mc->disk_free / 1e9);
-    /* TODO(gpu): engine/gpu/ will report a device; until then no build has one */
-    printf("  GPU: none in this build\n");
+    if (!mc->gpu) { printf("  GPU: none (%s)\n", mc->gpu_why); return; }
+    printf("  GPU: %s, %.1f GB of VRAM for weights; fp32 FMA peak %.0f GFLOP/s, read %.0f GB/s, host to device "
+           "%.1f GB/s (pinned); gemv %.0f GB/s bf16, %.0f GB/s %s; gemm %.0f GFLOP/s bf16, %.0f GFLOP/s %s; "
+           "streamed weights go to it from %d rows\n", mc->gpu_name, mc->gpu_vram_budget / 1e9, mc->gpu_fma_gflops,
+           mc->gpu_read_gbps, mc->gpu_h2d_gbps, mc->gpu_gemv_bf16_gbps, mc->gpu_gemv_expert_gbps,
+           fi->expert_mxfp4 ? "MXFP4" : "bf16 experts", mc->gpu_gemm_bf16_gflops, mc->gpu_gemm_expert_gflops,
+           fi->expert_mxfp4 ? "MXFP4" : "bf16 experts", mc->gpu_min_tokens);
 }
 
 static void print_model(const rm_fmodel_info *fi)
@@ -87,7 +94,7 @@ static void print_model(const rm_fmodel_info *fi)
 
 static void print_budget(const rm_prediction *p, const rm_fmodel_info *fi)
 {
-    char a[32], b[32];
+    char a[32], b[32], c[32];
     printf("at a RAM budget of %.1f GB:\n", p->ram_gb);
     printf("  decode: %s/token, bound by %s; read per token %.2f GB of streamed spine + %.2f GB of experts "
            "(expert cache hit rate %.1f%%)\n", dur(a, sizeof a, p->decode_s), rm_bound_name(p->decode_bound),
@@ -95,11 +102,13 @@ static void print_budget(const rm_prediction *p, const rm_fmodel_info *fi)
     printf("  prefill: %s per 1000 tokens, bound by %s (%d tokens in %d pass%s of up to %d, %.1f GB read, "
            "%s of reads and %s of products)\n", dur(a, sizeof a, p->prefill_s_per_1k_tokens),
            rm_bound_name(p->prefill_bound), p->prompt_tokens, p->prefill_passes, p->prefill_passes == 1 ? "" : "es",
-           p->prefill_chunk, p->prefill_gb, dur(b, sizeof b, p->prefill_io_s), dur(a, sizeof a, p->prefill_compute_s));
+           p->prefill_chunk, p->prefill_gb, dur(b, sizeof b, p->prefill_io_s), dur(c, sizeof c, p->prefill_compute_s));
     printf("  RAM: spine %.1f of %.1f GB resident%s, expert cache %.1f GB (%d slots); peak RSS about %.1f GB "
            "(overhead %.1f GB at a 4096-token context)\n", p->spine_resident / 1e9, fi->spine_bytes / 1e9,
            p->ring ? ", the rest streamed through a ring" : "", p->expert_cache / 1e9, p->cache_slots,
            p->peak_rss / 1e9, p->overhead / 1e9);
+    if (p->spine_vram) printf("  VRAM: %.1f of the spine's %.1f GB placed, its products on the GPU\n",
+                              p->spine_vram / 1e9, fi->spine_bytes / 1e9);
 }
 
 /* The ladder with a bar per budget: its length grows with log10 of
@@ -181,6 +190,7 @@ static json_t *pred_json(const rm_prediction *p)
     json_object_set_new(j, "prefill_compute_s", json_real(p->prefill_compute_s));
     json_object_set_new(j, "prefill_passes", json_integer(p->prefill_passes));
     json_object_set_new(j, "ring_gb", json_real(p->ring / 1e9));
+    json_object_set_new(j, "spine_vram_gb", json_real(p->spine_vram / 1e9));
     return j;
 }
 
@@ -200,6 +210,13 @@ static void print_json(const rm_fmodel_info *fi, const rm_machine *mc, const rm_
         mc->gemm_expert_gflops, "threads", mc->threads, "ram_total_gb", mc->ram_total / 1e9, "ram_available_gb",
         mc->ram_available / 1e9, "disk_free_gb", mc->disk_free / 1e9, "disk_dir", mc->disk_dir, "seconds",
         mc->seconds, "gpu"));
+    if (mc->gpu)
+        json_object_set_new(json_object_get(j, "machine"), "gpu",
+            json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i}", "name", mc->gpu_name, "vram_budget_gb",
+                      mc->gpu_vram_budget / 1e9, "fma_gflops", mc->gpu_fma_gflops, "read_gbps", mc->gpu_read_gbps,
+                      "h2d_gbps", mc->gpu_h2d_gbps, "gemv_bf16_gbps", mc->gpu_gemv_bf16_gbps, "gemv_expert_gbps",
+                      mc->gpu_gemv_expert_gbps, "gemm_bf16_gflops", mc->gpu_gemm_bf16_gflops, "gemm_expert_gflops",
+                      mc->gpu_gemm_expert_gflops, "min_tokens", mc->gpu_min_tokens));
     json_t *arr = json_array();
     for (int i = 0; i < n; i++) json_array_append_new(arr, pred_json(&lad[i]));
     json_object_set_new(j, "ladder", arr);
@@ -250,6 +267,7 @@ int cmd_forecast(int argc, char **argv)
     const rm_fmodel_info *fi = rm_fmodel_get_info(f);
     if (!json) fprintf(stderr, "remora forecast: measuring this machine for %s (about %.0f s)...\n", fi->name, 10 * seconds);
     rm_machine mc;
+    rm_gpu_open(so.open.gpu, so.open.gpu_device, so.open.vram_gb);     /* the probe's device */
     if (rm_machine_probe(f, dir ? dir : so.model ? so.model : ".", seconds, &mc, &err)) {
         fprintf(stderr, "remora forecast: %s\n", err.msg);
         rm_fmodel_free(f);

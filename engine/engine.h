@@ -145,12 +145,18 @@ typedef struct rm_gpu_figures {
     double seconds;             /* in device products, copies included */
 } rm_gpu_figures;
 void rm_gpu_get(rm_gpu_figures *out);
+/* Opens the GPU for a process that opens no model (forecast): mode
+ * RM_GPU_*, as rm_open_opts' gpu, gpu_device and vram_gb; the first open of
+ * a process decides. Returns 1 when one is in use. */
+int  rm_gpu_open(int mode, int device, double vram_gb);
 /* bench-kernels' GPU rows, timed on the device with events on data already
  * in VRAM: the fp32 FMA peak of a register-only loop and the read-stream
  * ceiling; one product (kind 1 F32, 2 BF16, 3 MXFP4) as GFLOP/s and GB/s
  * of weights read. Each returns 0, or -1 without an open device. */
 int rm_gpu_bench_peak(double *fma_gflops, double *read_gbs);
 int rm_gpu_bench_product(int kind, int rows, int cols, int T, double *gflops, double *wgbs);
+/* The pinned host-to-device copy rate in GB/s; -1 without a device. */
+int rm_gpu_bench_h2d(double *gbs);
 
 /* What a caller may want to know about an open model. */
 typedef struct rm_model_info {
@@ -846,6 +852,13 @@ typedef struct rm_machine {
     int threads;                    /* compute threads */
     uint64_t ram_total, ram_available, disk_free;
     char disk_dir[1024];            /* where the disk was measured */
+    /* the GPU products would go to (gpu 0: none, gpu_why says why) */
+    int gpu, gpu_min_tokens;        /* rows a product of streamed weights needs to go to it */
+    char gpu_name[96], gpu_why[160];
+    uint64_t gpu_vram_budget;       /* for weights (the spine placed there) */
+    double gpu_fma_gflops, gpu_read_gbps, gpu_h2d_gbps;    /* its ceilings, and pinned host-to-device copies */
+    double gpu_gemv_bf16_gbps, gpu_gemv_expert_gbps;       /* decode: one position, weights in VRAM */
+    double gpu_gemm_bf16_gflops, gpu_gemm_expert_gflops;   /* prefill: 256 positions */
     double seconds;                 /* the measurement's time */
 } rm_machine;
 
@@ -880,6 +893,7 @@ typedef struct rm_prediction {
     double prefill_io_s, prefill_compute_s;
     int prefill_bound;
     uint64_t overhead, peak_rss;    /* RAM beside the budget (4096-token context); their sum */
+    uint64_t spine_vram;            /* with a GPU: spine bytes placed in VRAM */
 } rm_prediction;
 
 /* Predicts decode and the prefill of a prompt of prompt_tokens (0: 1000)
@@ -1017,5 +1031,9 @@ int rm_bench_kernels(int argc, char **argv);
  * matrix (MXFP4 when mxfp4, else bf16), the best of ten windows in about
  * `seconds`, on the compute pool as it is set; -1 when it cannot run. */
 double rm_bench_gemm(int mxfp4, int T, int rows, int cols, double seconds);
+/* The memory read ceiling in GB/s (a 1 GiB buffer, all compute threads):
+ * the best window of about `seconds`, or the median one with `typical`;
+ * -1 when it cannot run. */
+double rm_bench_memory(double seconds, int typical);
 
 #endif

@@ -118,6 +118,10 @@ const char *gpu_build(void);
  * or -1 without a device. */
 int  gpu_bench_peak(double *fma_gflops, double *read_gbs);
 int  gpu_bench_product(gpu_wkind kind, int rows, int cols, int T, double *gflops, double *wgbs);
+/* The host-to-device copy rate (GB/s) from page-locked memory, as the
+ * pinned expert cache copies (64 MB pieces, median of 5); -1 without a
+ * device. */
+int  gpu_bench_h2d(double *gbs);
 
 #ifdef __cplusplus
 }

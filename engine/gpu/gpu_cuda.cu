@@ -381,6 +381,11 @@ static cudaError_t run_read(void *ud)
     probe_args *a = (probe_args *)ud;
     return gpu_probe_read(a->buf, a->bytes, a->out, G.stream);
 }
+static cudaError_t run_h2d(void *ud)
+{
+    probe_args *a = (probe_args *)ud;
+    return cudaMemcpyAsync((void *)a->Y, a->buf, a->bytes, cudaMemcpyHostToDevice, G.stream);
+}
 static cudaError_t run_product(void *ud)
 {
     probe_args *a = (probe_args *)ud;
@@ -445,6 +450,29 @@ int gpu_bench_product(gpu_wkind kind, int rows, int cols, int T, double *gflops,
         }
     }
     cudaFree(P); cudaFree(R); cudaFree(Sv); cudaFree(RS); cudaFree(X); cudaFree(Y);
+    cudaGetLastError();
+    pthread_mutex_unlock(&G.mu);
+    return rc;
+}
+
+int gpu_bench_h2d(double *gbs)
+{
+    if (!G.active) return -1;
+    pthread_mutex_lock(&G.mu);
+    probe_args a;
+    memset(&a, 0, sizeof a);
+    a.bytes = 64u << 20;
+    void *host = NULL, *dev = NULL;
+    double sec = 0;
+    int rc = -1;
+    if (cudaMallocHost(&host, a.bytes) == cudaSuccess && cudaMalloc(&dev, a.bytes) == cudaSuccess) {
+        memset(host, 1, a.bytes);
+        a.buf = host;
+        a.Y = (float *)dev;
+        if (!time_median(run_h2d, &a, 5, &sec)) { *gbs = (double)a.bytes / sec * 1e-9; rc = 0; }
+    }
+    if (host) cudaFreeHost(host);
+    if (dev) cudaFree(dev);
     cudaGetLastError();
     pthread_mutex_unlock(&G.mu);
     return rc;

@@ -56,3 +56,9 @@ int gpu_bench_product(gpu_wkind kind, int rows, int cols, int T, double *gflops,
     (void)kind; (void)rows; (void)cols; (void)T; (void)gflops; (void)wgbs;
     return -1;
 }
+
+int gpu_bench_h2d(double *gbs)
+{
+    (void)gbs;
+    return -1;
+}

@@ -401,6 +401,11 @@ int store_unit_begin(store *s, int u, rm_err *err)
     return 0;
 }
 
+int store_unit_resident(const store *s, int u)
+{
+    return u >= 0 && u < s->nunits && (s->units[u].buf || !s->units[u].nruns);
+}
+
 /* Reads `len` bytes of shard at off (any alignment) into dst. */
 static int read_small(store *s, int shard, uint64_t off, size_t len, void *dst, rm_err *err)
 {

@@ -77,6 +77,10 @@ int  store_plan(store *s, uint64_t budget, uint64_t min_cache, uint64_t *cache_b
 /* Makes unit u's matrices usable (waits for or issues its read), and starts
  * reading the next streamed unit in use order. */
 int  store_unit_begin(store *s, int u, rm_err *err);
+/* Whether unit u's weights are bound for good (resident, or it has none):
+ * a streamed unit's are only between its store_unit_begin and the ring
+ * reusing its space. */
+int  store_unit_resident(const store *s, int u);
 /* Reads one embedding row into dst (fp32). */
 int  store_embed_row(store *s, const wmat *embed, int row, float *dst, rm_err *err);
 /* The smallest budget store_plan accepts for this model with `min_cache`. */

@@ -161,6 +161,14 @@ size_t forward_bytes_per_token(const rm_config *c)
 
 int forward_block_tokens(void) { return FWD_BLOCK; }
 
+/* The first MoE layer at or after l, or -1. */
+static int next_moe(const rm_config *c, int l)
+{
+    for (; l < c->num_layers; l++)
+        if (c->is_moe[l]) return l;
+    return -1;
+}
+
 /* The mixer half of layer l for every block of the pass: AttnRes mix (or the
  * residual stream), norm, KDA or MLA, the partial sum, then the
  * feed-forward input. Returns 0, 1 (stopped) or -1. */
@@ -174,6 +182,10 @@ static int mixer_half(rm_model *m, rm_state *s, pass_buf *b, int l, int T, phase
     /* at a block boundary the partial sum so far becomes a snapshot and the
      * next one starts from the mixer's output */
     const int nb0 = b->nb, fresh = B && l % B == 0;
+    /* reads start before the router: this layer's experts, or a dense
+     * layer's guess of the next MoE layer's */
+    const int gl = next_moe(c, l);
+    const int guess = gl >= 0 && moe_guess_worth(c, T) && store_unit_resident(&m->store, 2 * gl + 1);
     float *Pin = b->P;
     if (fresh) {
         b->blocks[b->nb++] = b->P;
@@ -190,6 +202,7 @@ static int mixer_half(rm_model *m, rm_state *s, pass_buf *b, int l, int T, phase
         } else {
             norm_rows(Pin + off, w->in_norm, b->xn, n, D, eps);
         }
+        if (guess) moe_prefetch_guess(c, &m->layers[gl].moe, &m->experts, gl, b->xn, n);
         phase_mark(pt, RM_PHASE_SPINE);
         int rc = c->is_kda[l] ? kda_forward(c, &w->kda, &s->kda[l], l, b->xn, b->ym, n, p->stop, err)
                               : mla_forward(c, &w->mla, &s->mla[l], l, s->pos + t0, b->xn, b->ym, n, p->stop, err);
@@ -264,8 +277,11 @@ static int pass(rm_model *m, rm_state *s, const int32_t *ids, int T, float *logi
         if ((rc = store_unit_begin(&m->store, 2 * l + 1, err))) goto out;
         phase_mark(&pt, RM_PHASE_WAIT_IO);
         if (c->is_moe[l]) {     /* marks its own phases: router, waits, experts */
+            /* (a guess reads the router of that layer: only from a resident unit) */
+            const int nl = next_moe(c, l + 1);
+            const int ahead = nl >= 0 && moe_guess_worth(c, T) && store_unit_resident(&m->store, 2 * nl + 1);
             rc = moe_forward(c, &w->moe, &m->experts, &pt, m->prev_route + (size_t)l * c->topk, l, s->pos,
-                             b.xf, b.y, T, p->on_route, p->route_ud, p->stop, err);
+                             b.xf, b.y, T, ahead ? &m->layers[nl].moe : NULL, nl, p->on_route, p->route_ud, p->stop, err);
         } else {
             rc = mlp_forward(c, &w->mlp, c->intermediate_size, b.xf, b.y, T, p->stop, err);
             phase_mark(&pt, RM_PHASE_SPINE);

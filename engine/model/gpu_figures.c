@@ -17,6 +17,11 @@ void rm_gpu_get(rm_gpu_figures *out)
     snprintf(out->why, sizeof out->why, "%s", g.why);
 }
 
+int rm_gpu_open(int mode, int device, double vram_gb)
+{
+    return gpu_open((gpu_mode)mode, device, vram_gb);
+}
+
 int rm_gpu_bench_peak(double *fma_gflops, double *read_gbs)
 {
     gpu_open(GPU_AUTO, 0, 0);       /* bench-kernels opens no model */
@@ -28,4 +33,10 @@ int rm_gpu_bench_product(int kind, int rows, int cols, int T, double *gflops, do
     if (kind < GPU_W_F32 || kind > GPU_W_MXFP4) return -1;
     gpu_open(GPU_AUTO, 0, 0);
     return gpu_bench_product((gpu_wkind)kind, rows, cols, T, gflops, wgbs);
+}
+
+int rm_gpu_bench_h2d(double *gbs)
+{
+    gpu_open(GPU_AUTO, 0, 0);
+    return gpu_bench_h2d(gbs);
 }

@@ -97,10 +97,18 @@ int  mlp_forward(const rm_config *c, const mlp_weights *w, int inter, const floa
 /* The MoE block: routes each position (reported through on_route), reads the
  * chosen experts through the expert cache and marks its phases on pt (from
  * the caller's last mark on). last_route receives the topk experts of the
- * last position. */
+ * last position. next_w (may be NULL): the next MoE layer's, whose experts
+ * are guessed from X once this layer's reads are queued. */
 int  moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, phase_timer *pt, int *last_route,
-                 int layer, int pos0, const float *X, float *Y, int T, rm_route_fn on_route, void *ud,
-                 volatile int *stop, rm_err *err);
+                 int layer, int pos0, const float *X, float *Y, int T, const moe_weights *next_w, int next_layer,
+                 rm_route_fn on_route, void *ud, volatile int *stop, rm_err *err);
+/* Whether a pass of T positions guesses its experts before its router runs
+ * ($REMORA_PREFETCH_GUESS=0 turns it off), and the guess: Xn's n rows (the
+ * layer's normalised mixer input) through the router, the experts they pick
+ * prefetched in expert order. */
+int  moe_guess_worth(const rm_config *c, int T);
+void moe_prefetch_guess(const rm_config *c, const moe_weights *w, expert_cache *cache, int layer, const float *Xn,
+                        int n);
 /* What moe_forward allocates: per position of a pass, and once per call. */
 size_t moe_bytes_per_token(const rm_config *c);
 size_t moe_bytes_fixed(const rm_config *c);

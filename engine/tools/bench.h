@@ -8,11 +8,10 @@
 /* rm_bench_gemm with `typical`: the median window's rate instead of the
  * best, what a long run gets on cores shared as they are now. */
 double rm_bench_gemm_rate(int mxfp4, int T, int rows, int cols, double seconds, int typical);
-/* The memory read ceiling in GB/s (a 1 GiB buffer, all compute threads),
- * and the decode gemv's rate in GB/s of weights over an arena of
- * arena_bytes of rows x cols matrices (best or typical window, as above);
- * -1 when they cannot run. */
-double rm_bench_memory(double seconds, int typical);
+/* The decode gemv's rate in GB/s of weights over an arena of arena_bytes
+ * of rows x cols matrices (best or typical window, as above); -1 when it
+ * cannot run. (The memory read ceiling, rm_bench_memory, is in engine.h:
+ * `remora bench` uses it too.) */
 double rm_bench_gemv(int mxfp4, int rows, int cols, size_t arena_bytes, double seconds, int typical);
 
 #endif

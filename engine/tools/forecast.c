@@ -25,6 +25,11 @@
  * products, each timed between the gemv's rate (one position) and the
  * gemm's at the pass's block of 256:
  *   pass = max(reads ÷ disk, Σ products)
+ * With a GPU (a CUDA build on a machine with one), the spine is placed in
+ * VRAM up to its budget and its products run there at the device's
+ * measured rates; streamed weights cross PCIe at the measured pinned rate
+ * for products of gpu_min_tokens rows or more, and smaller ones (a
+ * token's experts) stay on the CPU, as gpu_gemm decides.
  * Routes are taken as uniform, so the expert cache's hit rate is its share
  * of all experts: a real router's preferences can only raise it. The
  * agreement with `remora bench` on synthetic models is checked by
@@ -46,6 +51,7 @@
 #include "model/model.h"
 #include "base/file.h"
 #include "base/threadpool.h"
+#include "gpu/gpu.h"
 
 struct rm_fmodel {
     rm_config cfg;
@@ -353,6 +359,35 @@ out:
     return gbps;
 }
 
+/* The GPU the products would go to (the first gpu_open of the process
+ * decides: forecast's --gpu, else auto): its ceilings and its products at
+ * the model's shapes, timed on the device as bench-kernels' GPU rows are,
+ * and the pinned host-to-device rate the staged weights cross. */
+static void probe_gpu(const rm_config *c, rm_machine *mc)
+{
+    gpu_open(GPU_AUTO, 0, 0);
+    gpu_status g;
+    gpu_status_get(&g);
+    snprintf(mc->gpu_why, sizeof mc->gpu_why, "%s", g.active ? "" : g.why);
+    if (!g.active) return;
+    snprintf(mc->gpu_name, sizeof mc->gpu_name, "%s", g.name);
+    mc->gpu_vram_budget = g.vram_budget;
+    mc->gpu_min_tokens = gpu_min_tokens();
+    const int D = c->hidden_size, P = c->kda_heads * c->kda_head_dim, I = c->moe_inter;
+    const int Z = c->latent ? c->latent : D;
+    const gpu_wkind ek = c->experts_mxfp4 ? GPU_W_MXFP4 : GPU_W_BF16;
+    double gf = 0, gb = 0;
+    int ok = !gpu_bench_peak(&mc->gpu_fma_gflops, &mc->gpu_read_gbps) && !gpu_bench_h2d(&mc->gpu_h2d_gbps);
+    ok = ok && !gpu_bench_product(GPU_W_BF16, P, D, 1, &gf, &mc->gpu_gemv_bf16_gbps);
+    ok = ok && !gpu_bench_product(GPU_W_BF16, 1024, D, 256, &mc->gpu_gemm_bf16_gflops, &gb);
+    if (c->num_experts) {
+        ok = ok && !gpu_bench_product(ek, I, Z, 1, &gf, &mc->gpu_gemv_expert_gbps);
+        ok = ok && !gpu_bench_product(ek, I, Z, 256, &mc->gpu_gemm_expert_gflops, &gb);
+    }
+    if (ok) mc->gpu = 1;
+    else snprintf(mc->gpu_why, sizeof mc->gpu_why, "%s: a measurement on the device failed", g.name);
+}
+
 int rm_machine_probe(const rm_fmodel *f, const char *dir, double seconds, rm_machine *mc, rm_err *err)
 {
     memset(mc, 0, sizeof *mc);
@@ -375,6 +410,7 @@ int rm_machine_probe(const rm_fmodel *f, const char *dir, double seconds, rm_mac
     /* prefill: bench_prefill.c's ceilings, the same shapes */
     mc->gemm_bf16_gflops = rm_bench_gemm_rate(0, 256, 1024, D, s / 2, 1);
     mc->gemm_expert_gflops = c->num_experts ? rm_bench_gemm_rate(c->experts_mxfp4, 256, I, Z, s / 2, 1) : 0;
+    probe_gpu(c, mc);
     mc->seconds = rm_now() - t0;
     if (mc->mem_gbps <= 0 || mc->gemv_bf16_gbps <= 0 || mc->gemm_bf16_gflops <= 0 ||
         (c->num_experts && (mc->gemv_expert_gbps <= 0 || mc->gemm_expert_gflops <= 0)))
@@ -436,7 +472,17 @@ int rm_forecast(const rm_fmodel *f, const rm_machine *mc, double ram_gb, int pro
     p->gb_spine_per_token = streamed / 1e9;
     p->gb_experts_per_token = miss_bytes / 1e9;
     p->decode_io_s = streamed / seq + miss_bytes / disk;
-    p->decode_mem_s = spine_bytes / (mc->gemv_bf16_gbps * 1e9) +
+    /* with a GPU the spine is placed in VRAM as its products first run, up
+     * to the budget (gpu_gemm), and computed there at HBM speed; what does
+     * not fit, and every expert of a token (one position, fewer than
+     * gpu_min_tokens), stays on the CPU. A streamed unit is still read from
+     * storage each token even when VRAM holds it (the store does not yet
+     * skip placed units), so the reads do not change. */
+    const double vram = mc->gpu ? fmin((double)mc->gpu_vram_budget, spine_bytes) : 0;
+    const double fv = spine_bytes > 0 ? vram / spine_bytes : 0;
+    p->spine_vram = (uint64_t)vram;
+    p->decode_mem_s = (spine_bytes - vram) / (mc->gemv_bf16_gbps * 1e9) +
+                      (vram > 0 ? vram / (mc->gpu_gemv_bf16_gbps * 1e9) : 0) +
                       (all ? chosen * (double)slot / (mc->gemv_expert_gbps * 1e9) : 0);
     p->decode_s = p->decode_io_s > p->decode_mem_s ? p->decode_io_s : p->decode_mem_s;
     p->decode_bound = p->decode_io_s > p->decode_mem_s ? RM_BOUND_STORAGE : RM_BOUND_MEMORY;
@@ -455,18 +501,36 @@ int rm_forecast(const rm_fmodel *f, const rm_machine *mc, double ram_gb, int pro
         const double per_expert = distinct > 0 ? (double)T * c->topk / distinct : 0;
         const double reads = streamed + (double)in->moe_layers * distinct * (1 - p->hit_rate) * (double)slot;
         const double pio = streamed / seq + (reads - streamed) / disk;
-        const double pc = product_s((double)f->spine_weights, spine_bytes - (double)f->units[f->nunits - 1], T,
-                                    mc->gemv_bf16_gbps, mc->gemm_bf16_gflops) +
-                          (all ? (double)in->moe_layers * distinct *
-                                     product_s(exp_w, (double)slot, per_expert, mc->gemv_expert_gbps, mc->gemm_expert_gflops)
-                               : 0);
+        const double body = spine_bytes - (double)f->units[f->nunits - 1];
+        const double sw = (double)f->spine_weights;
+        double pc;
+        if (!mc->gpu) {
+            pc = product_s(sw, body, T, mc->gemv_bf16_gbps, mc->gemm_bf16_gflops) +
+                 (all ? (double)in->moe_layers * distinct *
+                            product_s(exp_w, (double)slot, per_expert, mc->gemv_expert_gbps, mc->gemm_expert_gflops)
+                      : 0);
+        } else {
+            /* the placed spine on the device; the rest staged over PCIe once
+             * a product has gpu_min_tokens rows, else on the CPU; an expert
+             * likewise by the rows that chose it */
+            const double gpu_spine = product_s(sw * fv, body * fv, T, mc->gpu_gemv_bf16_gbps, mc->gpu_gemm_bf16_gflops);
+            const double rest = T >= mc->gpu_min_tokens
+                ? product_s(sw * (1 - fv), body * (1 - fv), T, mc->gpu_gemv_bf16_gbps, mc->gpu_gemm_bf16_gflops) +
+                      body * (1 - fv) / (mc->gpu_h2d_gbps * 1e9)
+                : product_s(sw * (1 - fv), body * (1 - fv), T, mc->gemv_bf16_gbps, mc->gemm_bf16_gflops);
+            const double one = per_expert >= mc->gpu_min_tokens
+                ? product_s(exp_w, (double)slot, per_expert, mc->gpu_gemv_expert_gbps, mc->gpu_gemm_expert_gflops) +
+                      (double)slot / (mc->gpu_h2d_gbps * 1e9)
+                : product_s(exp_w, (double)slot, per_expert, mc->gemv_expert_gbps, mc->gemm_expert_gflops);
+            pc = gpu_spine + rest + (all ? (double)in->moe_layers * distinct * one : 0);
+        }
         p->prefill_gb += reads / 1e9;
         io += pio;
         compute += pc;
         total_s += pio > pc ? pio : pc;
     }
     /* the head, for the last position only */
-    total_s += (double)f->units[f->nunits - 1] / (mc->gemv_bf16_gbps * 1e9);
+    total_s += (double)f->units[f->nunits - 1] / ((fv >= 1 ? mc->gpu_gemv_bf16_gbps : mc->gemv_bf16_gbps) * 1e9);
     p->prefill_io_s = io;
     p->prefill_compute_s = compute;
     p->prefill_s = total_s;
