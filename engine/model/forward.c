@@ -351,6 +351,10 @@ typedef struct prompt_meter {
     double wait0;               /* the seconds waited for reads then */
     uint64_t bytes0, pass_bytes0;   /* storage bytes read at the start, and at the pass's start */
     int n, size, pos0;          /* the feed's tokens, a pass's, and the state's position at the start */
+    /* each layer's flops: per position, and per position and position it
+     * attends to (MLA); their sums over the layers; MoE layers */
+    double tok_flops[CFG_MAX_LAYERS], att_flops[CFG_MAX_LAYERS], tok_all, att_all;
+    int moe_layers;
     double flops_done;          /* the complete layers' flops (estimated as the rest is) */
     double bytes_expected_done; /* and the bytes they were expected to read */
 } prompt_meter;
@@ -374,58 +378,79 @@ static double layer_bytes_estimate(const rm_model *m, int T)
     return chosen * per * (1 - held);
 }
 
-/* The flops of layer l over T positions from position pos: its products
- * (the router's and the chosen experts' included) and its attention (MLA's
- * scores and values in the absorbed form over every earlier position;
- * KDA's recurrence, about 8 hd^2 a head and position). */
-static double layer_flops(const rm_model *m, int l, int T, int pos)
+/* Layer l's flops: per position its products (the router's and the chosen
+ * experts' included) and KDA's recurrence (about 8 hd^2 a head); per
+ * position and earlier position it attends to, MLA's scores and values in
+ * the absorbed form. */
+static void layer_flops_init(prompt_meter *mt)
 {
+    const rm_model *m = mt->m;
     const rm_config *c = &m->cfg;
-    const layer_weights *w = &m->layers[l];
-    const wmat *mats[] = { &w->kda.q, &w->kda.k, &w->kda.v, &w->kda.f_a, &w->kda.f_b, &w->kda.b, &w->kda.g,
-                           &w->kda.g_a, &w->kda.g_b, &w->kda.o, &w->mla.q, &w->mla.q_a, &w->mla.q_b,
-                           &w->mla.kv_a, &w->mla.g, &w->mla.o, &w->mlp.gate, &w->mlp.up, &w->mlp.down,
-                           &w->moe.router, &w->moe.lat_down, &w->moe.lat_up, &w->moe.shared.gate,
-                           &w->moe.shared.up, &w->moe.shared.down };
-    double f = 0;
-    for (size_t i = 0; i < sizeof mats / sizeof *mats; i++) f += 2.0 * mats[i]->rows * mats[i]->cols;
-    if (c->is_moe[l] && w->moe.experts) {
-        const mlp_weights *e = &w->moe.experts[0];
-        f += 2.0 * c->topk * ((double)e->gate.rows * e->gate.cols + (double)e->up.rows * e->up.cols +
-                              (double)e->down.rows * e->down.cols);
+    for (int l = 0; l < c->num_layers; l++) {
+        const layer_weights *w = &m->layers[l];
+        const wmat *mats[] = { &w->kda.q, &w->kda.k, &w->kda.v, &w->kda.f_a, &w->kda.f_b, &w->kda.b, &w->kda.g,
+                               &w->kda.g_a, &w->kda.g_b, &w->kda.o, &w->mla.q, &w->mla.q_a, &w->mla.q_b,
+                               &w->mla.kv_a, &w->mla.g, &w->mla.o, &w->mlp.gate, &w->mlp.up, &w->mlp.down,
+                               &w->moe.router, &w->moe.lat_down, &w->moe.lat_up, &w->moe.shared.gate,
+                               &w->moe.shared.up, &w->moe.shared.down };
+        double f = 0;
+        for (size_t i = 0; i < sizeof mats / sizeof *mats; i++) f += 2.0 * mats[i]->rows * mats[i]->cols;
+        if (c->is_moe[l] && w->moe.experts) {
+            const mlp_weights *e = &w->moe.experts[0];
+            f += 2.0 * c->topk * ((double)e->gate.rows * e->gate.cols + (double)e->up.rows * e->up.cols +
+                                  (double)e->down.rows * e->down.cols);
+        }
+        if (c->is_kda[l]) f += 8.0 * c->kda_heads * (double)c->kda_head_dim * c->kda_head_dim;
+        mt->tok_flops[l] = f;
+        mt->att_flops[l] = c->is_kda[l] ? 0 : 2.0 * c->mla_heads * (2.0 * c->kv_lora_rank + c->qk_rope);
+        mt->tok_all += mt->tok_flops[l];
+        mt->att_all += mt->att_flops[l];
+        mt->moe_layers += c->is_moe[l];
     }
-    f *= T;
-    if (c->is_kda[l])
-        f += 8.0 * c->kda_heads * (double)c->kda_head_dim * c->kda_head_dim * T;
-    else    /* position pos + t attends to pos + t + 1 positions */
-        f += 2.0 * c->mla_heads * (2.0 * c->kv_lora_rank + c->qk_rope) * ((double)T * pos + (double)T * (T + 1) / 2);
-    return f;
 }
 
-/* The bytes layer l of a T-position pass is expected to read. */
-static double layer_bytes(const rm_model *m, int l, int T)
+/* Positions attended by T positions from pos (each attends to itself and
+ * every earlier one). */
+static double attended(int T, int pos) { return (double)T * pos + (double)T * (T + 1) / 2; }
+
+/* The flops and expected bytes of layer l of the pass at feed position t
+ * (of T tokens). */
+static double layer_flops(const prompt_meter *mt, int l, int t, int T)
 {
+    return T * mt->tok_flops[l] + mt->att_flops[l] * attended(T, mt->pos0 + t);
+}
+
+static double layer_bytes(const prompt_meter *mt, int l, int T)
+{
+    const rm_model *m = mt->m;
     const double streamed = (double)(m->info.spine_bytes - m->info.spine_resident_bytes) / m->cfg.num_layers;
     return (m->cfg.is_moe[l] ? layer_bytes_estimate(m, T) : 0) + streamed;
 }
 
-/* The flops and expected bytes of the passes' layers from layer `from` of
- * the pass at feed position t (of T tokens) to the end of the feed. */
-static void work_left(const prompt_meter *mt, int t, int T, int from, double *flops, double *bytes)
+/* What is left of the feed: the layers from `from` of the pass at feed
+ * position t (of T tokens), then every later pass; *later_bytes gets the
+ * later passes' share of the bytes. One sum per pass, so a prompt of many
+ * small passes costs little per layer. */
+static void work_left(const prompt_meter *mt, int t, int T, int from, double *flops, double *bytes,
+                      double *later_bytes)
 {
-    const int L = mt->m->cfg.num_layers;
+    const rm_model *m = mt->m;
+    const int L = m->cfg.num_layers;
     *flops = *bytes = 0;
     for (int l = from; l < L; l++) {
-        *flops += layer_flops(mt->m, l, T, mt->pos0 + t);
-        *bytes += layer_bytes(mt->m, l, T);
+        *flops += layer_flops(mt, l, t, T);
+        *bytes += layer_bytes(mt, l, T);
     }
+    const double streamed = (double)(m->info.spine_bytes - m->info.spine_resident_bytes);
+    const double full = mt->moe_layers * layer_bytes_estimate(m, mt->size) + streamed;
+    double later = 0;
     for (int u = t + T; u < mt->n; u += mt->size) {
         const int U = mt->n - u < mt->size ? mt->n - u : mt->size;
-        for (int l = 0; l < L; l++) {
-            *flops += layer_flops(mt->m, l, U, mt->pos0 + u);
-            *bytes += layer_bytes(mt->m, l, U);
-        }
+        *flops += U * mt->tok_all + mt->att_all * attended(U, mt->pos0 + u);
+        later += U == mt->size ? full : mt->moe_layers * layer_bytes_estimate(m, U) + streamed;
     }
+    *bytes += later;
+    *later_bytes = later;
 }
 
 static void meter_publish(prompt_meter *mt, int layers_done)
@@ -439,15 +464,13 @@ static void meter_publish(prompt_meter *mt, int layers_done)
     /* positions through all layers, for the rate */
     const double done = f->done + (double)f->chunk_tokens * layers_done / (f->layers ? f->layers : 1);
     f->tok_per_s = f->elapsed > 0 && done > 0 ? done / f->elapsed : 0;
-    const int t = f->chunk * mt->size, T = f->chunk_tokens;
-    double flops_left, bytes_left, pass_flops, pass_bytes;
-    work_left(mt, t, T, layers_done, &flops_left, &bytes_left);
-    work_left(mt, t + T, 0, m->cfg.num_layers, &pass_flops, &pass_bytes);   /* the later passes alone */
+    double flops_left, bytes_left, later_bytes;
+    work_left(mt, f->chunk * mt->size, f->chunk_tokens, layers_done, &flops_left, &bytes_left, &later_bytes);
     /* what was read against what was expected corrects the estimate of
      * the rest (routing is not uniform; the cache holds more as it goes) */
     const double bytes_read = (double)(bytes_now(m) - mt->bytes0);
     const double scale = mt->bytes_expected_done > 0 ? bytes_read / mt->bytes_expected_done : 1;
-    f->chunk_bytes_left = (uint64_t)(scale * (bytes_left - pass_bytes));
+    f->chunk_bytes_left = (uint64_t)(scale * (bytes_left - later_bytes));
     /* the seconds a flop and a byte have cost so far: the time spent
      * computing over the flops done, the time spent waiting over the
      * bytes read (reads that overlap the arithmetic cost nothing) */
@@ -469,9 +492,8 @@ static void meter_publish(prompt_meter *mt, int layers_done)
 static void meter_after_layer(void *ud, int l)
 {
     prompt_meter *mt = ud;
-    const int t = mt->f.chunk * mt->size;
-    mt->flops_done += layer_flops(mt->m, l, mt->f.chunk_tokens, mt->pos0 + t);
-    mt->bytes_expected_done += layer_bytes(mt->m, l, mt->f.chunk_tokens);
+    mt->flops_done += layer_flops(mt, l, mt->f.chunk * mt->size, mt->f.chunk_tokens);
+    mt->bytes_expected_done += layer_bytes(mt, l, mt->f.chunk_tokens);
     meter_publish(mt, l + 1);
 }
 
@@ -487,6 +509,7 @@ int rm_forward_ex(rm_model *m, rm_state *s, const int32_t *ids, int n, float *lo
     const int size = pass_size(n, ctl->chunk_tokens > 0 ? ctl->chunk_tokens : m->prefill_chunk);
     prompt_meter mt = { .m = m, .ctl = ctl, .f = ctl->base, .t0 = rm_now(), .wait0 = m->ctr.phase[RM_PHASE_WAIT_IO],
                         .bytes0 = bytes_now(m), .n = n, .size = size, .pos0 = s->pos };
+    layer_flops_init(&mt);
     mt.f.work = 0;
     mt.f.total = n;
     mt.f.done = 0;
