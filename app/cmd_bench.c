@@ -7,9 +7,9 @@
  * faulted in, so that the figures are not the first touch of the RAM):
  *   measured s/token ÷ (bytes read per token ÷ device bandwidth),
  * the device measured before and after decoding (shared storage drifts);
- * and the roofline by where each byte lives (storage, host RAM, PCIe, HBM:
- * where_roofline), which is the one that binds when the model is held in
- * RAM (--warm-tokens loads the experts a long run chooses).
+ * and, with --warm-tokens (a long run first loads the experts its routes
+ * choose), the roofline by where each byte lives (storage, host RAM, PCIe,
+ * HBM: where_roofline), the one that binds when the model is held in RAM.
  * Without --prompt it decodes after a fixed run of token ids through the
  * model alone; with --prompt it generates through a session (chat format
  * with --chat, speculation per --spec), which is how speculation is
@@ -230,9 +230,10 @@ static void print_figures(const figures *f, const collect *col, const rm_model_i
     for (int p = 0; p < RM_PHASE_COUNT; p++) printf(" %s %.3f s", rm_phase_name(p), col->phase[p] / n);
     printf("\nroofline: %.3f s/token from bytes read at the device's bandwidth; measured/roofline = %.2f\n", f->roof,
            f->ratio);
-    printf("roofline by where each byte lives: max(storage %.4f s, host RAM %.4f s at %.1f GB/s, PCIe %.4f s at "
-           "%.1f GB/s, HBM %.4f s at %.0f GB/s) = %.4f s/token; measured/roofline = %.2f\n", f->s_storage, f->s_ram,
-           f->ram_gbps, f->s_pcie, f->h2d_gbps, f->s_hbm, f->hbm_gbps, f->roof_where, f->ratio_where);
+    if (f->roof_where > 0)
+        printf("roofline by where each byte lives: max(storage %.4f s, host RAM %.4f s at %.1f GB/s, PCIe %.4f s "
+               "at %.1f GB/s, HBM %.4f s at %.0f GB/s) = %.4f s/token; measured/roofline = %.2f\n", f->s_storage,
+               f->s_ram, f->ram_gbps, f->s_pcie, f->h2d_gbps, f->s_hbm, f->hbm_gbps, f->roof_where, f->ratio_where);
     printf("peak RSS %.3f GB; budget %.3f GB + overhead %.3f GB = %.3f GB\n", hwm / 1e9, in->ram_budget / 1e9,
            in->overhead_bytes / 1e9, (in->ram_budget + in->overhead_bytes) / 1e9);
 }
@@ -258,7 +259,8 @@ static void print_json(const char *model, const figures *f, const collect *col, 
     json_object_set_new(j, "prefill_workspace_gb", json_real(in->prefill_workspace_bytes / 1e9));
     json_object_set_new(j, "spec_drafted", json_integer((json_int_t)col->drafted));
     json_object_set_new(j, "spec_accepted", json_integer((json_int_t)col->accepted));
-    json_object_set_new(j, "roofline_where", json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "storage_s",
+    if (f->roof_where > 0)
+        json_object_set_new(j, "roofline_where", json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "storage_s",
                         f->s_storage, "host_ram_s", f->s_ram, "pcie_s", f->s_pcie, "hbm_s", f->s_hbm, "ram_gbps",
                         f->ram_gbps, "h2d_gbps", f->h2d_gbps, "hbm_gbps", f->hbm_gbps, "s_per_token",
                         f->roof_where, "ratio", f->ratio_where));
@@ -271,7 +273,7 @@ static void print_json(const char *model, const figures *f, const collect *col, 
 int cmd_bench(int argc, char **argv)
 {
     const char *prompt = NULL;
-    int tokens = 16, json = 0, chat = 0, prompt_tokens = 0, warm = 8;
+    int tokens = 16, json = 0, chat = 0, prompt_tokens = 0, warm = 8, warm_given = 0;
     double dev_s = 3;
     opts_shared so = { .gen = { .spec = RM_SPEC_AUTO } };
     enum { O_TOKENS = 256, O_JSON, O_DEVICE_S, O_PROMPT, O_CHAT, O_PROMPT_TOKENS, O_WARM, O_HELP };
@@ -287,7 +289,10 @@ int cmd_bench(int argc, char **argv)
         case O_TOKENS: if (opts_int_arg("bench", "tokens", optarg, 1, 1000000000, &tokens)) return 2; break;
         case O_DEVICE_S: if (opts_real_arg("bench", "device-seconds", optarg, 0, 3600, 1, &dev_s)) return 2; break;
         case O_JSON: json = 1; break;
-        case O_WARM: if (opts_int_arg("bench", "warm-tokens", optarg, 1, 1048576, &warm)) return 2; break;
+        case O_WARM:
+            if (opts_int_arg("bench", "warm-tokens", optarg, 1, 1048576, &warm)) return 2;
+            warm_given = 1;
+            break;
         case O_PROMPT_TOKENS:
             if (opts_int_arg("bench", "prompt-tokens", optarg, 1, 1048576, &prompt_tokens)) return 2;
             break;
@@ -354,10 +359,12 @@ int cmd_bench(int argc, char **argv)
             dev = (dev + dev2) / 2;
         }
     }
-    figures f;
+    figures f = { 0 };
     compute(&col, dev, wall, &f);
     const uint64_t hwm = bench_peak_rss();     /* before the ceilings' own buffers */
-    where_roofline(&col, in, &f);
+    /* only for a run that asked to decode from RAM: the read loop's 1 GiB
+     * buffer is beyond a small budget's overhead (ram_limit.sh's cgroup) */
+    if (warm_given) where_roofline(&col, in, &f);
     print_figures(&f, &col, in, s != NULL, hwm);
     if (!json) print_gpu();
     if (json) print_json(model, &f, &col, in, block, qd, hwm);

@@ -282,6 +282,7 @@ static int run_endpoint(const ui_endpoint_opts *eo, const char *prompt, const ch
         ui_safe_errorf("remora run", "%s", err.msg);
         rc = 1;
     } else {
+        if (err.msg[0]) ui_safe_errorf("remora run", "note: %s", err.msg);     /* the turn's note */
         summary_endpoint(&r, src);
         if (transcript && vt->save(src, transcript, &err)) { ui_safe_errorf("remora run", "%s", err.msg); rc = 1; }
         if (!rc && stop_flag && !out_errno) rc = 130;

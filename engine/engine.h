@@ -72,6 +72,11 @@ void rm_buf_free(rm_buf *b);
  * and empties the buffer; NULL when out of memory. */
 char *rm_buf_take(rm_buf *b, size_t *len);
 
+/* Strict standard base64 with padding (RFC 4648): n a multiple of 4, out
+ * room for n / 4 * 3 bytes. Returns the decoded length, or -1 when the
+ * text is not base64. */
+long rm_base64_decode(const char *text, size_t n, unsigned char *out);
+
 /* Grows an array *p of *cap elements of `size` bytes so that it holds at
  * least `need` (doubling, starting at 8); returns -1 on overflow or out of
  * memory with *p and *cap unchanged. RM_GROW(arr, cap, need) for typed use. */

@@ -19,6 +19,8 @@
 typedef struct ui_source ui_source;
 
 typedef struct ui_source_vt {
+    /* a turn that works may leave a note in err->msg (what the server sent
+     * that could not be shown) */
     int  (*turn)(ui_source *s, const char *user, const rm_gen_opts *o, const rm_gen_events *ev,
                  volatile int *stop, rm_err *err);
     int  (*set_system)(ui_source *s, const char *text, rm_err *err);

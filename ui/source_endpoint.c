@@ -18,7 +18,12 @@
  * first), published after the chunk's text as the engine does (the chat counts reasoning and answer tokens by it); the
  * usage figures of the last chunk complete the prompt's record; routed
  * experts, when the server returns them, go with the next token's record,
- * or in one of their own at the end.
+ * or in one of their own at the end. SGLang returns them as base64 int32
+ * [tokens][layers][k] without the shape: it is read with the shapes of the
+ * models the engine knows (Kimi K3's and Kimi-Linear's published configs,
+ * rm_fmodel_builtin), the one the model id names or the one the length
+ * and the token count fit (ui_sse_routes_b64); when none does, the router
+ * stays empty and the turn's note says why, once.
  *
  * The server's word is not trusted for a reply's length: the reply is cut
  * (finish reason "length") after --max-new chunks of text (one token each
@@ -49,6 +54,10 @@ typedef struct endpoint_source {
     int remora;                 /* the endpoint is remora serve */
     int layer0, layers;         /* its first MoE layer and its layers (0: not said) */
     rm_conv conv;
+    ui_route_shape shapes[2];   /* the known models, for base64 routed experts */
+    char shape_names[2][64];
+    int nshapes;
+    int routes_noted;           /* undecodable routes were said once */
 } endpoint_source;
 
 /* The message of an HTTP error reply. */
@@ -162,6 +171,7 @@ typedef struct reply {
     rm_token_stats rec;         /* a token record */
     rm_token_stats routes;      /* routed experts not yet published */
     int have_routes;
+    char routes_why[200];       /* base64 routes that could not be read: why */
     double ttft;
     rm_token_stats scratch;     /* records made here */
 } reply;
@@ -223,6 +233,26 @@ static void chunk_figures(reply *r)
     publish_rec(r);
 }
 
+/* SGLang's base64 routed experts, read with the known models' shapes. */
+static void routes_b64(reply *r, const ui_sse_chunk *c)
+{
+    const endpoint_source *e = r->e;
+    long long tokens = r->usage.have ? r->usage.prompt_tokens + r->usage.completion_tokens : 0;
+    char why[160];
+    rm_token_stats *st = &r->scratch;
+    memset(st, 0, sizeof *st);
+    if (ui_sse_routes_b64(c->routes_b64.p, c->routes_b64.len, e->shapes, e->nshapes, e->model, tokens, st, why,
+                          sizeof why)) {
+        r->routes.route_layers = st->route_layers;
+        r->routes.route_k = st->route_k;
+        r->routes.num_experts = st->num_experts;
+        memcpy(r->routes.route_ids, st->route_ids, sizeof st->route_ids);
+        r->have_routes = 1;
+    } else if (!r->routes_why[0]) {
+        snprintf(r->routes_why, sizeof r->routes_why, "%s", why);
+    }
+}
+
 static int on_event(void *ud, const char *event, const char *data, size_t len)
 {
     reply *r = ud;
@@ -243,6 +273,7 @@ static int on_event(void *ud, const char *event, const char *data, size_t len)
         publish(r, &c->stats);
     } else {
         if (c->has_routes) { r->routes = c->stats; r->have_routes = 1; }
+        if (c->routes_b64.len) routes_b64(r, c);
         if (text) chunk_figures(r);
     }
     if (text && r->max_new > 0 && ++r->ntext >= r->max_new) r->cut = 1;
@@ -356,6 +387,11 @@ static int turn(ui_source *src, const char *user, const rm_gen_opts *o, const rm
         size_t l = strlen(err->msg);
         snprintf(err->msg + l, sizeof err->msg - l, "; the reply so far is kept");
     }
+    if (rc >= 0 && r->routes_why[0] && !e->routes_noted) {
+        /* the turn worked: its note says why the router stays empty */
+        e->routes_noted = 1;
+        snprintf(err->msg, sizeof err->msg, "the server's routed experts (base64) are not shown: %s", r->routes_why);
+    }
     rm_buf_free(&x.body);
     reply_free(r);
     free(r);
@@ -441,11 +477,30 @@ static int discover(endpoint_source *e, const char *want, rm_err *err)
     return rc ? -1 : 0;
 }
 
+/* The shapes of the models the engine knows, for base64 routed experts. */
+static void known_shapes(endpoint_source *e)
+{
+    static const char *const which[2] = { "k3", "kimi-linear" }, *const hint[2] = { "k3", "linear" };
+    for (int i = 0; i < 2; i++) {
+        rm_fmodel *f;
+        rm_err ferr;
+        if (rm_fmodel_builtin(which[i], &f, &ferr)) continue;     /* out of memory: that model is not known */
+        const rm_fmodel_info *fi = rm_fmodel_get_info(f);
+        ui_route_shape *sh = &e->shapes[e->nshapes];
+        snprintf(e->shape_names[e->nshapes], sizeof e->shape_names[0], "%.63s", fi->name);
+        *sh = (ui_route_shape){ e->shape_names[e->nshapes], hint[i], fi->layers, fi->layers - fi->moe_layers,
+                                fi->topk, fi->experts };
+        e->nshapes++;
+        rm_fmodel_free(f);
+    }
+}
+
 int ui_source_endpoint_open(const ui_endpoint_opts *o, ui_source **out, rm_err *err)
 {
     endpoint_source *e = calloc(1, sizeof *e);
     if (!e) return rm_errf(err, "out of memory");
     e->base.vt = &endpoint_vt;
+    known_shapes(e);
     e->timeout = o->timeout > 0 ? o->timeout : DEFAULT_TIMEOUT;
     int rc = rm_endpoint_open(o->url, o->api_key, e->timeout, &e->ep, err);
     if (!rc) rc = discover(e, o->model, err);

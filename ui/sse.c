@@ -140,8 +140,8 @@ static int parse_usage(const json_t *u, ui_sse_usage *us, rm_err *err)
 }
 
 /* Routed experts as nested arrays [tokens][layers][k]: the last token's go
- * into st's route fields. A string (base64 bytes of some servers) has no
- * shape to read and is left out. */
+ * into st's route fields. A string (SGLang's base64) is kept for the
+ * caller, who knows the model's shape (ui_sse_routes_b64). */
 static int parse_routes(const json_t *v, rm_token_stats *st, rm_err *err)
 {
     if (!json_is_array(v) || json_array_size(v) == 0) return 0;
@@ -177,6 +177,12 @@ static int find_routes(const json_t *o, ui_sse_chunk *c, rm_err *err)
     const json_t *v = json_object_get(o, "routed_experts");
     if ((!v || json_is_null(v)) && json_is_object(ext)) v = json_object_get(ext, "routed_experts");
     if (!v || json_is_null(v)) return 0;
+    if (json_is_string(v)) {
+        size_t n = json_string_length(v);
+        if (!n) return 0;
+        if (rm_buf_add(&c->routes_b64, json_string_value(v), n)) return rm_errf(err, "out of memory");
+        return 0;
+    }
     int rc = parse_routes(v, &c->stats, err);
     if (rc > 0) c->has_routes = 1;
     return rc < 0 ? -1 : 0;
@@ -227,12 +233,14 @@ static void parse_error(const json_t *e, ui_sse_chunk *c)
 
 static void chunk_reset(ui_sse_chunk *c)
 {
-    rm_buf r = c->reasoning, t = c->content;
+    rm_buf r = c->reasoning, t = c->content, b = c->routes_b64;
     rm_buf_reset(&r);
     rm_buf_reset(&t);
+    rm_buf_reset(&b);
     memset(c, 0, sizeof *c);
     c->reasoning = r;
     c->content = t;
+    c->routes_b64 = b;
 }
 
 int ui_sse_chunk_parse(const char *data, size_t len, ui_sse_chunk *c, rm_err *err)
@@ -285,6 +293,88 @@ void ui_sse_chunk_free(ui_sse_chunk *c)
 {
     rm_buf_free(&c->reasoning);
     rm_buf_free(&c->content);
+    rm_buf_free(&c->routes_b64);
+}
+
+/* ---- SGLang's base64 routed experts --------------------------------------- */
+
+/* The shape of n int32 values: the model the id names, else the one whose
+ * layers x k times the token count (prompt and completion, or one less:
+ * the last token is not run) gives n, else the only one n is a multiple
+ * of. NULL with why said when none or several fit. */
+static const ui_route_shape *b64_shape(size_t n, const ui_route_shape *sh, int nsh, const char *model,
+                                       long long tokens, char *why, size_t cap)
+{
+    for (int i = 0; model && i < nsh; i++) {
+        if (!strcasestr(model, sh[i].id_hint)) continue;
+        size_t row = (size_t)sh[i].layers * (size_t)sh[i].k;
+        if (n % row == 0) return &sh[i];
+        snprintf(why, cap, "%zu values are not whole tokens of %s's %d layers x %d experts", n, sh[i].name,
+                 sh[i].layers, sh[i].k);
+        return NULL;
+    }
+    const ui_route_shape *only = NULL;
+    int fits = 0;
+    for (int i = 0; i < nsh; i++) {
+        size_t row = (size_t)sh[i].layers * (size_t)sh[i].k;
+        if (n % row) continue;
+        if (tokens > 0 && (n / row == (size_t)tokens || n / row + 1 == (size_t)tokens)) return &sh[i];
+        only = &sh[i];
+        fits++;
+    }
+    if (fits == 1) return only;
+    int at = snprintf(why, cap, "%zu values %s known model's layers x experts per token (", n,
+                      fits ? "fit more than one" : "fit no");
+    for (int i = 0; i < nsh && at > 0 && (size_t)at < cap; i++)
+        at += snprintf(why + at, cap - (size_t)at, "%s%s %d x %d", i ? ", " : "", sh[i].name, sh[i].layers, sh[i].k);
+    if (at > 0 && (size_t)at < cap) snprintf(why + at, cap - (size_t)at, ")");
+    return NULL;
+}
+
+int ui_sse_routes_b64(const char *b64, size_t n, const ui_route_shape *shapes, int nshapes, const char *model,
+                      long long tokens, rm_token_stats *st, char *why, size_t cap)
+{
+    if (n % 4 || n > UI_SSE_EVENT_MAX) {
+        snprintf(why, cap, "not base64 (%zu characters, not a multiple of 4)", n);
+        return 0;
+    }
+    unsigned char *raw = malloc(n / 4 * 3 + 1);
+    if (!raw) { snprintf(why, cap, "out of memory"); return 0; }
+    long got = rm_base64_decode(b64, n, raw);
+    int ok = 0;
+    const ui_route_shape *sh = NULL;
+    int16_t ids[RM_MAX_ROUTE_LAYERS][RM_MAX_TOPK];
+    if (got < 0) snprintf(why, cap, "not base64");
+    else if (got == 0 || got % 4) snprintf(why, cap, "%ld bytes, not a whole number of int32 values", got);
+    else sh = b64_shape((size_t)got / 4, shapes, nshapes, model, tokens, why, cap);
+    if (sh) {
+        /* int32 little-endian [tokens][layers][k]: the last token's row, its
+         * MoE layers (SGLang's buffer holds zeros for the dense ones) */
+        const unsigned char *row = raw + (size_t)got - (size_t)sh->layers * (size_t)sh->k * 4;
+        int moe = sh->layers - sh->first_moe;
+        ok = moe > 0 && moe <= RM_MAX_ROUTE_LAYERS && sh->k <= RM_MAX_TOPK;
+        if (!ok) snprintf(why, cap, "%s's %d MoE layers x %d do not fit the router", sh->name, moe, sh->k);
+        for (int l = 0; ok && l < moe; l++)
+            for (int i = 0; ok && i < sh->k; i++) {
+                const unsigned char *p = row + ((size_t)(sh->first_moe + l) * (size_t)sh->k + (size_t)i) * 4;
+                int32_t id = (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+                if (id < 0 || id >= sh->experts) {
+                    snprintf(why, cap, "expert id %ld at layer %d is not one of %s's %d experts", (long)id,
+                             sh->first_moe + l, sh->name, sh->experts);
+                    ok = 0;
+                } else {
+                    ids[l][i] = (int16_t)id;
+                }
+            }
+        if (ok) {
+            for (int l = 0; l < moe; l++) memcpy(st->route_ids[l], ids[l], (size_t)sh->k * sizeof ids[l][0]);
+            st->route_layers = moe;
+            st->route_k = sh->k;
+            st->num_experts = sh->experts;
+        }
+    }
+    free(raw);
+    return ok;
 }
 
 const char *ui_sse_error_message(const char *body, size_t len, char *buf, size_t cap)

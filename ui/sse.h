@@ -19,7 +19,9 @@
  *     serve's per-token figures (the "remora" object, read with the
  *     engine's one mapping, rm_token_stats_parse); routed experts as nested
  *     arrays [tokens][layers][k] (vLLM's routed_experts, SGLang's
- *     sglext.routed_experts, in a choice or at the top);
+ *     sglext.routed_experts, in a choice or at the top), or SGLang's
+ *     base64 string of int32 [tokens][layers][k], kept for the caller,
+ *     who knows the model (ui_sse_routes_b64);
  *   - the think splitter (ui_sse_think_*): a server without a reasoning
  *     parser leaves the model's think markers in the content as plain text
  *     ("<think>", "</think>", or K3's "<|open|>think<|sep|>" and
@@ -77,6 +79,7 @@ typedef struct ui_sse_chunk {
     int    has_stats;           /* remora serve's figures for this chunk */
     rm_token_stats stats;
     int    has_routes;          /* routed experts: stats.route_* of the last token */
+    rm_buf routes_b64;          /* SGLang's base64 routed experts as they came; empty when none */
     char   error[512];          /* an {"error": ...} chunk's message, "" when none */
     int    error_status;        /* its code when numeric, else 0 */
 } ui_sse_chunk;
@@ -86,6 +89,25 @@ typedef struct ui_sse_chunk {
  * object or a known field has the wrong type (*err names it). */
 int  ui_sse_chunk_parse(const char *data, size_t len, ui_sse_chunk *c, rm_err *err);
 void ui_sse_chunk_free(ui_sse_chunk *c);
+
+/* A model's routed-expert shape, for SGLang's base64 routed experts, which
+ * come without one: int32 [tokens][layers][k] over every layer of the
+ * model (num_hidden_layers, the dense ones too), k the experts per token. */
+typedef struct ui_route_shape {
+    const char *name;           /* "Kimi K3", for messages */
+    const char *id_hint;        /* a model id holding it (any case) names this model: "k3" */
+    int layers, first_moe, k, experts;
+} ui_route_shape;
+
+/* Decodes n characters of SGLang's base64 routed experts into st's route
+ * fields: the last token's choices at each MoE layer. The shape is the
+ * model's whose id_hint the model id holds, else the one the token count
+ * (tokens > 0: the prompt's and completion's) matches, else the only one
+ * the length is a multiple of. Returns 1, or 0 with why (cap bytes) said:
+ * not base64, not whole int32 values, no shape or more than one fits, an
+ * expert id outside the model's; st is then untouched. */
+int ui_sse_routes_b64(const char *b64, size_t n, const ui_route_shape *shapes, int nshapes, const char *model,
+                      long long tokens, rm_token_stats *st, char *why, size_t cap);
 
 /* The message of an error body ({"error": {"message"}}, {"error": "..."},
  * {"message"}, FastAPI's {"detail"}), or NULL: at most cap bytes into buf. */

@@ -106,7 +106,9 @@ static void on_stats(void *ud, const rm_token_stats *st)
     if (s.kind != RM_REC_TOKEN) {
         w->pfull = *st;
         w->pfull_new = 1;
-    } else if (s.fed) {
+    } else if (s.fed || st->route_layers > 0) {
+        /* a record with routes only (an endpoint's, after its last text)
+         * still goes to the router panel */
         if (w->have_full) { w->full_prev = w->full; w->have_prev = 1; }
         w->full = *st;
         w->have_full = 1;

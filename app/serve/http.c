@@ -16,10 +16,15 @@
  * that is late (the deadline of the file's "deadlines" part).
  *
  * Every request passes the same checks before its body is read, in this
- * order: the framing (RFC 9112: two Content-Length headers that differ, a
- * Content-Length that is not a number or one beside a Transfer-Encoding
- * are 400; a Transfer-Encoding other than one "chunked" is 501), so no
- * request hides in another's body; on a loopback bind the Host header must
+ * order: the head's size (a request target over TARGET_MAX is 414, a
+ * request line and headers over HEAD_MAX 431; libmicrohttpd's own limit,
+ * its memory pool, lies far above, see MHD_POOL); the framing (RFC 9112:
+ * two Content-Length headers that differ, a Content-Length that is not a
+ * number or one beside a Transfer-Encoding are 400; a Transfer-Encoding
+ * other than one "chunked" is 501), so no request hides in another's body
+ * (a Content-Length that is not a number never reaches the handler: the
+ * library refuses it, and the connection is closed, close_bad_length); on
+ * a loopback bind the Host header must
  * name a loopback address and an Origin header, when there is one, a
  * loopback origin (a web page elsewhere must not reach a local server
  * through DNS rebinding); the route and method (404, 405; a path holding
@@ -70,6 +75,22 @@ struct serve_http {
 /* bytes of a refused body read and dropped before the connection is closed */
 #define DROP_MAX ((size_t)64 << 20)
 
+/* The size limits of a request's head, ours (JSON errors) below the
+ * library's: libmicrohttpd answers a request line or headers that do not
+ * fit its per-connection memory pool itself, with an HTML page (414, 431),
+ * before the handler runs. The pool is raised from its 32 KiB so that
+ * every head within ours fits: the read buffer and the headers' table
+ * share it, and 640 KiB holds 9,632 header lines of "a:" (38.6 KB) or one
+ * header of 655,008 bytes (measured with tests/sh/lib/hostile.py's
+ * probes), so every head of at most 32 KiB (8,192 lines at most) reaches
+ * the handler. The pool is zeroed at every request of a kept-alive
+ * connection, so it is resident while the connection is open: measured,
+ * 684 kB more RSS per connection kept alive after one request (16 of
+ * them), about 44 MB at the default --max-connections 64. */
+#define HEAD_MAX ((size_t)32 << 10)      /* request line and headers: 431 */
+#define TARGET_MAX ((size_t)8 << 10)     /* the request target (path and query): 414 */
+#define MHD_POOL ((size_t)640 << 10)
+
 enum { ROUTE_NONE, ROUTE_HEALTH, ROUTE_MODELS, ROUTE_MODEL, ROUTE_CHAT, ROUTE_COMPLETIONS, ROUTE_MESSAGES,
        ROUTE_COUNT_TOKENS };
 #define ROUTE_POST(r) ((r) >= ROUTE_CHAT)
@@ -87,8 +108,21 @@ typedef struct request {
     int status;
     double t0;
     int http10;
+    int started;                /* the handler has seen its headers */
+    int fd;                     /* the client's socket */
+    size_t target_len;          /* the request target as it came */
+    const char *closed;         /* closed without a reply: why */
+    /* the client hung up: what the library then says of the connection
+     * ("application error", "failed to send") is that normal end, which
+     * the request's own line says once */
+    int hung_up;
     char method[16], path[96];
 } request;
+
+/* The request the connection's thread is reading (thread per connection):
+ * the library's messages of a request are logged on that thread, so the
+ * logger knows which connection they are about (mhd_log). */
+static __thread request *tl_request;
 
 /* ---- checks ------------------------------------------------------------- */
 
@@ -185,6 +219,15 @@ static int check(serve_http *h, struct MHD_Connection *c, const char *url, const
                  serve_error *e)
 {
     const serve_cfg *cfg = serve_config(h->sv);
+    rq->route = route_of(url, &rq->arg);    /* first: every error below in the route's envelope */
+    if (rq->target_len > TARGET_MAX)
+        return serve_fail(e, 414, "invalid_request_error", "uri_too_long", NULL,
+                          "the request target of %zu bytes is over the limit of %zu", rq->target_len, TARGET_MAX);
+    const union MHD_ConnectionInfo *hs = MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    if (hs && hs->header_size > HEAD_MAX)
+        return serve_fail(e, 431, "invalid_request_error", "headers_too_large", NULL,
+                          "the request line and headers of %zu bytes are over the limit of %zu", hs->header_size,
+                          HEAD_MAX);
     if (check_framing(c, e)) return -1;
     if (cfg->loopback) {
         const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
@@ -199,7 +242,6 @@ static int check(serve_http *h, struct MHD_Connection *c, const char *url, const
                               "requests from the web origin '%.64s' are refused: this server listens on a loopback "
                               "address", origin);
     }
-    rq->route = route_of(url, &rq->arg);
     if (rq->route == ROUTE_NONE)
         return serve_fail(e, 404, "invalid_request_error", "not_found", NULL, "Invalid URL (%s %.64s)", method, url);
     const int post = ROUTE_POST(rq->route);
@@ -256,16 +298,10 @@ static enum MHD_Result respond_error(struct MHD_Connection *c, request *rq, cons
     return ret;
 }
 
-/* 1 once this thread's client has hung up, until its request completes:
- * what libmicrohttpd then says of the connection ("application error",
- * "failed to send") is that normal end, which the request's own line says
- * once. One thread serves one connection (MHD_USE_THREAD_PER_CONNECTION). */
-static __thread int hung_up;
-
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     long n = serve_job_read(cls, buf, max);
-    if (n < 0) hung_up = 1;
+    if (n < 0 && tl_request) tl_request->hung_up = 1;     /* the reader runs on the connection's thread */
     return n > 0 ? (ssize_t)n : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
@@ -314,7 +350,7 @@ static enum MHD_Result generate(serve_http *h, struct MHD_Connection *c, request
     size_t len;
     if (serve_job_wait(rq->job, &status, &body, &len)) {
         /* the client hung up; 499 is the log's mark for it (nginx's) */
-        hung_up = 1;
+        rq->hung_up = 1;
         rq->status = 499;
         return MHD_NO;
     }
@@ -404,16 +440,36 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *uri)
     return MHD_http_unescape(uri);
 }
 
+/* A request's record, made when its request line is in (libmicrohttpd's
+ * URI log callback, whose answer is the request's pointer): so a request
+ * the library refuses after that (a head too large for its pool, a bad
+ * Content-Length) has its line in the log too, and the logger knows the
+ * connection of the library's messages. */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    request *rq = calloc(1, sizeof *rq);
+    tl_request = rq;
+    if (!rq) return NULL;       /* on_request makes it later */
+    rq->t0 = rm_now();
+    rq->fd = client_fd(c);
+    rq->target_len = uri ? strlen(uri) : 0;
+    serve_safe_copy(rq->path, sizeof rq->path, uri ? uri : "");
+    return rq;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                   const char *version, const char *upload, size_t *upload_size, void **con_cls)
 {
     serve_http *h = cls;
     request *rq = *con_cls;
     const serve_cfg *cfg = serve_config(h->sv);
-    if (!rq) {                  /* the headers are in; the body follows */
+    if (!rq) {
         if (!(rq = calloc(1, sizeof *rq))) return MHD_NO;
         *con_cls = rq;
         rq->t0 = rm_now();
+    }
+    if (!rq->started) {         /* the headers are in; the body follows */
+        rq->started = 1;
         rq->http10 = !strcmp(version, MHD_HTTP_VERSION_1_0);
         serve_safe_copy(rq->method, sizeof rq->method, method);
         serve_safe_copy(rq->path, sizeof rq->path, url);
@@ -471,10 +527,18 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
 {
     request *rq = *con_cls;
     if (!rq) return;
+    if (tl_request == rq) tl_request = NULL;
     char what[320] = "";
     /* a client that hung up is a normal end, said once by the summary */
     if (rq->job && serve_job_summary(rq->job, what, sizeof what) && why == MHD_REQUEST_TERMINATED_WITH_ERROR)
         why = MHD_REQUEST_TERMINATED_COMPLETED_OK;
+    int by_library = 0;         /* libmicrohttpd answered it (a head or a chunk it refused) */
+    if (!rq->status && !rq->closed) {
+        const union MHD_ConnectionInfo *st = MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
+        if (st && st->http_status) { rq->status = (int)st->http_status; by_library = 1; }
+    }
+    if (rq->closed || by_library) snprintf(what, sizeof what, "%s", rq->closed ? rq->closed : "refused by libmicrohttpd");
+    if (!rq->started) snprintf(rq->method, sizeof rq->method, "-");     /* the handler never saw it */
     static const char *const whys[] = {
         [MHD_REQUEST_TERMINATED_COMPLETED_OK] = "", [MHD_REQUEST_TERMINATED_WITH_ERROR] = " (connection failed)",
         [MHD_REQUEST_TERMINATED_TIMEOUT_REACHED] = " (timed out)", [MHD_REQUEST_TERMINATED_DAEMON_SHUTDOWN] = " (shutdown)",
@@ -484,20 +548,38 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     fprintf(stderr, "remora serve: %s %s %d%s%s %.3f s%s%s\n", rq->method, rq->path, rq->status,
             rq->stream ? " stream" : "", w, rm_now() - rq->t0, *what ? ": " : "", what);
     serve_job_release(rq->job);
-    hung_up = 0;
     rm_buf_free(&rq->body);
     free(rq);
     *con_cls = NULL;
     watch_set(cls, c, serve_config(((serve_http *)cls)->sv)->idle_timeout_s, "request headers");
 }
 
+/* libmicrohttpd 0.9.75 to 0.9.77 refuse a Content-Length that is not a
+ * number (400) or is over 2^64 (413) in parse_connection_headers, whose
+ * caller then moves the connection on as if nothing had been answered, so
+ * the status line and headers of its reply go out twice: a reply no client
+ * can parse. It logs the fault just before, on the connection's thread, so
+ * the connection is shut down there and then, and the client sees it
+ * closed without a reply (RFC 9112 section 6.3: the framing is invalid, an
+ * unrecoverable error) rather than a malformed one. */
+static void close_bad_length(const char *line)
+{
+    if (strncmp(line, "Failed to parse `Content-Length'", 32) && strncmp(line, "Too large value of 'Content-Length'", 35))
+        return;
+    /* the message comes after the request line's callback on this thread */
+    if (!tl_request || tl_request->fd < 0 || tl_request->started) return;
+    tl_request->closed = "closed without a reply: a Content-Length that is not a number of bytes below 2^64";
+    shutdown(tl_request->fd, SHUT_RDWR);
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char line[512], safe[512];
-    if (hung_up) return;
+    if (tl_request && tl_request->hung_up) return;
     vsnprintf(line, sizeof line, fmt, ap);
     size_t n = strlen(line);
     while (n && line[n - 1] == '\n') line[--n] = 0;
+    close_bad_length(line);
     serve_safe_copy(safe, sizeof safe, line);   /* it may quote what a client sent */
     fprintf(stderr, "remora serve: libmicrohttpd: %s\n", safe);
 }
@@ -555,6 +637,8 @@ int serve_http_start(serve *sv, serve_http **out, int *port, rm_err *err)
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
                             MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
                             MHD_OPTION_UNESCAPE_CALLBACK, unescape, h,
+                            MHD_OPTION_URI_LOG_CALLBACK, on_request_line, h,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, MHD_POOL,
                             MHD_OPTION_END);
     int saved = errno;
     freeaddrinfo(ai);

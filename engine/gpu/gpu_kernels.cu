@@ -21,14 +21,16 @@
  *     shared memory in the same chain-major order, with 4 blocks of weights
  *     in registers ahead, measured slower on the H200: 58% of the read
  *     stream against 68% for bf16 12288x7168, 14% against 23% for MXFP4 —
- *     the 32 KB of shared input cut the resident blocks per SM);
+ *     the 32 KB of shared input cut the resident blocks per SM; and one
+ *     holding two rows per lane group, so one input load serves two rows,
+ *     also slower: 63% against 67% for bf16 12288x7168, medians of 3
+ *     interleaved, 22.6% against 21.8% for MXFP4, not worth a variant);
  *   - larger T (prompts): k_gemm, a tile of 32 rows x 32 tokens per block
  *     of 256 threads; each thread holds one lane of an 8 x 8 sub-tile (64
  *     accumulators) and reads its weights and inputs from shared memory as
  *     128-bit loads (4 loads per 64 fmas), the tile refilled per block of
  *     128 columns with the weights decoded once.
  */
-#include <stdlib.h>
 #include "gpu/gpu_kernels.h"
 
 /* ---- decoding ---------------------------------------------------------- */
@@ -88,11 +90,7 @@ __device__ __forceinline__ float lane_sum(float v, unsigned mask)
 
 /* ---- products ---------------------------------------------------------- */
 
-/* RPT rows per lane group: each thread keeps its lane of RPT rows, so one
- * load of the input serves RPT rows (at T = 1 the input loads were as many
- * as the weights' fmas). A row past the last one is clamped for loading
- * and never stored. */
-template <int KIND, int NT, int RPT>
+template <int KIND, int NT>
 __global__ void __launch_bounds__(256) k_gemv(const void *__restrict__ P, const uint8_t *__restrict__ S,
                                               const float *__restrict__ X, int ldx, float *__restrict__ Y, int rows,
                                               int nb)
@@ -101,36 +99,27 @@ __global__ void __launch_bounds__(256) k_gemv(const void *__restrict__ P, const 
     if (threadIdx.x < 16) tab[threadIdx.x] = e2m1f(threadIdx.x);
     __syncthreads();
     const int l = threadIdx.x & (GPU_LANES - 1);
-    const int r = (blockIdx.x * 16 + (threadIdx.x >> 4)) * RPT;
+    const int r = blockIdx.x * 16 + (threadIdx.x >> 4);
     const unsigned mask = (threadIdx.x & 16) ? 0xffff0000u : 0x0000ffffu;
     if (r >= rows) return;      /* a whole lane group leaves: its shuffles name only it */
-    float acc[RPT][NT];
+    float acc[NT];
 #pragma unroll
-    for (int q = 0; q < RPT; q++)
-#pragma unroll
-        for (int t = 0; t < NT; t++) acc[q][t] = 0.0f;
+    for (int t = 0; t < NT; t++) acc[t] = 0.0f;
 #pragma unroll 4
     for (int b = 0; b < nb; b++) {
-        float w[RPT][GPU_STEPS];
-#pragma unroll
-        for (int q = 0; q < RPT; q++) load_lane<KIND>(P, S, (size_t)min(r + q, rows - 1), nb, b, l, tab, w[q]);
+        float w[GPU_STEPS];
+        load_lane<KIND>(P, S, (size_t)r, nb, b, l, tab, w);
         const float *x = X + (size_t)b * GPU_BLK + l;
 #pragma unroll
         for (int i = 0; i < GPU_STEPS; i++)
 #pragma unroll
-            for (int t = 0; t < NT; t++) {
-                const float xv = x[(size_t)t * ldx + GPU_LANES * i];
-#pragma unroll
-                for (int q = 0; q < RPT; q++) acc[q][t] = __fmaf_rn(w[q][i], xv, acc[q][t]);
-            }
+            for (int t = 0; t < NT; t++) acc[t] = __fmaf_rn(w[i], x[(size_t)t * ldx + GPU_LANES * i], acc[t]);
     }
 #pragma unroll
-    for (int q = 0; q < RPT; q++)
-#pragma unroll
-        for (int t = 0; t < NT; t++) {
-            const float v = lane_sum(acc[q][t], mask);
-            if (l == 0 && r + q < rows) Y[(size_t)t * rows + r + q] = v;
-        }
+    for (int t = 0; t < NT; t++) {
+        const float v = lane_sum(acc[t], mask);
+        if (l == 0) Y[(size_t)t * rows + r] = v;
+    }
 }
 
 #define TILE_R 32       /* weight rows of a k_gemm block */
@@ -205,36 +194,14 @@ __global__ void __launch_bounds__(256) k_gemm(const void *__restrict__ P, const 
         }
 }
 
-/* Rows per lane group of k_gemv: $REMORA_GPU_GEMV_ROWS (1 or 2) for the
- * benchmark's side-by-side rows, else GEMV_ROWS_DEFAULT at one position
- * (more positions already reuse each input load) and 1 above. */
-#ifndef GEMV_ROWS_DEFAULT
-#define GEMV_ROWS_DEFAULT 2
-#endif
-static int gemv_rows(gpu_wkind kind, int T)
-{
-    static int env = -1;
-    if (env < 0) {
-        const char *e = getenv("REMORA_GPU_GEMV_ROWS");
-        env = e && (e[0] == '1' || e[0] == '2') && !e[1] ? e[0] - '0' : 0;
-    }
-    (void)kind;
-    if (env) return env;
-    return T == 1 ? GEMV_ROWS_DEFAULT : 1;
-}
-
 cudaError_t gpu_product(gpu_wkind kind, const void *packed, const uint8_t *packed_scale, int rows, int cols,
                         const float *X, int ldx, float *Y, int T, cudaStream_t s)
 {
     const int nb = gpu_blocks(cols);
     if (T <= 8) {
-        const int rpt = gemv_rows(kind, T);
-        const dim3 grid((unsigned)((rows + 16 * rpt - 1) / (16 * rpt)));
-#define GEMV_CASE(K, N)                                                                           \
-    case N:                                                                                       \
-        if (rpt == 2) k_gemv<K, N, 2><<<grid, 256, 0, s>>>(packed, packed_scale, X, ldx, Y, rows, nb); \
-        else k_gemv<K, N, 1><<<grid, 256, 0, s>>>(packed, packed_scale, X, ldx, Y, rows, nb);          \
-        break;
+        const dim3 grid((unsigned)((rows + 15) / 16));
+#define GEMV_CASE(K, N) \
+    case N: k_gemv<K, N><<<grid, 256, 0, s>>>(packed, packed_scale, X, ldx, Y, rows, nb); break;
 #define GEMV_KIND(K)                                                                                  \
     switch (T) {                                                                                      \
         GEMV_CASE(K, 1) GEMV_CASE(K, 2) GEMV_CASE(K, 3) GEMV_CASE(K, 4) GEMV_CASE(K, 5) GEMV_CASE(K, 6) \

@@ -148,36 +148,6 @@ static int64_t strset_add(strset *s, const unsigned char *p, size_t n, int64_t *
 
 /* ---- reading tiktoken.model -------------------------------------------- */
 
-static int b64_value(unsigned char c)
-{
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-}
-
-/* Strict standard base64 with padding. Returns the decoded length or -1. */
-static long b64_decode(const unsigned char *in, size_t n, unsigned char *out)
-{
-    if (n == 0 || n % 4) return -1;
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 4) {
-        int v[4], pad = 0;
-        for (int j = 0; j < 4; j++) {
-            if (in[i + j] == '=' && i + 4 == n && j >= 2) { v[j] = 0; pad++; continue; }
-            if (pad) return -1;
-            if ((v[j] = b64_value(in[i + j])) < 0) return -1;
-        }
-        uint32_t w = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
-        out[o++] = (unsigned char)(w >> 16);
-        if (pad < 2) out[o++] = (unsigned char)(w >> 8);
-        if (pad < 1) out[o++] = (unsigned char)w;
-    }
-    return (long)o;
-}
-
 static int read_ranks(rm_tokenizer *t, const char *name, const unsigned char *p, size_t n, rm_err *err)
 {
     unsigned char tok[MAX_LINE];
@@ -197,7 +167,7 @@ static int read_ranks(rm_tokenizer *t, const char *name, const unsigned char *p,
         while (rs < ln && (l[rs] == ' ' || l[rs] == '\t')) rs++;
         if (sp == 0 || rs == ln)
             return rm_errf(err, "%s line %zu: expected \"base64 rank\", found no rank", name, lineno);
-        long tn = b64_decode(l, sp, tok);
+        long tn = rm_base64_decode((const char *)l, sp, tok);
         if (tn <= 0)
             return rm_errf(err, "%s line %zu: bad base64 token \"%.*s\"", name, lineno,
                            (int)(sp > 60 ? 60 : sp), (const char *)l);

@@ -42,6 +42,21 @@ static int on_event(void *ud, const char *event, const char *data, size_t len)
     if (ui_sse_chunk_parse(data, len, &k->chunk, &err)) return 0;
     ui_sse_chunk *c = &k->chunk;
     if (c->has_routes && (c->stats.route_layers > RM_MAX_ROUTE_LAYERS || c->stats.route_k > RM_MAX_TOPK)) abort();
+    if (c->routes_b64.len) {
+        /* SGLang's base64 routes with small shapes, so random bytes fit them */
+        static const ui_route_shape sh[2] = { { "a", "aa", 3, 1, 2, 5 }, { "b", "bb", 2, 0, 3, 7 } };
+        static rm_token_stats st;
+        char why[160];
+        if (ui_sse_routes_b64(c->routes_b64.p, c->routes_b64.len, sh, 2, c->content.p, (long long)c->usage.prompt_tokens,
+                              &st, why, sizeof why)) {
+            if (st.route_layers > 2 || st.route_k > 3) abort();
+            for (int l = 0; l < st.route_layers; l++)
+                for (int i = 0; i < st.route_k; i++)
+                    if (st.route_ids[l][i] < 0 || st.route_ids[l][i] >= st.num_experts) abort();
+        } else if (!why[0]) {
+            abort();
+        }
+    }
     if (c->reasoning_field) ui_sse_think_parsed(&k->think, on_text, k);
     k->in_field = 1;
     if (c->reasoning.len) on_text(k, RM_CHAN_REASONING, c->reasoning.p, c->reasoning.len);

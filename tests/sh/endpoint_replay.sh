@@ -3,7 +3,8 @@
 # (tests/sh/lib/replay_server.py) that sends vLLM's and SGLang's exact
 # chunk sequences for a reasoning model, on loopback: both reasoning field
 # names and the null fields give the same answer on stdout and reasoning on
-# stderr; think markers inside plain content (<think>, K3's) are split out;
+# stderr; SGLang's base64 routed experts are read with a known model's shape
+# or said in a note; think markers inside plain content (<think>, K3's) are split out;
 # a whole JSON reply is read too; an error in mid-stream, a 400 and a 429
 # (with Retry-After) are said and exit 1; a stalled stream is given up
 # after --endpoint-timeout; a refused connection, a DNS failure, a TLS
@@ -74,6 +75,29 @@ for url in "$U" "$U/" "$U/vllm/v1/chat/completions" "$U/vllm/v1/"; do
   timeout 20 "$BIN" run --endpoint "$url" --prompt hi > "$T/out" 2> "$T/err"
   check "the URL $url: read as the API's base" out_is "$ANSWER"
 done
+
+# SGLang's base64 routed experts: read when the length and the token count
+# name one known model (the router then draws them: tui_endpoint.sh); any
+# other form is a note on a turn that still works, never a failure
+for s in b64-kl b64-k3; do
+  ep $s
+  check "$s: decoded, the answer, no note, exit 0" sh -c "[ $rc -eq 0 ] && [ \"\$(cat '$T/out')\" = '$ANSWER' ] && ! grep -q 'note:' '$T/err'"
+done
+for c in "b64-ambiguous|13392 values fit more than one known model's layers x experts per token (Kimi K3 93 x 16, Kimi-Linear-48B-A3B 27 x 8)" \
+         "b64-noshape|1000 values fit no known model's" \
+         "b64-truncated|not base64 (57597 characters, not a multiple of 4)" \
+         "b64-badchar|: not base64" \
+         "b64-odd|10 bytes, not a whole number of int32 values" \
+         "b64-range|expert id 300 at layer 26 is not one of Kimi-Linear-48B-A3B's 256 experts"; do
+  s=${c%%|*}; want=${c#*|}
+  ep $s
+  check "$s: a note ('$want'), the answer, exit 0" sh -c "[ $rc -eq 0 ] && [ \"\$(cat '$T/out')\" = '$ANSWER' ] && grep -qF \"remora run: note: the server's routed experts (base64) are not shown: \" '$T/err' && grep -qF -- \"$want\" '$T/err'"
+done
+# a model id that names Kimi K3 takes K3's shape: Kimi-Linear's routes do not fit it
+timeout 20 "$BIN" run --endpoint "$U/sglang/v1" --prompt "@b64-kl" > "$T/out" 2> "$T/err"
+rc=$?
+check "b64 with the model id Kimi-K3: K3's shape, Kimi-Linear's routes refused" \
+  sh -c "[ $rc -eq 0 ] && grep -qF \"10800 values are not whole tokens of Kimi K3's 93 layers x 16 experts\" '$T/err'"
 
 ep markers
 check "think markers in content: the answer" out_is "The answer is 42."

@@ -95,7 +95,7 @@ model s32 32 3.75 3.62
 
 # Kimi K3 as a new user asks: text and JSON
 $BIN forecast --dir "$D" --seconds 0.3 > "$D/k3.txt" 2> "$D/err" || { cat "$D/err"; exit 1; }
-for want in "model Kimi K3: 93 layers" "GPU: none in this build" "decode:" "prefill:" "full mode needs" \
+for want in "model Kimi K3: 93 layers" "  GPU: none (" "decode:" "prefill:" "full mode needs" \
             "stream mode" "the spine fits from a budget of" "RAM GB   s/token"; do
   grep -qF "$want" "$D/k3.txt" || { echo "FAIL: the K3 forecast lacks '$want'"; cat "$D/k3.txt"; status=1; }
 done

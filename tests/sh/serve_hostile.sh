@@ -2,9 +2,15 @@
 # `remora serve` against hostile raw-socket clients (tests/sh/lib/hostile.py,
 # Python's standard library):
 #   - request smuggling (RFC 9112): two Content-Length headers that differ,
-#     a Content-Length that is not a number, one beside a Transfer-Encoding:
-#     400 and nothing of the body answered; an unknown or non-final
-#     Transfer-Encoding: 501 at once, not at the idle time-out;
+#     one beside a Transfer-Encoding: 400 and nothing of the body answered;
+#     a Content-Length that is not a number: the connection closed without
+#     a reply (libmicrohttpd 0.9.75's own would have its status line twice);
+#     an unknown or non-final Transfer-Encoding: 501 at once, not at the
+#     idle time-out;
+#   - heads too large: a request target over 8 KiB is 414, a head over
+#     32 KiB 431, JSON errors up to 640 KB or 9,600 header lines; past that
+#     and for a malformed request line, header line or chunk size,
+#     libmicrohttpd's own HTML reply with one status line;
 #   - error messages quoting cut or invalid UTF-8 (long multibyte roles and
 #     model names, %ff in the path, bad bytes in Host and Origin) are the
 #     right status with a valid JSON error, never 500; %00 in the path
@@ -44,6 +50,11 @@ if b'/v1/x\\nFORGED' not in data or b'\\x1b[31m' not in data:
     sys.exit(1)
 print('ok   the log: %0a and %1b in a path are escaped, no line forged')
 PY
+grep -q "^remora serve: - /v1/chat/completions 0 (connection failed) [0-9.]* s: closed without a reply: a Content-Length that is not a number" "$SRV_LOG" &&
+  grep -q "^remora serve: - /v1/models 431 (connection failed) [0-9.]* s: refused by libmicrohttpd" "$SRV_LOG" &&
+  grep -q "^remora serve: POST /v1/chat/completions 400 (connection failed) [0-9.]* s: refused by libmicrohttpd" "$SRV_LOG" &&
+  echo "ok   the log names a request closed for its Content-Length and one libmicrohttpd refused" ||
+  { echo "FAIL no log line for the closed or refused requests"; fail=1; }
 grep -q "a connection closed: its request headers took longer than 2 s" "$SRV_LOG" &&
   grep -q "a connection closed: its request body took longer than 2 s" "$SRV_LOG" &&
   echo "ok   the log names the late headers and body" || { echo "FAIL no deadline lines in the log"; fail=1; }

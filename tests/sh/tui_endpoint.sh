@@ -13,7 +13,8 @@
 # the panels it has no figures for say "not reported by this endpoint",
 # the Timing panel counts reasoning and answer tokens, the I/O panel shows
 # network bytes; a 429, an error in mid-stream and a stall are notes and
-# the chat goes on; routed experts draw the router panel; /think off,
+# the chat goes on; routed experts draw the router panel (nested arrays,
+# SGLang's base64 with Kimi K3's shape; base64 that fits not is a note); /think off,
 # /save, /clear and /load reach the server; the key goes with every
 # request and appears nowhere else.
 . "$(dirname "$0")/tui_common.inc"
@@ -144,8 +145,19 @@ ready 100 || fail "the routes turn did not end"
 seen
 [ "$(column 1 | grep -cF '12 + 30 = **42**.')" -ge 2 ] || fail "the chat did not go on after the errors"
 column 3 | grep -q 'Router layers 0-3 x 16 experts' || fail "the router panel does not draw the endpoint's routed experts"
+# SGLang's base64 routed experts, read with Kimi K3's shape (the model id
+# names it): its 92 MoE layers of 896 experts; Kimi-Linear's do not fit K3's
+# shape: a note says so, once, and the turn works
+send "@b64-k3" 6
+ready 100 || fail "the base64 routes turn did not end"
+column 3 | grep -q 'Router layers 0-91 x 896' || fail "the router panel does not draw SGLang's base64 routed experts"
+send "@b64-kl" 7
+ready 100 || fail "the undecodable base64 routes turn did not end"
+seen
+flat | grep -q "routed experts (base64) are not shown: 10800 values are not whole tokens of Kimi K3's 93 layers x 16 experts" ||
+  fail "the undecodable base64 routes are not said"
 t send-keys -l "/think off"; t send-keys Enter
-send "$Q2" 6
+send "$Q2" 8
 ready 100 || fail "the /think off turn did not end"
 python3 - "$T/rlog" <<'PY' || fail "/think off did not send chat_template_kwargs.thinking false"
 import json, sys

@@ -65,7 +65,9 @@ static void draw_status(ui_tui *a, const ui_summary *s)
     ui_rect r = a->lay.r[UI_R_STATUS];
     ui_fill(r, ui_attr(UI_C_STATUS));
     char state[160], prog[128];
-    if (a->stopping) {
+    if (a->quit && a->autosaving) {
+        snprintf(state, sizeof state, "quitting: saving%s", ui_sym(UI_SYM_ELLIPSIS));
+    } else if (a->stopping) {
         snprintf(state, sizeof state, "stopping%s", ui_sym(UI_SYM_ELLIPSIS));
     } else if (prompting(a)) {
         ui_fmt_progress(prog, sizeof prog, &s->prompt);
@@ -188,7 +190,7 @@ static const ui_pane_tail *answer_tail(ui_tui *a, const ui_summary *s, ui_pane_t
 static int state_key(const ui_tui *a)
 {
     return a->generating | a->stopping << 1 | a->busy_cmd << 2 | a->probing << 3 | prompting(a) << 4 |
-           (a->stats->tokens > 0) << 5;
+           (a->stats->tokens > 0) << 5 | (a->quit && a->autosaving) << 6;
 }
 
 /* When the next frame is due for what is dirty (0: nothing is). */
@@ -462,6 +464,27 @@ static void take_signals(ui_tui *a)
         a->quit = 1;
         a->exit_status = 128 + (s & UI_SIG_TERM ? SIGTERM : SIGHUP);
     }
+}
+
+void ui_loop_finish_save(ui_tui *a)
+{
+    if (!a->autosaving) return;
+    /* the user quit: a message that waited for the save is not sent */
+    free(a->queued);
+    a->queued = NULL;
+    ui_note_hint(a, UI_C_MARK, "quitting: waiting for the autosave to finish writing %s", a->session);
+    a->hint_until = 0;          /* held until the save ends */
+    a->dirty |= UI_D_STATUS | UI_D_INPUT;
+    const double t0 = rm_now();
+    while (a->autosaving && rm_now() - t0 < WORKER_SAVE_WAIT_S) {
+        if (a->dirty && rm_now() >= frame_due(a)) frame(a);
+        struct pollfd fds[2] = { { ui_term_signal_fd(), POLLIN, 0 }, { a->wake_fd, POLLIN, 0 } };
+        int r = poll(fds, 2, 100);
+        if (r < 0 && errno != EINTR) break;
+        if (r > 0 && fds[0].revents) take_signals(a);      /* a second quit changes nothing: the save cannot be cut */
+        if (r > 0 && fds[1].revents) take_worker(a);
+    }
+    a->hint[0] = 0;
 }
 
 int ui_loop_run(ui_tui *a)

@@ -3,8 +3,9 @@
  *
  * Every way out (/quit, Ctrl-D, SIGTERM, SIGHUP, the terminal going away)
  * ends here within about two seconds: the worker is asked to stop and given
- * WORKER_WAIT_S to return (a save in progress is waited for to its end,
- * ui_worker_close); if the source is still busy then (a prompt the
+ * WORKER_WAIT_S to return (an autosave in progress is waited for to its end
+ * first, with the screen up and saying so, ui_loop_finish_save; any other
+ * save in ui_worker_close); if the source is still busy then (a prompt the
  * engine cannot interrupt), the terminal is restored and the history merged
  * all the same, and the process exits around the running thread. SIGTERM and
  * SIGHUP exit with 128 + the signal, as a shell reports them. On the way
@@ -146,6 +147,7 @@ int ui_main_run(const ui_main_opts *o)
     ui_autosave_open(a, o->resume);
     if (!a->busy_cmd) ui_turn_probe(a);
     rc = ui_loop_run(a) ? 1 : 0;
+    ui_loop_finish_save(a);
     if (a->exit_status) rc = a->exit_status;
     int crc = ui_main_close(a, &err);
     /* the terminal is back: say it there */

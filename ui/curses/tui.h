@@ -130,6 +130,11 @@ int  ui_main_close(ui_tui *a, rm_err *err);
 
 /* loop.c */
 int    ui_loop_run(ui_tui *a);
+/* After a quit: while the autosave writes (a large snapshot on a slow disk
+ * takes long), the screen stays up, its status line and hint row say what
+ * is waited for, and the save's end is taken as in the loop (its note, the
+ * session kept clean); at most WORKER_SAVE_WAIT_S. */
+void   ui_loop_finish_save(ui_tui *a);
 
 /* overlay.c: opens page `kind` (or closes it when it is the one open);
  * draws the open page below the status line; takes a key while a page is

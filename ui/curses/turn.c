@@ -220,6 +220,7 @@ void ui_turn_done(ui_tui *a, const ui_done *d)
         if (d->rc) ui_note_add(a, UI_S_ERROR, d->msg);
         else end_marks(a, d);
         if (!d->rc) turn_summary(a, d);
+        if (!d->rc && d->msg[0]) ui_note_add(a, UI_S_NOTE, d->msg);     /* the source's note on a turn that worked */
         a->unsaved++;
         if (a->bench) a->quit = 1;
         ui_autosave_turn(a);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """hostile.py PORT — raw-socket clients against `remora serve` on
 127.0.0.1:PORT (started with --idle-timeout 2 by serve_hostile.sh): request
-smuggling, bad bytes in what error messages quote, %00 in the path, tools of
+smuggling, heads too large, what libmicrohttpd answers itself, bad bytes in
+what error messages quote, %00 in the path, tools of
 the wrong type, log forging, slowloris and the per-address limit. Prints one
 "ok" or "FAIL" line per case; every socket has a time-out, so nothing waits
 for ever."""
@@ -93,12 +94,13 @@ inner = b'GET /v1/models HTTP/1.1\r\nHost: localhost\r\n\r\n'
 expect('two Content-Length headers that differ',
        request(b'POST', b'/v1/chat/completions', MSG + inner,
                [b'Content-Length: %d' % len(MSG), b'Content-Length: %d' % (len(MSG) + len(inner))]), 400)
-# libmicrohttpd 0.9.75 refuses this one itself, before the handler runs, with
-# an HTML body of its own (and its status line twice): only the status and
-# that nothing of the body is answered are checked
-data, _ = exchange(request(b'POST', b'/v1/chat/completions', MSG + inner, [b'Content-Length: 12abc']))
-say(data.startswith(b'HTTP/1.1 400 ') and b'"object"' not in data,
-    'a Content-Length that is not a number: 400 (libmicrohttpd\'s own reply)', repr(data[:200]))
+# libmicrohttpd 0.9.75 refuses these itself, before the handler runs, with a
+# reply whose status line and headers come twice: the server closes the
+# connection instead, before a byte of that reply is sent
+for what, cl in (('not a number', b'12abc'), ('over 2^64', b'99999999999999999999999')):
+    data, secs = exchange(request(b'POST', b'/v1/chat/completions', MSG + inner, [b'Content-Length: ' + cl]))
+    say(data == b'' and secs < 2, 'a Content-Length %s: closed without a reply in %.2f s' % (what, secs),
+        repr(data[:300]))
 expect('Content-Length beside Transfer-Encoding: chunked',
        request(b'POST', b'/v1/chat/completions', b'5\r\nhello\r\n0\r\n\r\n',
                [b'Content-Length: 5', b'Transfer-Encoding: chunked']), 400)
@@ -133,6 +135,44 @@ for what, tools in (('a string', ["x"]), ('a number', [5]), ('no function', [{"t
     if rs and rs[0][0] == 400:
         p = json.loads(rs[0][2])['error']['param']
         say(p == 'tools[0]', 'the param is tools[0]', repr(p))
+
+# ---- heads too large: ours are JSON, the library's limits lie far above ---
+def get_models(extra):
+    return b'GET /v1/models HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n' + extra + b'\r\n'
+
+expect('a request target over 8 KiB', request(b'GET', b'/v1/models?q=' + b'a' * 9000), 414)
+expect('a header over the 32 KiB head', get_models(b'X-Big: ' + b'a' * 40000 + b'\r\n'), 431)
+data, _ = exchange(request(b'POST', b'/v1/messages?q=' + b'a' * 9000, b'{}'))
+rs, rest = responses(data)
+try:
+    an = json.loads(rs[0][2])
+    an_ok = an['type'] == 'error' and an['error']['type'] and an['error']['message']
+except Exception:
+    an_ok = False
+say(len(rs) == 1 and rs[0][0] == 414 and an_ok, 'a long target on /v1/messages: 414 in the Anthropic envelope',
+    repr(data[:300]))
+data, _ = exchange(get_models(b'a:\r\n' * 8000))
+rs, rest = responses(data)
+say(len(rs) == 1 and rs[0][0] == 200 and b'"object"' in rs[0][2] and not rest,
+    '8,000 header lines within the 32 KiB head reach the handler: 200', repr(data[:200]))
+expect('9,000 header lines (36 KB)', get_models(b'a:\r\n' * 9000), 431)
+expect('a header of 600 KB', get_models(b'X-Big: ' + b'a' * 600000 + b'\r\n'), 431)
+# what stays in libmicrohttpd's hands, no client library sends it: its short
+# HTML page with the status, one status line, and the connection closed
+for what, raw, status in (
+        ('a request line without a valid version', b'GET /v1/models HTXP/1.1\r\nHost: localhost\r\n\r\n', 400),
+        ('HTTP/2.0 in a request line', b'GET /v1/models HTTP/2.0\r\nHost: localhost\r\n\r\n', 505),
+        ('HTTP/2\'s preface', b'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 505),
+        ('a header line without a colon', get_models(b'garbage\r\n'), 400),
+        ('a malformed chunk size', request(b'POST', b'/v1/chat/completions', b'zz\r\nhello\r\n0\r\n\r\n',
+                                           [b'Transfer-Encoding: chunked']), 400),
+        ('a header of 700 KB', get_models(b'X-Big: ' + b'a' * 700000 + b'\r\n'), 431),
+        ('10,000 header lines', get_models(b'a:\r\n' * 10000), 431)):
+    data, _ = exchange(raw)
+    rs, rest = responses(data)
+    say(len(rs) == 1 and rs[0][0] == status and rs[0][1].get(b'connection') == b'close' and not rest
+        and data.count(b'HTTP/1.') == 1, '%s: libmicrohttpd\'s own %d, one status line' % (what, status),
+        repr(data[:300]))
 
 # ---- a half-close after a complete request wants its reply ---------------
 data, _ = exchange(chat(MSG), half_close=True, timeout=30)

@@ -10,7 +10,10 @@ reasoning_content with every None field sent as null, finish_reason in a
 chunk of its own, reasoning_tokens at the top of usage. The first path
 segment picks a scenario: /vllm/v1/... (also /v1/...), /sglang/v1/..., /markers/...,
 /markers-k3/..., /error-mid/..., /busy/..., /stall/..., /redirect/...,
-/slow/..., /whole/..., /badjson/..., /routes/.... A chat's last user
+/slow/..., /whole/..., /badjson/..., /routes/..., /b64-*/... (SGLang's
+base64 routed experts, below; their /models lists "served-moe", an id that
+names no model, so the client must tell the shape from the length and the
+token count). A chat's last user
 message "@SCENARIO" picks that scenario for one turn instead, so a screen
 test can meet an error and go on in the same chat.
 
@@ -26,8 +29,10 @@ gets "PORT PORT2 PORT3" (a self-signed one: the client must refuse it
 before it sends anything). Python's standard library only; loopback only;
 every wait is bounded.
 """
+import base64
 import json
 import os
+import struct
 import ssl
 import sys
 import threading
@@ -85,6 +90,41 @@ def sglang_chunks():
     return out
 
 
+# SGLang's routed experts for return_routed_experts: int32 [tokens][layers][k]
+# over every layer of the model (the dense layer 0 left zero), base64, in
+# sglext of the last chunk; the usage says 31 + 20 tokens, the routes cover
+# 50 (the last token is not run). Kimi-Linear: 27 layers x 8 of 256; Kimi
+# K3: 93 x 16 of 896. Token t's id at layer l, slot i: (t + 3 l + 5 i) mod E.
+def routes_bytes(layers, k, experts, tokens=50, bad_id=None):
+    vals = []
+    for t in range(tokens):
+        for l in range(layers):
+            for i in range(k):
+                vals.append(0 if l == 0 else (t + 3 * l + 5 * i) % experts)
+    if bad_id is not None:
+        vals[-1] = bad_id
+    return struct.pack("<%di" % len(vals), *vals)
+
+
+B64_ROUTES = {
+    "b64-kl": lambda: base64.b64encode(routes_bytes(27, 8, 256)).decode(),
+    "b64-k3": lambda: base64.b64encode(routes_bytes(93, 16, 896)).decode(),
+    # 13,392 values: 9 tokens of K3 or 62 of Kimi-Linear, and the usage's 51 is neither
+    "b64-ambiguous": lambda: base64.b64encode(struct.pack("<13392i", *([1] * 13392))).decode(),
+    "b64-noshape": lambda: base64.b64encode(struct.pack("<1000i", *([1] * 1000))).decode(),
+    "b64-truncated": lambda: base64.b64encode(routes_bytes(27, 8, 256)).decode()[:-3],
+    "b64-badchar": lambda: "!" + base64.b64encode(routes_bytes(27, 8, 256)).decode()[1:],
+    "b64-odd": lambda: base64.b64encode(b"0123456789").decode(),
+    "b64-range": lambda: base64.b64encode(routes_bytes(27, 8, 256, bad_id=300)).decode(),
+}
+
+
+def b64_chunks(scen):
+    out = sglang_chunks()
+    out[-1]["sglext"] = {"routed_experts": B64_ROUTES[scen]()}
+    return out
+
+
 def content_chunks(pieces):
     base = {"id": "chatcmpl-m", "object": "chat.completion.chunk", "created": 1767225600, "model": MODEL}
     out = [dict(base, choices=[{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])]
@@ -135,7 +175,8 @@ class Handler(BaseHTTPRequestHandler):
             scen = "vllm"
         if self.path.endswith("/models"):
             return self.send_json(200, {"object": "list", "data": [
-                {"id": MODEL, "object": "model", "created": 0, "owned_by": scen}]})
+                {"id": "served-moe" if scen.startswith("b64") else MODEL, "object": "model", "created": 0,
+                 "owned_by": scen}]})
         self.send_json(404, {"error": {"message": "no such route", "type": "not_found"}})
 
     def redirect(self):
@@ -185,6 +226,10 @@ class Handler(BaseHTTPRequestHandler):
             self.event("[DONE]")
         elif scen == "sglang":
             for c in sglang_chunks():
+                self.event(c)
+            self.event("[DONE]")
+        elif scen in B64_ROUTES:
+            for c in b64_chunks(scen):
                 self.event(c)
             self.event("[DONE]")
         elif scen == "routes":

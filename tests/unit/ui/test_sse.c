@@ -217,6 +217,84 @@ TEST(ui_sse_reads_remora_stats_with_the_engines_mapping)
     ui_sse_chunk_free(&c);
 }
 
+/* SGLang's base64 routed experts (int32 LE [tokens][layers][k]) with two
+ * shapes: the model id names one, else the token count or the length. */
+static size_t b64_of(const int32_t *v, size_t n, char *out)
+{
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const unsigned char *p = (const unsigned char *)v;
+    size_t bytes = n * 4, o = 0;
+    for (size_t i = 0; i < bytes; i += 3) {
+        uint32_t w = (uint32_t)p[i] << 16 | (i + 1 < bytes ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < bytes ? p[i + 2] : 0);
+        out[o++] = a[w >> 18 & 63];
+        out[o++] = a[w >> 12 & 63];
+        out[o++] = i + 1 < bytes ? a[w >> 6 & 63] : '=';
+        out[o++] = i + 2 < bytes ? a[w & 63] : '=';
+    }
+    out[o] = 0;
+    return o;
+}
+
+TEST(ui_sse_reads_sglang_base64_routes)
+{
+    /* A: 3 layers (layer 0 dense), top-2 of 10 (6 values a token); B: 2
+     * layers, top-4 of 6 (8 a token) */
+    static const ui_route_shape sh[2] = { { "Model A", "alpha", 3, 1, 2, 10 }, { "Model B", "beta", 2, 0, 4, 6 } };
+    static rm_token_stats st;
+    static char text[4096];
+    char why[160];
+    int32_t v[60];
+    for (int i = 0; i < 60; i++) v[i] = i % 6;
+    /* 24 values: 4 tokens of A or 3 of B: the id picks, or the token count (5 = 4 run + 1) */
+    size_t n = b64_of(v, 24, text);
+    memset(&st, 0, sizeof st);
+    CHECK(ui_sse_routes_b64(text, n, sh, 2, "org/Alpha-2", 0, &st, why, sizeof why) == 1);
+    CHECK(st.route_layers == 2 && st.route_k == 2 && st.num_experts == 10);
+    CHECK(st.route_ids[0][0] == v[20] && st.route_ids[1][1] == v[23]);     /* the last token's MoE layers */
+    memset(&st, 0, sizeof st);
+    CHECK(ui_sse_routes_b64(text, n, sh, 2, "served", 5, &st, why, sizeof why) == 1 && st.route_k == 2);
+    CHECK(ui_sse_routes_b64(text, n, sh, 2, "served", 3, &st, why, sizeof why) == 1 && st.route_k == 4);
+    memset(&st, 0, sizeof st);
+    CHECK(ui_sse_routes_b64(text, n, sh, 2, "served", 0, &st, why, sizeof why) == 0);
+    CHECKF(strstr(why, "24 values fit more than one known model's layers x experts per token (Model A 3 x 2, Model B 2 x 4)") != NULL, "%s", why);
+    CHECK(st.route_layers == 0);
+    /* 16 values: B only (2 tokens) */
+    n = b64_of(v, 16, text);
+    CHECK(ui_sse_routes_b64(text, n, sh, 2, "served", 0, &st, why, sizeof why) == 1 && st.route_layers == 2 &&
+          st.route_k == 4 && st.num_experts == 6 && st.route_ids[0][0] == v[8] && st.route_ids[1][3] == v[15]);
+    /* the id names A, whose rows the length does not fit */
+    CHECK(ui_sse_routes_b64(text, n, sh, 2, "ALPHA", 0, &st, why, sizeof why) == 0);
+    CHECKF(strstr(why, "16 values are not whole tokens of Model A's 3 layers x 2 experts") != NULL, "%s", why);
+    /* 7 values fit neither */
+    n = b64_of(v, 7, text);
+    CHECK(ui_sse_routes_b64(text, n, sh, 2, "served", 0, &st, why, sizeof why) == 0 && strstr(why, "7 values fit no"));
+    /* an id outside the model's experts; a negative one */
+    v[15] = 6;
+    n = b64_of(v, 16, text);
+    CHECK(ui_sse_routes_b64(text, n, sh, 2, "beta", 0, &st, why, sizeof why) == 0);
+    CHECKF(strstr(why, "expert id 6 at layer 1 is not one of Model B's 6 experts") != NULL, "%s", why);
+    v[15] = -1;
+    n = b64_of(v, 16, text);
+    CHECK(ui_sse_routes_b64(text, n, sh, 2, "beta", 0, &st, why, sizeof why) == 0 && strstr(why, "expert id -1"));
+    /* not base64: cut, a bad character, padding inside; bytes not int32 */
+    CHECK(ui_sse_routes_b64(text, n - 1, sh, 2, "beta", 0, &st, why, sizeof why) == 0 && strstr(why, "not a multiple of 4"));
+    text[5] = '*';
+    CHECK(ui_sse_routes_b64(text, n, sh, 2, "beta", 0, &st, why, sizeof why) == 0 && !strcmp(why, "not base64"));
+    CHECK(ui_sse_routes_b64("QQ==QUFB", 8, sh, 2, "beta", 0, &st, why, sizeof why) == 0 && !strcmp(why, "not base64"));
+    CHECK(ui_sse_routes_b64("QUJD", 4, sh, 2, "beta", 0, &st, why, sizeof why) == 0 &&
+          strstr(why, "3 bytes, not a whole number of int32 values"));
+    /* the chunk keeps the string for the caller */
+    static ui_sse_chunk c;
+    rm_err err = { "" };
+    const char *j = "{\"choices\":[],\"sglext\":{\"routed_experts\":\"QUJD\"}}";
+    REQUIRE(ui_sse_chunk_parse(j, strlen(j), &c, &err) == 0);
+    CHECK(!c.has_routes && c.routes_b64.len == 4 && !memcmp(c.routes_b64.p, "QUJD", 4));
+    const char *k = "{\"choices\":[]}";
+    REQUIRE(ui_sse_chunk_parse(k, strlen(k), &c, &err) == 0);
+    CHECK(c.routes_b64.len == 0);
+    ui_sse_chunk_free(&c);
+}
+
 typedef struct split { rm_buf chan[3]; } split;
 
 static void on_text(void *ud, int channel, const char *text, size_t len)
