@@ -6,9 +6,9 @@
  * words are one of a fixed list, paths are not empty. A refused value prints
  * "remora CMD: --OPTION VALUE: must be ..." with the accepted range, and the
  * command exits 2. Each command picks the shared options it accepts (a mask
- * of OPT_BIT()s) and keeps its own for the rest; getopt_long sees both
- * through opts_longopts(). The same number rules serve the commands' own
- * numeric options (opts_int_arg, opts_real_arg).
+ * of OPT_BIT()s) and keeps its own for the rest; opts_next reads both
+ * (getopt_long over opts_longopts()'s table). The same number rules serve
+ * the commands' own numeric options (opts_int_arg, opts_real_arg).
  */
 #ifndef REMORA_APP_OPTS_H
 #define REMORA_APP_OPTS_H

@@ -1030,8 +1030,13 @@ int  rm_endpoint_request(rm_endpoint *e, const char *url, const char *body, doub
 
 /* ---- kernels (benchmarks and self-checks) ------------------------------ */
 
-/* Runs the kernel benchmark of `remora bench-kernels`, printing to stdout. */
-int rm_bench_kernels(int argc, char **argv);
+/* Runs the kernel benchmark of `remora bench-kernels`, printing to stdout:
+ * the FMA peak and the read bandwidth on 1 and nthreads threads, then the
+ * tables asked for (RM_BENCH_*), the best of `seconds`-long windows per
+ * figure. The options are app/cmd_bench_kernels.c's. 0, or 1 when out of
+ * memory. */
+enum { RM_BENCH_GEMV = 1, RM_BENCH_GEMM = 2 };
+int rm_bench_kernels(int nthreads, double seconds, int tables);
 /* The gemm kernel's rate in GFLOP/s over T positions of a rows x cols
  * matrix (MXFP4 when mxfp4, else bf16), the best of ten windows in about
  * `seconds`, on the compute pool as it is set; -1 when it cannot run. */

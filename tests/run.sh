@@ -8,9 +8,9 @@
 # REMORA_TESTS="unit-rel layout ..." runs only the suites named.
 #
 # A suite runs beside another only if it shares nothing with it: every
-# script keeps its files in a mktemp folder, its servers on ports the
-# kernel picks (port 0) and its tmux on a socket of its own. The exceptions
-# run alone, after the rest: SERIAL below.
+# script keeps its files in a mktemp folder (install.sh its build in
+# build/install-test), its servers on ports the kernel picks (port 0) and
+# its tmux on a socket of its own.
 cd "$(dirname "$0")/.." || exit 2
 export REMORA_FIXTURES="${REMORA_FIXTURES:-$(pwd)/tests/fixtures}"
 # the prefix cache is off (and would be in a folder of the run's) unless a
@@ -18,18 +18,20 @@ export REMORA_FIXTURES="${REMORA_FIXTURES:-$(pwd)/tests/fixtures}"
 export REMORA_PREFIX_CACHE_GB=0
 export XDG_CACHE_HOME="$(pwd)/build/test-cache"
 LOGS=build/logs
-# install.sh rebuilds build/rel/remora for PREFIX=/usr (and back on exit):
-# a suite running beside it would run that other binary.
-SERIAL="install"
 # The order on a clone that has no times yet (build/logs/times holds the
-# last run's): the suites measured slowest first (d56ad6c, one at a time on
-# a shared machine: unit-asan 170 s, fuzz 154, serve_soak 137, synth 134,
-# then 61 and less), so that the two queues end together; the rest follow
-# in name order.
-SLOW="unit-asan fuzz serve_soak synth serve_openai default_model http_faults serve_curl serve_errors unit-rel serve_queue http_reliability tui_endpoint tui_autosave"
+# last run's): the suites measured longest first (02:00 UTC on 2 Dec, one
+# at a time on a machine loaded by other builds: CPU-seconds unit-asan
+# 121, serve_claude_code 91 (Claude Code's 25k-token prompt; wall 300 s
+# loaded), forecast 103 (wall mostly disk), fuzz 52, unit-rel 54,
+# serve_soak 53, default_model 40, synth 40 (disk), serve_agents 37), so
+# that the two queues end together; the rest follow in name order.
+SLOW="unit-asan serve_claude_code forecast synth serve_soak fuzz unit-rel serve_openai default_model serve_interleave serve_curl serve_agents http_faults serve_errors setup_offline tui_autosave"
 
 # one NAME: runs the suite NAME, prints its result block in one write (the
-# other queue prints too), leaves "NAME rc seconds pass fail" in NAME.result.
+# other queue prints too), leaves "NAME rc seconds pass fail cpu" in
+# NAME.result. cpu is the CPU-seconds of the processes the suite waited
+# for (not those a tmux server runs), which a loaded machine inflates far
+# less than the seconds.
 one() {
   name=$1; log=$LOGS/$name.log
   t0=$(date +%s%N)
@@ -48,12 +50,15 @@ one() {
   esac
   ms=$((($(date +%s%N) - t0) / 1000000))
   secs=$(printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)))
-  echo "$name $rc $secs $p $f" > "$LOGS/$name.result"
+  times > "$LOGS/$name.times"     # this shell's children: the suite (a builtin, no fork)
+  cpu=$(awk 'NR == 2 { split($1, u, /[ms]/); split($2, k, /[ms]/); printf "%.1f", u[1] * 60 + u[2] + k[1] * 60 + k[2] }' \
+        "$LOGS/$name.times")
+  echo "$name $rc $secs $p $f $cpu" > "$LOGS/$name.result"
   {
     if [ "$f" -eq 0 ]; then
-      printf 'PASS %-20s %7ss\n' "$name" "$secs"
+      printf 'PASS %-20s %7ss  %6s CPU-s\n' "$name" "$secs" "$cpu"
     else
-      printf 'FAIL %-20s %7ss\n' "$name" "$secs"
+      printf 'FAIL %-20s %7ss  %6s CPU-s\n' "$name" "$secs" "$cpu"
     fi
     case $name in
       unit-*)
@@ -84,19 +89,18 @@ if [ -s "$LOGS/times" ]; then
 else
   order=$SLOW
 fi
-queue=""; alone=""
+queue=""
 for n in $order $all; do
   case " $all " in *" $n "*) ;; *) continue ;; esac
-  case " $queue $alone " in *" $n "*) continue ;; esac
-  case " $SERIAL " in *" $n "*) alone="$alone $n" ;; *) queue="$queue $n" ;; esac
+  case " $queue " in *" $n "*) continue ;; esac
+  queue="$queue $n"
 done
 start=$(date +%s)
 [ -n "$queue" ] && printf '%s\n' $queue | xargs -P "${JOBS:-2}" -n 1 sh tests/run.sh --one
-for n in $alone; do one "$n"; done
 wall=$(($(date +%s) - start))
 rm -rf build/test-cache
 
-pass=0; fail=0
+pass=0; fail=0; cpus=0
 # the times of the suites that did not run this time are kept
 if [ -f "$LOGS/times" ]; then
   awk -v ran=" $all " 'index(ran, " " $1 " ") == 0' "$LOGS/times" > "$LOGS/times.new"
@@ -105,15 +109,17 @@ else
 fi
 for n in $all; do
   if [ -f "$LOGS/$n.result" ]; then
-    read -r _ _ secs p f < "$LOGS/$n.result"
-    echo "$n $secs" >> "$LOGS/times.new"
+    read -r _ _ secs p f cpu < "$LOGS/$n.result"
+    echo "$n $secs $cpu" >> "$LOGS/times.new"
+    cpus=$(awk -v a="$cpus" -v b="${cpu:-0}" 'BEGIN { printf "%.1f", a + b }')
   else
     echo "FAIL $n: did not run"; p=0; f=1
   fi
   pass=$((pass + p)); fail=$((fail + f))
 done
 mv "$LOGS/times.new" "$LOGS/times"
-echo "== slowest suites (of ${wall}s, ${JOBS:-2} at a time; logs in $LOGS/)"
-for n in $all; do grep "^$n " "$LOGS/times"; done | sort -k2 -rn | head -8 | awk '{ printf "  %7ss %s\n", $2, $1 }'
+echo "== slowest suites (of ${wall}s, ${JOBS:-2} at a time, $cpus CPU-s in all; logs in $LOGS/)"
+for n in $all; do grep "^$n " "$LOGS/times"; done | sort -k2 -rn | head -8 |
+  awk '{ printf "  %7ss %6s CPU-s %s\n", $2, $3, $1 }'
 echo "$pass passed, $fail failed"
 [ $fail -eq 0 ]

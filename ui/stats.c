@@ -363,6 +363,14 @@ void ui_fmt_bytes_short(char *buf, size_t n, double b)
     snprintf(buf, n, u == 0 || b >= 99.5 ? "%.0f%c" : b >= 9.95 ? "%.1f%c" : "%.2f%c", b, unit[u]);
 }
 
+ui_bytes_text ui_fmt_bytes_both(double bytes)
+{
+    ui_bytes_text t;
+    rm_fmt_bytes(t.full, sizeof t.full, bytes);
+    ui_fmt_bytes_short(t.brief, sizeof t.brief, bytes);
+    return t;
+}
+
 void ui_fmt_secs(char *buf, size_t n, double s)
 {
     if (s < 0) s = 0;

@@ -176,6 +176,10 @@ const int16_t (*ui_stats_route(const ui_stats *st, int age, int *pass))[RM_MAX_T
  * durations to come "45 s", "2m25s", "1h02m". */
 /* Three digits and a unit letter, for narrow panels: "693M", "1.48G", "12K". */
 void ui_fmt_bytes_short(char *buf, size_t n, double bytes);
+/* A byte figure in the two widths a panel line falls back between:
+ * rm_fmt_bytes's "1.60 GB" (full) and ui_fmt_bytes_short's "1.60G". */
+typedef struct ui_bytes_text { char full[32], brief[16]; } ui_bytes_text;
+ui_bytes_text ui_fmt_bytes_both(double bytes);
 void ui_fmt_secs(char *buf, size_t n, double secs);
 void ui_fmt_eta(char *buf, size_t n, double secs);
 /* The prompt's accounting: "ctx 377, 349 reused, 28 prefilled in 155 ms"

@@ -96,21 +96,40 @@ static int add_text(const json_t *b, const char *where, const char *sep, rm_buf 
     return 0;
 }
 
-/* Text of a string or of an array of text blocks (others refused, named). */
-static int text_of(const json_t *c, const char *where, rm_buf *out, serve_error *e)
+/* A block other than text: its type (NULL when it has none) and its name
+ * in errors ("messages.2.content.1"). */
+typedef int block_fn(json_t *b, const char *type, const char *w, void *ud, serve_error *e);
+
+/* A message's content: a string, appended to text, or an array of content
+ * blocks, whose text blocks are appended to text (joined by sep) and whose
+ * other blocks go to other(.., ud); stops at the first failure. */
+static int each_block(const json_t *c, const char *where, const char *sep, rm_buf *text, block_fn *other,
+                      void *ud, serve_error *e)
 {
-    if (json_is_string(c)) return rm_buf_add(out, json_string_value(c), json_string_length(c)) ? OOM(e) : 0;
+    if (json_is_string(c)) return rm_buf_add(text, json_string_value(c), json_string_length(c)) ? OOM(e) : 0;
     if (!json_is_array(c)) return BAD(e, where, "%s must be a string or an array of content blocks", where);
     size_t i;
     json_t *b;
     json_array_foreach(c, i, b) {
         const char *type = json_string_value(json_object_get(b, "type"));
-        if (!type || strcmp(type, "text"))
-            return serve_fail(e, 400, "invalid_request_error", "unsupported_value", where,
-                              "%s.%zu: only text blocks are supported here", where, i);
-        if (add_text(b, where, "", out, e)) return -1;
+        char w[96];
+        snprintf(w, sizeof w, "%s.%zu", where, i);
+        int rc = type && !strcmp(type, "text") ? add_text(b, w, sep, text, e) : other(b, type, w, ud, e);
+        if (rc) return rc;
     }
     return 0;
+}
+
+static int refuse_block(json_t *b, const char *type, const char *w, void *ud, serve_error *e)
+{
+    (void)b, (void)type, (void)ud;
+    return serve_fail(e, 400, "invalid_request_error", "unsupported_value", w, "%s: only text blocks are supported here", w);
+}
+
+/* Text of a string or of an array of text blocks (others refused, named). */
+static int text_of(const json_t *c, const char *where, rm_buf *out, serve_error *e)
+{
+    return each_block(c, where, "", out, refuse_block, NULL, e);
 }
 
 static json_t *buf_string(rm_buf *b) { return json_stringn(b->p ? b->p : "", b->len); }
@@ -127,41 +146,29 @@ static int system_message(const json_t *c, const char *where, json_t *msgs, serv
     return rc;
 }
 
+/* A user message's tool_result block, as a "tool" message of msgs (ud). */
+static int user_block(json_t *b, const char *type, const char *w, void *ud, serve_error *e)
+{
+    json_t *msgs = ud;
+    if (!type || strcmp(type, "tool_result"))
+        return serve_fail(e, 400, "invalid_request_error", "unsupported_value", w,
+                          "%s: a %s block is not supported (text and tool_result are)", w, type ? type : "typeless");
+    const char *id = json_string_value(json_object_get(b, "tool_use_id"));
+    if (!id) return BAD(e, w, "%s.tool_use_id must be a string", w);
+    rm_buf r = { 0 };
+    json_t *content = json_object_get(b, "content");
+    if (content && !json_is_null(content) && text_of(content, w, &r, e)) { rm_buf_free(&r); return -1; }
+    if (json_is_true(json_object_get(b, "is_error")) && !r.len && rm_buf_adds(&r, "error")) {}
+    json_t *m = json_pack("{s:s,s:s,s:o}", "role", "tool", "tool_call_id", id, "content", buf_string(&r));
+    rm_buf_free(&r);
+    return !m || json_array_append_new(msgs, m) ? OOM(e) : 0;
+}
+
 /* A user message: tool results as "tool" messages, then its text. */
 static int user_message(const json_t *c, const char *where, json_t *msgs, serve_error *e)
 {
     rm_buf text = { 0 };
-    int rc = 0;
-    if (json_is_string(c)) {
-        rc = text_of(c, where, &text, e);
-    } else if (!json_is_array(c)) {
-        rc = BAD(e, where, "%s must be a string or an array of content blocks", where);
-    } else {
-        size_t i;
-        json_t *b;
-        json_array_foreach(c, i, b) {
-            const char *type = json_string_value(json_object_get(b, "type"));
-            char w[96];
-            snprintf(w, sizeof w, "%s.%zu", where, i);
-            if (type && !strcmp(type, "text")) {
-                if ((rc = add_text(b, w, "\n", &text, e))) break;
-            } else if (type && !strcmp(type, "tool_result")) {
-                const char *id = json_string_value(json_object_get(b, "tool_use_id"));
-                if (!id) { rc = BAD(e, w, "%s.tool_use_id must be a string", w); break; }
-                rm_buf r = { 0 };
-                json_t *rc_ = json_object_get(b, "content");
-                if (rc_ && !json_is_null(rc_) && (rc = text_of(rc_, w, &r, e))) { rm_buf_free(&r); break; }
-                if (json_is_true(json_object_get(b, "is_error")) && !r.len && rm_buf_adds(&r, "error")) {}
-                json_t *m = json_pack("{s:s,s:s,s:o}", "role", "tool", "tool_call_id", id, "content", buf_string(&r));
-                rm_buf_free(&r);
-                if (!m || json_array_append_new(msgs, m)) { rc = OOM(e); break; }
-            } else {
-                rc = serve_fail(e, 400, "invalid_request_error", "unsupported_value", w,
-                                "%s: a %s block is not supported (text and tool_result are)", w, type ? type : "typeless");
-                break;
-            }
-        }
-    }
+    int rc = each_block(c, where, "\n", &text, user_block, msgs, e);
     if (!rc && (text.len || json_is_string(c))) {
         json_t *m = json_pack("{s:s,s:o}", "role", "user", "content", buf_string(&text));
         if (!m || json_array_append_new(msgs, m)) rc = OOM(e);
@@ -170,61 +177,53 @@ static int user_message(const json_t *c, const char *where, json_t *msgs, serve_
     return rc;
 }
 
+/* What an assistant message's blocks other than text add up to. */
+typedef struct assistant_parts {
+    rm_buf  thinking;
+    json_t *calls;
+} assistant_parts;
+
+/* An assistant message's thinking (this server's only) or tool_use block. */
+static int assistant_block(json_t *b, const char *type, const char *w, void *ud, serve_error *e)
+{
+    assistant_parts *a = ud;
+    if (type && !strcmp(type, "thinking")) {
+        json_t *t = json_object_get(b, "thinking");
+        if (!json_is_string(t)) return BAD(e, w, "%s.thinking must be a string", w);
+        if (sig_ours(json_string_value(t), json_string_length(t), json_string_value(json_object_get(b, "signature"))) &&
+            rm_buf_add(&a->thinking, json_string_value(t), json_string_length(t)))
+            return OOM(e);
+        return 0;
+    }
+    if (type && !strcmp(type, "redacted_thinking")) return 0;     /* another model's, unreadable */
+    if (!type || strcmp(type, "tool_use"))
+        return serve_fail(e, 400, "invalid_request_error", "unsupported_value", w,
+                          "%s: a %s block is not supported in an assistant message", w, type ? type : "typeless");
+    const char *id = json_string_value(json_object_get(b, "id"));
+    const char *name = json_string_value(json_object_get(b, "name"));
+    json_t *input = json_object_get(b, "input");
+    if (!id || !name) return BAD(e, w, "%s: a tool_use block needs an id and a name", w);
+    if (input && !json_is_null(input) && !json_is_object(input)) return BAD(e, w, "%s.input must be an object", w);
+    json_t *call = json_pack("{s:s,s:s,s:{s:s,s:O}}", "id", id, "type", "function", "function", "name", name,
+                             "arguments", input && !json_is_null(input) ? input : json_object());
+    return !call || json_array_append_new(a->calls, call) ? OOM(e) : 0;
+}
+
 /* An assistant message: thinking (this server's only), text, tool_use. */
 static int assistant_message(const json_t *c, const char *where, json_t *msgs, serve_error *e)
 {
-    rm_buf text = { 0 }, thinking = { 0 };
-    json_t *calls = json_array();
-    int rc = calls ? 0 : OOM(e);
-    if (!rc && json_is_string(c)) {
-        rc = text_of(c, where, &text, e);
-    } else if (!rc && !json_is_array(c)) {
-        rc = BAD(e, where, "%s must be a string or an array of content blocks", where);
-    } else if (!rc) {
-        size_t i;
-        json_t *b;
-        json_array_foreach(c, i, b) {
-            const char *type = json_string_value(json_object_get(b, "type"));
-            char w[96];
-            snprintf(w, sizeof w, "%s.%zu", where, i);
-            if (type && !strcmp(type, "text")) {
-                if ((rc = add_text(b, w, "", &text, e))) break;
-            } else if (type && !strcmp(type, "thinking")) {
-                json_t *t = json_object_get(b, "thinking");
-                if (!json_is_string(t)) { rc = BAD(e, w, "%s.thinking must be a string", w); break; }
-                if (sig_ours(json_string_value(t), json_string_length(t),
-                             json_string_value(json_object_get(b, "signature"))) &&
-                    rm_buf_add(&thinking, json_string_value(t), json_string_length(t))) { rc = OOM(e); break; }
-            } else if (type && !strcmp(type, "redacted_thinking")) {
-                continue;                       /* another model's, unreadable */
-            } else if (type && !strcmp(type, "tool_use")) {
-                const char *id = json_string_value(json_object_get(b, "id"));
-                const char *name = json_string_value(json_object_get(b, "name"));
-                json_t *input = json_object_get(b, "input");
-                if (!id || !name) { rc = BAD(e, w, "%s: a tool_use block needs an id and a name", w); break; }
-                if (input && !json_is_null(input) && !json_is_object(input)) {
-                    rc = BAD(e, w, "%s.input must be an object", w);
-                    break;
-                }
-                json_t *call = json_pack("{s:s,s:s,s:{s:s,s:O}}", "id", id, "type", "function", "function", "name", name,
-                                         "arguments", input && !json_is_null(input) ? input : json_object());
-                if (!call || json_array_append_new(calls, call)) { rc = OOM(e); break; }
-            } else {
-                rc = serve_fail(e, 400, "invalid_request_error", "unsupported_value", w,
-                                "%s: a %s block is not supported in an assistant message", w, type ? type : "typeless");
-                break;
-            }
-        }
-    }
+    rm_buf text = { 0 };
+    assistant_parts a = { { 0 }, json_array() };
+    int rc = a.calls ? each_block(c, where, "", &text, assistant_block, &a, e) : OOM(e);
     if (!rc) {
         json_t *m = json_pack("{s:s,s:o}", "role", "assistant", "content", buf_string(&text));
-        if (m && thinking.len) json_object_set_new(m, "reasoning_content", buf_string(&thinking));
-        if (m && json_array_size(calls)) json_object_set(m, "tool_calls", calls);
+        if (m && a.thinking.len) json_object_set_new(m, "reasoning_content", buf_string(&a.thinking));
+        if (m && json_array_size(a.calls)) json_object_set(m, "tool_calls", a.calls);
         if (!m || json_array_append_new(msgs, m)) rc = OOM(e);
     }
-    json_decref(calls);
+    json_decref(a.calls);
     rm_buf_free(&text);
-    rm_buf_free(&thinking);
+    rm_buf_free(&a.thinking);
     return rc;
 }
 
@@ -369,10 +368,7 @@ static int common_of(const serve_cfg *cfg, const json_t *o, serve_req *r, serve_
 
 int an_parse_messages(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e)
 {
-    memset(r, 0, sizeof *r);
-    r->api = &serve_anthropic;
-    r->kind = REQ_CHAT;
-    json_t *o = serve_parse_body(body, len, e);
+    json_t *o = serve_parse_body(r, &serve_anthropic, REQ_CHAT, body, len, e);
     if (!o) return -1;
     int rc = common_of(cfg, o, r, e);
     json_t *conv = rc ? NULL : conversation(cfg, o, r, e);
@@ -390,8 +386,7 @@ int an_parse_messages(const serve_cfg *cfg, rm_session *s, const char *body, siz
 int an_count_tokens(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, rm_buf *out, serve_error *e)
 {
     serve_req r;
-    memset(&r, 0, sizeof r);
-    json_t *o = serve_parse_body(body, len, e);
+    json_t *o = serve_parse_body(&r, NULL, 0, body, len, e);
     if (!o) return -1;
     json_t *conv = conversation(cfg, o, &r, e);
     int rc = conv ? 0 : -1;

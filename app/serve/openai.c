@@ -86,6 +86,20 @@ static int get_bool(const json_t *o, const char *key, int *out, serve_error *e)
     return 0;
 }
 
+/* A boolean in an optional object of o ("stream_options": {"include_usage":
+ * true}); an error names it whole ("stream_options.include_usage"). */
+static int get_inner_bool(const json_t *o, const char *obj, const char *key, int *out, serve_error *e)
+{
+    json_t *in = json_object_get(o, obj);
+    if (!in || json_is_null(in)) return 0;
+    if (!json_is_object(in)) return BAD(e, obj, "%s must be an object", obj);
+    if (get_bool(in, key, out, e)) {
+        snprintf(e->param, sizeof e->param, "%s.%s", obj, key);
+        return -1;
+    }
+    return 0;
+}
+
 static int get_number(const json_t *o, const char *key, double lo, double hi, int lo_open, double *out,
                       serve_error *e)
 {
@@ -164,15 +178,9 @@ int serve_parse_common(const serve_cfg *cfg, const json_t *o, serve_req *r, int 
                               "The model '%s' does not exist; this server serves '%s'", json_string_value(model),
                               cfg->served_name);
     }
-    if (get_bool(o, "stream", &r->stream, e)) return -1;
-    json_t *so = json_object_get(o, "stream_options");
-    if (so && !json_is_null(so)) {
-        if (!json_is_object(so)) return BAD(e, "stream_options", "stream_options must be an object");
-        if (get_bool(so, "include_usage", &r->include_usage, e)) {
-            snprintf(e->param, sizeof e->param, "stream_options.include_usage");
-            return -1;
-        }
-    }
+    if (get_bool(o, "stream", &r->stream, e) ||
+        get_inner_bool(o, "stream_options", "include_usage", &r->include_usage, e))
+        return -1;
     r->gen = cfg->gen;
     double t = r->gen.temperature, p = r->gen.top_p;
     if (get_number(o, "temperature", 0, 2, 0, &t, e) || get_number(o, "top_p", 0, 1, 1, &p, e)) return -1;
@@ -198,19 +206,15 @@ int serve_parse_common(const serve_cfg *cfg, const json_t *o, serve_req *r, int 
     if (lb && !json_is_null(lb) && !(json_is_object(lb) && json_object_size(lb) == 0))
         return UNSUPPORTED(e, "logit_bias", "logit_bias is not supported");
     if (parse_stops(o, r, e)) return -1;
-    json_t *ext = json_object_get(o, "remora");
-    if (ext && !json_is_null(ext)) {
-        if (!json_is_object(ext)) return BAD(e, "remora", "remora must be an object");
-        if (get_bool(ext, "stats", &r->stats, e)) {
-            snprintf(e->param, sizeof e->param, "remora.stats");
-            return -1;
-        }
-    }
-    return 0;
+    return get_inner_bool(o, "remora", "stats", &r->stats, e);
 }
 
-json_t *serve_parse_body(const char *body, size_t len, serve_error *e)
+json_t *serve_parse_body(serve_req *r, const serve_api *api, int kind, const char *body, size_t len,
+                         serve_error *e)
 {
+    memset(r, 0, sizeof *r);
+    r->api = api;
+    r->kind = kind;
     json_error_t je;
     json_t *o = json_loadb(body, len, 0, &je);
     if (!o) {
@@ -396,10 +400,7 @@ int serve_render(const serve_cfg *cfg, rm_session *s, json_t *conv, serve_req *r
 
 int oa_parse_chat(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e)
 {
-    memset(r, 0, sizeof *r);
-    r->api = &serve_openai;
-    r->kind = REQ_CHAT;
-    json_t *o = serve_parse_body(body, len, e);
+    json_t *o = serve_parse_body(r, &serve_openai, REQ_CHAT, body, len, e);
     if (!o) return -1;
     json_t *conv = json_object(), *msgs = json_array();
     int rc = !conv || !msgs || json_object_set(conv, "messages", msgs)
@@ -456,10 +457,7 @@ static int parse_prompt(rm_session *s, const json_t *p, serve_req *r, serve_erro
 
 int oa_parse_completion(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e)
 {
-    memset(r, 0, sizeof *r);
-    r->api = &serve_openai;
-    r->kind = REQ_COMPLETION;
-    json_t *o = serve_parse_body(body, len, e);
+    json_t *o = serve_parse_body(r, &serve_openai, REQ_COMPLETION, body, len, e);
     if (!o) return -1;
     int rc = serve_parse_common(cfg, o, r, 256, e);
     int echo = 0;

@@ -228,11 +228,13 @@ int   serve_health_json(serve *sv, rm_buf *out);
 
 /* ---- openai.c ----------------------------------------------------------- */
 
-/* Shared with anthropic.c: the body as a JSON object; the fields both
+/* Shared with anthropic.c: a request begun (r reset, its api and kind
+ * REQ_* set) with the body as a JSON object; the fields both
  * OpenAI endpoints share (model, stream, temperature, top_p, seed,
  * max_tokens, stop, the stats extension...) into r; a conversation
  * (messages, tools, thinking...) rendered into r->prompt; a fresh id. */
-json_t *serve_parse_body(const char *body, size_t len, serve_error *e);
+json_t *serve_parse_body(serve_req *r, const serve_api *api, int kind, const char *body, size_t len,
+                         serve_error *e);
 int  serve_parse_common(const serve_cfg *cfg, const json_t *o, serve_req *r, int default_max, serve_error *e);
 int  serve_render(const serve_cfg *cfg, rm_session *s, json_t *conv, serve_req *r, serve_error *e);
 void serve_new_id(serve_req *r, const char *prefix);

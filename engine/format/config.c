@@ -14,7 +14,6 @@
 #include <string.h>
 #include <jansson.h>
 #include "format/config.h"
-#include "base/file.h"
 #include "base/jfile.h"
 #include "base/caps.h"
 
@@ -260,31 +259,36 @@ static void read_ffn(cfg_ctx *x, json_t *root, json_t *tc, rm_config *c)
     if (!c->experts_mxfp4) check_quant(x, json_object_get(root, "quantization_config"), c);
 }
 
-int config_parse(const char *json, size_t len, const char *name, rm_config *c, rm_err *err)
+/* The config of a parsed config.json (root stays the caller's). */
+static int config_of(json_t *root, const char *name, rm_config *c, rm_err *err)
 {
-    memset(c, 0, sizeof *c);
     cfg_ctx x = { name, err, 0 };
-    json_t *root = jfile_parse(json, len, name, err);
-    if (!root) return -1;
-    if (!json_is_object(root)) { json_decref(root); return rm_errf_input(err, "%s: not a JSON object", name); }
+    if (!json_is_object(root)) return rm_errf_input(err, "%s: not a JSON object", name);
     json_t *tc = text_config(name, root, c, err);
-    if (!tc) { json_decref(root); return -1; }
+    if (!tc) return -1;
     read_basics(&x, root, tc, c);
     read_kda(&x, tc, c);
     read_mla(&x, tc, c);
     read_ffn(&x, root, tc, c);
-    json_decref(root);
     return x.failed ? -1 : 0;
+}
+
+int config_parse(const char *json, size_t len, const char *name, rm_config *c, rm_err *err)
+{
+    memset(c, 0, sizeof *c);
+    json_t *root = jfile_parse(json, len, name, err);
+    int rc = root ? config_of(root, name, c, err) : -1;
+    json_decref(root);
+    return rc;
 }
 
 int config_load(const char *dir, rm_config *c, rm_err *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/config.json", dir);
-    size_t len = 0;
-    char *buf = file_read(path, CAP_CONFIG, &len, err);
-    if (!buf) return -1;
-    int rc = config_parse(buf, len, path, c, err);
-    free(buf);
+    memset(c, 0, sizeof *c);
+    json_t *root = jfile_read(path, CAP_CONFIG, err);
+    int rc = root ? config_of(root, path, c, err) : -1;
+    json_decref(root);
     return rc;
 }

@@ -236,40 +236,51 @@ size_t gpu_packed_bytes(gpu_wkind kind, int rows, int cols, size_t *scale_bytes)
     }
 }
 
-/* One thread per (row, block, lane): F32 as 32-bit words, BF16 as halves. */
+/* A repack thread's unit: one per (row, block, lane) of rows x nb blocks;
+ * false past the last. */
+struct repack_unit {
+    size_t id, r;
+    int b, l;
+};
+__device__ __forceinline__ bool repack_unit_of(int rows, int nb, repack_unit *u)
+{
+    u->id = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (u->id >= (size_t)rows * nb * GPU_LANES) return false;
+    u->l = (int)(u->id & (GPU_LANES - 1));
+    const size_t rbk = u->id / GPU_LANES;
+    u->r = rbk / (size_t)nb;
+    u->b = (int)(rbk % (size_t)nb);
+    return true;
+}
+
+/* One thread per unit: F32 as 32-bit words, BF16 as halves. */
 template <typename TW>
 __global__ void k_repack_plain(const TW *__restrict__ raw, TW *__restrict__ P, int rows, int cols, int nb)
 {
-    const size_t id = blockIdx.x * (size_t)blockDim.x + threadIdx.x, n = (size_t)rows * nb * GPU_LANES;
-    if (id >= n) return;
-    const int l = (int)(id & (GPU_LANES - 1));
-    const size_t rbk = id / GPU_LANES, r = rbk / (size_t)nb;
-    const int b = (int)(rbk % (size_t)nb);
-    TW *o = P + id * GPU_STEPS;
+    repack_unit u;
+    if (!repack_unit_of(rows, nb, &u)) return;
+    TW *o = P + u.id * GPU_STEPS;
 #pragma unroll
     for (int i = 0; i < GPU_STEPS; i++) {
-        const int c = b * GPU_BLK + GPU_LANES * i + l;
-        o[i] = c < cols ? raw[r * (size_t)cols + (size_t)c] : (TW)0;
+        const int c = u.b * GPU_BLK + GPU_LANES * i + u.l;
+        o[i] = c < cols ? raw[u.r * (size_t)cols + (size_t)c] : (TW)0;
     }
 }
 
 __global__ void k_repack_mxfp4(const uint8_t *__restrict__ raw, uint32_t *__restrict__ P, int rows, int cols, int nb)
 {
-    const size_t id = blockIdx.x * (size_t)blockDim.x + threadIdx.x, n = (size_t)rows * nb * GPU_LANES;
-    if (id >= n) return;
-    const int l = (int)(id & (GPU_LANES - 1));
-    const size_t rbk = id / GPU_LANES, r = rbk / (size_t)nb;
-    const int b = (int)(rbk % (size_t)nb);
+    repack_unit u;
+    if (!repack_unit_of(rows, nb, &u)) return;
     uint32_t word = 0;
 #pragma unroll
     for (int i = 0; i < GPU_STEPS; i++) {
-        const int c = b * GPU_BLK + GPU_LANES * i + l;
+        const int c = u.b * GPU_BLK + GPU_LANES * i + u.l;
         if (c < cols) {
-            const uint32_t byte = raw[r * (size_t)(cols / 2) + (size_t)(c >> 1)];
+            const uint32_t byte = raw[u.r * (size_t)(cols / 2) + (size_t)(c >> 1)];
             word |= ((c & 1) ? byte >> 4 : byte & 15u) << (4 * i);
         }
     }
-    P[id] = word;
+    P[u.id] = word;
 }
 
 __global__ void k_repack_scale(const uint8_t *__restrict__ raw, uint8_t *__restrict__ S, int rows, int cols, int nb)

@@ -264,26 +264,35 @@ void kern_gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *x
 #define GEMM_KC 512
 #define GEMM_NT 192
 
-/* A task's working memory: packed weights, packed inputs and accumulators.
- * Kept per thread between products (a fresh megabyte per product is a
- * megabyte of page faults). */
-static pthread_key_t work_key;
-static pthread_once_t work_once = PTHREAD_ONCE_INIT;
-static void work_key_init(void) { pthread_key_create(&work_key, free); }
+/* Per-thread float buffers kept between products, one key per use (a
+ * fresh megabyte per product is a megabyte of page faults): the task's
+ * working memory (task_work) and the packed inputs (inputs_buf). */
+enum { BUF_WORK, BUF_INPUTS, BUF_KINDS };
+static pthread_key_t buf_key[BUF_KINDS];
+static pthread_once_t buf_once = PTHREAD_ONCE_INIT;
+static void buf_keys_init(void)
+{
+    for (int k = 0; k < BUF_KINDS; k++) pthread_key_create(&buf_key[k], free);
+}
 
 typedef struct { size_t floats; size_t pad[7]; float f[]; } work_buf;   /* f 64-byte aligned */
 
-static float *task_work(size_t floats)
+/* The calling thread's buffer `kind` of at least `floats` floats, grown
+ * as needed; NULL when out of memory. */
+static float *thread_buf(int kind, size_t floats)
 {
-    pthread_once(&work_once, work_key_init);
-    work_buf *w = pthread_getspecific(work_key);
+    pthread_once(&buf_once, buf_keys_init);
+    work_buf *w = pthread_getspecific(buf_key[kind]);
     if (w && w->floats >= floats) return w->f;
     free(w);
     w = aligned_alloc(64, (sizeof *w + floats * sizeof(float) + 63) & ~(size_t)63);
     if (w) w->floats = floats;
-    pthread_setspecific(work_key, w);
+    pthread_setspecific(buf_key[kind], w);
     return w ? w->f : NULL;
 }
+
+/* A task's working memory: packed weights, packed inputs and accumulators. */
+static float *task_work(size_t floats) { return thread_buf(BUF_WORK, floats); }
 
 /* The weight of column c of row r, for the columns past the last group of
  * 16 (never MXFP4, whose rows are whole blocks of 32). */
@@ -459,21 +468,7 @@ static void gemm_task(void *ud, int b, int e)
  * adds at most that to the memory the RAM budget's overhead allows for
  * (each output's fmas do not depend on the range it is computed in). */
 #define XG_FLOATS ((size_t)4 << 20)
-static pthread_key_t xg_key;
-static pthread_once_t xg_once = PTHREAD_ONCE_INIT;
-static void xg_key_init(void) { pthread_key_create(&xg_key, free); }
-
-static float *inputs_buf(size_t floats)
-{
-    pthread_once(&xg_once, xg_key_init);
-    work_buf *w = pthread_getspecific(xg_key);
-    if (w && w->floats >= floats) return w->f;
-    free(w);
-    w = aligned_alloc(64, (sizeof *w + floats * sizeof(float) + 63) & ~(size_t)63);
-    if (w) w->floats = floats;
-    pthread_setspecific(xg_key, w);
-    return w ? w->f : NULL;
-}
+static float *inputs_buf(size_t floats) { return thread_buf(BUF_INPUTS, floats); }
 
 static void gemm(int enc, const void *W, size_t ldw, const uint8_t *scale, const float *X, float *Y,
                  int T, int rows, int cols)

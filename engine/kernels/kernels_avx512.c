@@ -63,30 +63,6 @@ static float dot_f32(const float *a, const float *b, int n)
     return kern_reduce16(l);
 }
 
-static void dot4_f32(const float *w, size_t ldw, int nw, const float *x, int n, float *out)
-{
-    const float *wr[ROWS];
-    for (int j = 0; j < ROWS; j++)
-        wr[j] = w + (size_t)(j < nw ? j : nw - 1) * ldw;
-    __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-    int c = 0;
-    for (; c + 16 <= n; c += 16) {
-        __m512 xv = _mm512_loadu_ps(x + c);
-        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(wr[0] + c), xv, a0);
-        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(wr[1] + c), xv, a1);
-        a2 = _mm512_fmadd_ps(_mm512_loadu_ps(wr[2] + c), xv, a2);
-        a3 = _mm512_fmadd_ps(_mm512_loadu_ps(wr[3] + c), xv, a3);
-    }
-    __m512 acc[ROWS] = { a0, a1, a2, a3 };
-    for (int j = 0; j < nw; j++) {
-        float l[16];
-        _mm512_storeu_ps(l, acc[j]);
-        for (int t = c; t < n; t++)
-            l[t & 15] = fmaf(wr[j][t], x[t], l[t & 15]);
-        out[j] = kern_reduce16(l);
-    }
-}
-
 /* The gemm micro-kernel (kernels_impl.h: gemm_tile): 4 weight rows x up to
  * 6 inputs, one zmm per output holding its 16 lanes, so the 24 accumulators,
  * the 4 weight vectors of a group and one input vector fill 29 of the 32
@@ -163,40 +139,55 @@ static void reduce16x16(const float *acc, float *out)
     _mm512_storeu_ps(out, _mm512_permutexvar_ps(to_k, e));
 }
 
-static void gemv_f32(const float *W, const float *x, float *y, int r0, int r1, int cols)
+/* 16 weights from element i of f32 or bf16 (bf16) rows W. */
+static inline __m512 load_w16(const void *W, int bf16, size_t i)
 {
-    for (int r = r0; r < r1; r += ROWS)
-        dot4_f32(W + (size_t)r * cols, (size_t)cols, row_group(r, r1), x, cols, y + r);
+    return bf16 ? load_bf16x16((const uint16_t *)W + i) : _mm512_loadu_ps((const float *)W + i);
 }
 
-static void gemv_bf16(const uint16_t *W, const float *x, float *y, int r0, int r1, int cols)
+/* gemv over f32 or bf16 rows (bf16: W holds bf16 values), four rows at a
+ * time; the same fmas in the same order for both, only the loads differ.
+ * bf16 rows are the large ones and prefetch the next group as they go; f32
+ * rows never did. Inlined into each caller with bf16 a constant. */
+static inline __attribute__((always_inline)) void gemv_rows(const void *W, int bf16, const float *x, float *y,
+                                                          int r0, int r1, int cols)
 {
     for (int r = r0; r < r1; r += ROWS) {
         int nw = row_group(r, r1);
-        const uint16_t *wr[ROWS];
+        size_t off[ROWS];
         for (int j = 0; j < ROWS; j++)
-            wr[j] = W + (size_t)(r + (j < nw ? j : nw - 1)) * cols;
+            off[j] = (size_t)(r + (j < nw ? j : nw - 1)) * cols;
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         int c = 0;
         for (; c + 16 <= cols; c += 16) {
-            if ((c & 31) == 0)
+            if (bf16 && (c & 31) == 0)
                 for (int j = 0; j < ROWS; j++)
-                    prefetch(wr[j] + (size_t)ROWS * cols + c);
+                    prefetch((const uint16_t *)W + off[j] + (size_t)ROWS * cols + c);
             __m512 xv = _mm512_loadu_ps(x + c);
-            a0 = _mm512_fmadd_ps(load_bf16x16(wr[0] + c), xv, a0);
-            a1 = _mm512_fmadd_ps(load_bf16x16(wr[1] + c), xv, a1);
-            a2 = _mm512_fmadd_ps(load_bf16x16(wr[2] + c), xv, a2);
-            a3 = _mm512_fmadd_ps(load_bf16x16(wr[3] + c), xv, a3);
+            a0 = _mm512_fmadd_ps(load_w16(W, bf16, off[0] + c), xv, a0);
+            a1 = _mm512_fmadd_ps(load_w16(W, bf16, off[1] + c), xv, a1);
+            a2 = _mm512_fmadd_ps(load_w16(W, bf16, off[2] + c), xv, a2);
+            a3 = _mm512_fmadd_ps(load_w16(W, bf16, off[3] + c), xv, a3);
         }
         __m512 acc[ROWS] = { a0, a1, a2, a3 };
         for (int j = 0; j < nw; j++) {
             float l[16];
             _mm512_storeu_ps(l, acc[j]);
             for (int t = c; t < cols; t++)
-                l[t & 15] = fmaf(bf16_to_f32(wr[j][t]), x[t], l[t & 15]);
+                l[t & 15] = fmaf(kern_weight(W, bf16, off[j] + t), x[t], l[t & 15]);
             y[r + j] = kern_reduce16(l);
         }
     }
+}
+
+static void gemv_f32(const float *W, const float *x, float *y, int r0, int r1, int cols)
+{
+    gemv_rows(W, 0, x, y, r0, r1, cols);
+}
+
+static void gemv_bf16(const uint16_t *W, const float *x, float *y, int r0, int r1, int cols)
+{
+    gemv_rows(W, 1, x, y, r0, r1, cols);
 }
 
 /* MXFP4 register order. Eight packed bytes hold the 16 codes of a group of
@@ -331,42 +322,32 @@ static void axpy_f32(float a, const float *x, float *y, int n)
     for (; i < n; i++) y[i] = fmaf(a, x[i], y[i]);
 }
 
-/* kernels_scalar.c:kda_step with 16 columns of S per register: the same
- * multiply and fmas per element. */
+/* The KDA step's column loops with 16 columns of S per register: the same
+ * multiply and fmas per element as the scalar loops (kern_kda_sweeps). */
+static inline void kda_decay(float *row, float a, float kd, float *u, int j0)
+{
+    const __m512 av = _mm512_set1_ps(a), kv = _mm512_set1_ps(kd);
+    for (int j = 0; j < j0; j += 16) {
+        __m512 r = _mm512_mul_ps(_mm512_loadu_ps(row + j), av);
+        _mm512_storeu_ps(row + j, r);
+        _mm512_storeu_ps(u + j, _mm512_fnmadd_ps(r, kv, _mm512_loadu_ps(u + j)));
+    }
+}
+
+static inline void kda_update(float *row, float kd, float qd, const float *u, float *o, int j0)
+{
+    const __m512 kv = _mm512_set1_ps(kd), qv = _mm512_set1_ps(qd);
+    for (int j = 0; j < j0; j += 16) {
+        __m512 r = _mm512_fmadd_ps(kv, _mm512_loadu_ps(u + j), _mm512_loadu_ps(row + j));
+        _mm512_storeu_ps(row + j, r);
+        _mm512_storeu_ps(o + j, _mm512_fmadd_ps(r, qv, _mm512_loadu_ps(o + j)));
+    }
+}
+
 static void kda_step(float *S, const float *alpha, const float *k, const float *q,
                      const float *v, float beta, float *o, float *u, int hd)
 {
-    int j0 = hd & ~15;
-    for (int j = 0; j < hd; j++) u[j] = v[j];
-    for (int d = 0; d < hd; d++) {
-        float *row = S + (size_t)d * hd;
-        const float a = alpha[d], kd = k[d];
-        const __m512 av = _mm512_set1_ps(a), kv = _mm512_set1_ps(kd);
-        for (int j = 0; j < j0; j += 16) {
-            __m512 r = _mm512_mul_ps(_mm512_loadu_ps(row + j), av);
-            _mm512_storeu_ps(row + j, r);
-            _mm512_storeu_ps(u + j, _mm512_fnmadd_ps(r, kv, _mm512_loadu_ps(u + j)));
-        }
-        for (int j = j0; j < hd; j++) {
-            row[j] *= a;
-            u[j] = fmaf(-row[j], kd, u[j]);
-        }
-    }
-    for (int j = 0; j < hd; j++) { u[j] *= beta; o[j] = 0; }
-    for (int d = 0; d < hd; d++) {
-        float *row = S + (size_t)d * hd;
-        const float kd = k[d], qd = q[d];
-        const __m512 kv = _mm512_set1_ps(kd), qv = _mm512_set1_ps(qd);
-        for (int j = 0; j < j0; j += 16) {
-            __m512 r = _mm512_fmadd_ps(kv, _mm512_loadu_ps(u + j), _mm512_loadu_ps(row + j));
-            _mm512_storeu_ps(row + j, r);
-            _mm512_storeu_ps(o + j, _mm512_fmadd_ps(r, qv, _mm512_loadu_ps(o + j)));
-        }
-        for (int j = j0; j < hd; j++) {
-            row[j] = fmaf(kd, u[j], row[j]);
-            o[j] = fmaf(row[j], qd, o[j]);
-        }
-    }
+    kern_kda_sweeps(S, alpha, k, q, v, beta, o, u, hd, hd & ~15, kda_decay, kda_update);
 }
 
 /* The ceilings (kernels.h): 24 chains of register-only fmas (2 units x 4
@@ -403,22 +384,10 @@ static float read_probe(const float *p, size_t n)
 
 const kern_impl kern_impl_avx512 = {
     .name = "avx512",
-    .dot_f32 = dot_f32,
-    .tile_rows = TILE_ROWS,
-    .tile_toks = TILE_TOKS,
-    .gemm_tile = gemm_tile,
+    KERN_IMPL_FUNCTIONS,
     .reduce16x16 = reduce16x16,
-    .gemv_f32 = gemv_f32,
-    .gemv_bf16 = gemv_bf16,
-    .gemv_mxfp4 = gemv_mxfp4,
-    .decode_bf16 = decode_bf16,
-    .decode_mxfp4 = decode_mxfp4,
     .mx_order = mx_order,
-    .axpy_f32 = axpy_f32,
     .matmul4x64_f32 = matmul4x64_f32,
     .width = 16,
     .probe_fmas = 24,
-    .fma_probe = fma_probe,
-    .read_probe = read_probe,
-    .kda_step = kda_step,
 };

@@ -50,6 +50,50 @@ static inline float kern_reduce16(const float l[16])
     return s2[0] + s2[1];
 }
 
+/* Element i of f32 or bf16 (bf16) rows W: the column tail of the levels'
+ * row kernels, which take either encoding. */
+static inline float kern_weight(const void *W, int bf16, size_t i)
+{
+    return bf16 ? bf16_to_f32(((const uint16_t *)W)[i]) : ((const float *)W)[i];
+}
+
+/* The step of the gated delta rule (kernels.h: kern_kda_step), written
+ * once for every level: a sweep over the rows of S decaying them and
+ * taking u = v - S^T k, then one adding k (x) beta u back and reading
+ * o = S^T q. Per element: row *= a, u = fma(-row, k, u); then row =
+ * fma(k, u, row), o = fma(row, q, o). A level gives its vector forms of the
+ * two column loops for the columns [0, j0) (decay, update; NULL for none),
+ * the scalar loops here take [j0, hd); inlined into each level's kda_step,
+ * with its column loops inlined in turn. */
+typedef void kern_kda_decay_fn(float *row, float a, float kd, float *u, int j0);
+typedef void kern_kda_update_fn(float *row, float kd, float qd, const float *u, float *o, int j0);
+
+static inline __attribute__((always_inline)) void
+kern_kda_sweeps(float *S, const float *alpha, const float *k, const float *q, const float *v, float beta, float *o,
+                float *u, int hd, int j0, kern_kda_decay_fn *decay, kern_kda_update_fn *update)
+{
+    for (int j = 0; j < hd; j++) u[j] = v[j];
+    for (int d = 0; d < hd; d++) {
+        float *row = S + (size_t)d * hd;
+        const float a = alpha[d], kd = k[d];
+        if (decay) decay(row, a, kd, u, j0);
+        for (int j = j0; j < hd; j++) {
+            row[j] *= a;
+            u[j] = fmaf(-row[j], kd, u[j]);
+        }
+    }
+    for (int j = 0; j < hd; j++) { u[j] *= beta; o[j] = 0; }
+    for (int d = 0; d < hd; d++) {
+        float *row = S + (size_t)d * hd;
+        const float kd = k[d], qd = q[d];
+        if (update) update(row, kd, qd, u, o, j0);
+        for (int j = j0; j < hd; j++) {
+            row[j] = fmaf(kd, u[j], row[j]);
+            o[j] = fmaf(row[j], qd, o[j]);
+        }
+    }
+}
+
 /* The reductions of a tile one after the other (the levels without a
  * batched form). */
 static inline void kern_reduce16x16_each(const float *acc, float *out)
@@ -109,6 +153,17 @@ typedef struct kern_impl {
     void (*kda_step)(float *S, const float *alpha, const float *k, const float *q,
                      const float *v, float beta, float *o, float *u, int hd);
 } kern_impl;
+
+/* The members every level fills with its own functions of the same names
+ * (and its TILE_ROWS, TILE_TOKS): a level's table is its name, these, and
+ * what sets it apart (reduce16x16, mx_order, matmul4x64_f32, width,
+ * probe_fmas). */
+#define KERN_IMPL_FUNCTIONS                                                    \
+    .dot_f32 = dot_f32, .tile_rows = TILE_ROWS, .tile_toks = TILE_TOKS,        \
+    .gemm_tile = gemm_tile, .gemv_f32 = gemv_f32, .gemv_bf16 = gemv_bf16,      \
+    .gemv_mxfp4 = gemv_mxfp4, .decode_bf16 = decode_bf16,                      \
+    .decode_mxfp4 = decode_mxfp4, .axpy_f32 = axpy_f32,                        \
+    .fma_probe = fma_probe, .read_probe = read_probe, .kda_step = kda_step
 
 /* Reorders a row's accumulators from a SIMD level's MXFP4 register layout
  * (element e holds the lane of column order[e] of each group of 16) into

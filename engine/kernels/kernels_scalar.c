@@ -95,28 +95,12 @@ static void axpy_f32(float a, const float *x, float *y, int n)
     for (int i = 0; i < n; i++) y[i] = fmaf(a, x[i], y[i]);
 }
 
-/* The reference form of the step (kernels.h: kern_kda_step). */
+/* The reference form of the step (kernels.h: kern_kda_step): every
+ * column by the scalar loops. */
 static void kda_step(float *S, const float *alpha, const float *k, const float *q,
                      const float *v, float beta, float *o, float *u, int hd)
 {
-    for (int j = 0; j < hd; j++) u[j] = v[j];
-    for (int d = 0; d < hd; d++) {
-        float *row = S + (size_t)d * hd;
-        const float a = alpha[d], kd = k[d];
-        for (int j = 0; j < hd; j++) {
-            row[j] *= a;
-            u[j] = fmaf(-row[j], kd, u[j]);
-        }
-    }
-    for (int j = 0; j < hd; j++) { u[j] *= beta; o[j] = 0; }
-    for (int d = 0; d < hd; d++) {
-        float *row = S + (size_t)d * hd;
-        const float kd = k[d], qd = q[d];
-        for (int j = 0; j < hd; j++) {
-            row[j] = fmaf(kd, u[j], row[j]);
-            o[j] = fmaf(row[j], qd, o[j]);
-        }
-    }
+    kern_kda_sweeps(S, alpha, k, q, v, beta, o, u, hd, 0, NULL, NULL);
 }
 
 /* The ceilings (kernels.h): 24 independent chains cover the latency of the
@@ -144,20 +128,8 @@ static float read_probe(const float *p, size_t n)
 
 const kern_impl kern_impl_scalar = {
     .name = "scalar",
-    .dot_f32 = dot_f32,
-    .tile_rows = TILE_ROWS,
-    .tile_toks = TILE_TOKS,
-    .gemm_tile = gemm_tile,
+    KERN_IMPL_FUNCTIONS,
     .reduce16x16 = kern_reduce16x16_each,
-    .gemv_f32 = gemv_f32,
-    .gemv_bf16 = gemv_bf16,
-    .gemv_mxfp4 = gemv_mxfp4,
-    .decode_bf16 = decode_bf16,
-    .decode_mxfp4 = decode_mxfp4,
-    .axpy_f32 = axpy_f32,
     .width = 1,
     .probe_fmas = 24,
-    .fma_probe = fma_probe,
-    .read_probe = read_probe,
-    .kda_step = kda_step,
 };

@@ -40,7 +40,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +82,7 @@ typedef struct http_job {
     double at;                  /* backoff: start no earlier than this */
     /* outcome */
     int done, rc, missing;
-    char msg[768];
+    rm_err fail;                /* why it failed ("" while it has not) */
     struct http_job *next;
 } http_job;
 
@@ -144,15 +143,6 @@ int http_parse_content_range(const char *v, uint64_t *a, uint64_t *b, uint64_t *
     return 0;
 }
 
-static void job_fail(http_job *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void job_fail(http_job *j, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(j->msg, sizeof j->msg, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- curl callbacks (the client thread) ---------------------------------- */
 
 static size_t on_header(char *p, size_t sz, size_t n, void *ud)
@@ -204,29 +194,29 @@ static int check_answer(CURL *h, http_job *j)
     const int other = j->etag[0] && !http_etag_same(j->etag, j->want_etag ? j->want_etag : "");
     if (j->want_etag && (code == 412 || (code == 200 && (other || !j->etag[0])) || (code == 206 && other))) {
         j->changed = 1;
-        job_fail(j, "%s: the file changed upstream (ETag %s at setup; now %s%s)", j->url, j->want_etag,
-                 code == 412 ? "412 Precondition Failed" : code == 200 ? "200 with the whole file" : "ETag ",
-                 code == 206 ? j->etag : "");
+        rm_errf(&j->fail, "%s: the file changed upstream (ETag %s at setup; now %s%s)", j->url, j->want_etag,
+                code == 412 ? "412 Precondition Failed" : code == 200 ? "200 with the whole file" : "ETag ",
+                code == 206 ? j->etag : "");
         return -1;
     }
     if (code == 200) {
-        job_fail(j, "%s: the server answered 200 (the whole file) instead of 206 to a request for bytes %llu-%llu; "
-                 "it must support HTTP range requests", j->url, (unsigned long long)j->att_start,
-                 (unsigned long long)(j->off + j->len - 1));
+        rm_errf(&j->fail, "%s: the server answered 200 (the whole file) instead of 206 to a request for bytes "
+                "%llu-%llu; it must support HTTP range requests", j->url, (unsigned long long)j->att_start,
+                (unsigned long long)(j->off + j->len - 1));
         return -1;
     }
     if (code != 206) { j->discard = 1; return 0; }
     uint64_t a, b, t;
     if (http_parse_content_range(j->crange, &a, &b, &t) || a != j->att_start || b != j->off + j->len - 1) {
-        job_fail(j, "%s: asked for bytes %llu-%llu, the server answered Content-Range '%s'", j->url,
-                 (unsigned long long)j->att_start, (unsigned long long)(j->off + j->len - 1),
-                 j->crange[0] ? j->crange : "(none)");
+        rm_errf(&j->fail, "%s: asked for bytes %llu-%llu, the server answered Content-Range '%s'", j->url,
+                (unsigned long long)j->att_start, (unsigned long long)(j->off + j->len - 1),
+                j->crange[0] ? j->crange : "(none)");
         return -1;
     }
     if (t != UINT64_MAX) {
         if (j->total && j->total != t) {
-            job_fail(j, "%s: the file size changed between requests (%llu, now %llu bytes)", j->url,
-                     (unsigned long long)j->total, (unsigned long long)t);
+            rm_errf(&j->fail, "%s: the file size changed between requests (%llu, now %llu bytes)", j->url,
+                    (unsigned long long)j->total, (unsigned long long)t);
             return -1;
         }
         j->total = t;
@@ -251,21 +241,22 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud)
     if (j->discard) return k;
     if (j->ranged) {
         if (j->got + k > j->len) {
-            job_fail(j, "%s: the server sent more than the %llu bytes asked for", j->url, (unsigned long long)j->len);
+            rm_errf(&j->fail, "%s: the server sent more than the %llu bytes asked for", j->url,
+                    (unsigned long long)j->len);
             return 0;
         }
         if (j->buf) memcpy(j->buf + j->got, p, k);
         else if (file_pwrite_all(j->fd, p, k, j->fd_off + j->got)) {
-            job_fail(j, "%s: cannot write the downloaded bytes: %s", j->url, strerror(errno));
+            rm_errf(&j->fail, "%s: cannot write the downloaded bytes: %s", j->url, strerror(errno));
             return 0;
         }
     } else {
         if (j->got + k > j->max) {
-            job_fail(j, "%s: the file is larger than %zu bytes, the cap of this file", j->url, j->max);
+            rm_errf(&j->fail, "%s: the file is larger than %zu bytes, the cap of this file", j->url, j->max);
             j->too_large = 1;
             return 0;
         }
-        if (rm_buf_add(&j->body, p, k)) { job_fail(j, "%s: out of memory", j->url); return 0; }
+        if (rm_buf_add(&j->body, p, k)) { rm_errf(&j->fail, "%s: out of memory", j->url); return 0; }
     }
     j->got += k;
     __atomic_fetch_add(&bc->c->bytes, (uint64_t)k, __ATOMIC_RELAXED);
@@ -283,7 +274,7 @@ static CURL *start(http_client *c, http_job *j)
     j->checked = j->discard = 0;
     j->crange[0] = 0;
     j->retry_after = 0;
-    j->msg[0] = 0;
+    j->fail.msg[0] = 0;
     if (!j->ranged) { j->got = 0; rm_buf_reset(&j->body); }    /* whole files start again */
     j->att_start = j->off + j->got;
     http_policy_easy(h, j->url, 15, 1);
@@ -352,41 +343,41 @@ static int retryable_curl(CURLcode r)
     }
 }
 
-/* Decides what a finished attempt means: 0 done, 1 retry, -1 failed (msg set). */
+/* Decides what a finished attempt means: 0 done, 1 retry, -1 failed (fail set). */
 static int judge(http_client *c, http_job *j, CURL *h, CURLcode res)
 {
     long code = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    if (j->msg[0]) return -1;                       /* refused by a callback */
+    if (j->fail.msg[0]) return -1;                  /* refused by a callback */
     if (res == CURLE_OK && !j->checked && j->ranged && (code == 412 || code == 200) && check_answer(h, j)) return -1;
     if (res == CURLE_OK && !j->checked && code == 206 && j->ranged && check_answer(h, j)) return -1;
     if (res == CURLE_OK) {
         if (j->ranged ? code == 206 : code == 200) {
             if (!j->ranged || j->got == j->len) return 0;
-            job_fail(j, "%s: short body: %llu of %llu bytes", j->url, (unsigned long long)j->got,
-                     (unsigned long long)j->len);
+            rm_errf(&j->fail, "%s: short body: %llu of %llu bytes", j->url, (unsigned long long)j->got,
+                    (unsigned long long)j->len);
             return 1;
         }
         if (code == 404) {
             j->missing = 1;
-            job_fail(j, "%s: not found (HTTP 404)", j->url);
+            rm_errf(&j->fail, "%s: not found (HTTP 404)", j->url);
             return -1;
         }
-        job_fail(j, "%s: HTTP %ld", j->url, code);
+        rm_errf(&j->fail, "%s: HTTP %ld", j->url, code);
         return retryable_code(code) ? 1 : -1;
     }
     if (res == CURLE_OPERATION_TIMEDOUT && rm_now() - j->t0 >= c->deadline - 0.01) {
-        job_fail(j, "%s: not done within the %.0f s a request may take (%llu of %llu bytes received; "
-                 "$REMORA_HTTP_DEADLINE sets it)", j->url, c->deadline, (unsigned long long)j->got,
-                 (unsigned long long)j->len);
+        rm_errf(&j->fail, "%s: not done within the %.0f s a request may take (%llu of %llu bytes received; "
+                "$REMORA_HTTP_DEADLINE sets it)", j->url, c->deadline, (unsigned long long)j->got,
+                (unsigned long long)j->len);
         return -1;
     }
     if (res == CURLE_OPERATION_TIMEDOUT)
-        job_fail(j, "%s: too slow (less than %.0f bytes/s for %.0f s, %llu of %llu bytes received; "
-                 "$REMORA_HTTP_MIN_RATE and $REMORA_HTTP_STALL set the limit)", j->url, c->min_rate, c->stall,
-                 (unsigned long long)j->got, (unsigned long long)j->len);
+        rm_errf(&j->fail, "%s: too slow (less than %.0f bytes/s for %.0f s, %llu of %llu bytes received; "
+                "$REMORA_HTTP_MIN_RATE and $REMORA_HTTP_STALL set the limit)", j->url, c->min_rate, c->stall,
+                (unsigned long long)j->got, (unsigned long long)j->len);
     else
-        job_fail(j, "%s: %s", j->url, curl_easy_strerror(res));
+        rm_errf(&j->fail, "%s: %s", j->url, curl_easy_strerror(res));
     return retryable_curl(res) ? 1 : -1;
 }
 
@@ -405,9 +396,9 @@ static void finish(http_client *c, http_job *j, int verdict)
         }
     }
     if (verdict == 1) {
-        char last[sizeof j->msg];
-        snprintf(last, sizeof last, "%s", j->msg);
-        job_fail(j, "%s (gave up after %d tries)", last, j->tries);
+        char last[sizeof j->fail.msg];
+        snprintf(last, sizeof last, "%s", j->fail.msg);
+        rm_errf(&j->fail, "%s (gave up after %d tries)", last, j->tries);
     }
     j->rc = verdict ? -1 : 0;
     j->done = 1;
@@ -435,12 +426,12 @@ static void cancel_all(http_client *c)
     for (int k = 0; k < 2; k++)
         for (http_job *j = lists[k], *nx; j; j = nx) {
             nx = j->next;
-            job_fail(j, "%s: cancelled: %s", j->url, c->cancel_why);
+            rm_errf(&j->fail, "%s: cancelled: %s", j->url, c->cancel_why);
             finish(c, j, -1);
         }
     while (c->running) {
         body_ctx *bc = c->running;
-        job_fail(bc->j, "%s: cancelled: %s", bc->j->url, c->cancel_why);
+        rm_errf(&bc->j->fail, "%s: cancelled: %s", bc->j->url, c->cancel_why);
         busy_stop(&c->busy);
         finish(c, bc->j, -1);
         drop_running(c, bc);
@@ -472,7 +463,7 @@ static void *client_main(void *arg)
             if (!c->queue) c->queue_tail = NULL;
             j->tries++;
             if (!start(c, j)) {
-                job_fail(j, "%s: cannot start a transfer (out of memory)", j->url);
+                rm_errf(&j->fail, "%s: cannot start a transfer (out of memory)", j->url);
                 finish(c, j, -1);
                 continue;
             }
@@ -581,7 +572,7 @@ static int run_job(http_client *c, http_job *j, const char *name, rm_err *err)
     while (!j->done) pthread_cond_wait(&c->cv, &c->mu);
     pthread_mutex_unlock(&c->mu);
     int rc = j->rc;
-    if (rc) rm_errf_runtime(err, "%s", j->msg);
+    if (rc) rm_errf_runtime(err, "%s", j->fail.msg);
     free(j->url);
     return rc;
 }

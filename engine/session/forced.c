@@ -15,6 +15,7 @@
 #include <string.h>
 #include <jansson.h>
 #include "session/session.h"
+#include "session/forced.h"
 
 /* One string's tokens, appended to *ids. */
 static int encode_forced(const rm_tokenizer *t, const char *s, size_t n, int32_t **ids, int *nids, int *cap)
@@ -58,16 +59,18 @@ int session_forced_open(rm_session *s, rm_err *err)
         return rm_errf_input(err, "REMORA_TEST_REPLIES=%s: not a JSON array of strings (%s)", path, je.text);
     }
     size_t n = json_array_size(a);
-    if (!(s->forced = calloc(n, sizeof *s->forced)) || !(s->nforced = calloc(n, sizeof *s->nforced))) {
+    if (!(s->forced.seqs = calloc(n, sizeof *s->forced.seqs)) ||
+        !(s->forced.lens = calloc(n, sizeof *s->forced.lens))) {
         json_decref(a);
         return rm_errf(err, "out of memory");
     }
-    s->nforced_seqs = (int)n;
+    s->forced.n = (int)n;
     for (size_t i = 0; i < n; i++) {
         json_t *v = json_array_get(a, i);
         int cap = 0;
         if (!json_is_string(v) ||
-            encode_forced(s->tok, json_string_value(v), json_string_length(v), &s->forced[i], &s->nforced[i], &cap)) {
+            encode_forced(s->tok, json_string_value(v), json_string_length(v), &s->forced.seqs[i],
+                          &s->forced.lens[i], &cap)) {
             json_decref(a);
             return rm_errf_input(err, "REMORA_TEST_REPLIES=%s: element %zu is not a string", path, i);
         }
@@ -78,22 +81,22 @@ int session_forced_open(rm_session *s, rm_err *err)
 
 void session_forced_free(rm_session *s)
 {
-    for (int i = 0; i < s->nforced_seqs; i++) free(s->forced[i]);
-    free(s->forced);
-    free(s->nforced);
+    for (int i = 0; i < s->forced.n; i++) free(s->forced.seqs[i]);
+    free(s->forced.seqs);
+    free(s->forced.lens);
 }
 
 int session_forced_begin(rm_session *s)
 {
-    if (!s->nforced_seqs) return 0;
-    s->forced_cur = s->forced_replies++ % s->nforced_seqs;
-    s->forced_pos = 0;
+    if (!s->forced.n) return 0;
+    s->forced.cur = s->forced.replies++ % s->forced.n;
+    s->forced.pos = 0;
     return 1;
 }
 
 int session_forced_next(rm_session *s, int32_t *id)
 {
-    if (!s->nforced_seqs || s->forced_pos >= s->nforced[s->forced_cur]) return 0;
-    *id = s->forced[s->forced_cur][s->forced_pos++];
+    if (!s->forced.n || s->forced.pos >= s->forced.lens[s->forced.cur]) return 0;
+    *id = s->forced.seqs[s->forced.cur][s->forced.pos++];
     return 1;
 }

@@ -15,6 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include "session/session.h"
+#include "session/generate.h"
+#include "session/prefix.h"
+#include "session/stats.h"
+#include "session/trace.h"
 #include "session/sampler.h"
 
 static int seq_push(rm_session *s, int32_t id)
@@ -126,7 +130,7 @@ static void on_prompt_pass(void *ud, int fed)
     s->stats.kind = RM_REC_PROGRESS;
     prompt_take(r);
     r->pass.token_index = (uint64_t)fed;
-    if (s->trace) session_trace_pass(s, &r->pass);
+    if (s->trace.f) session_trace_pass(s, &r->pass);
     memset(&r->pass, 0, sizeof r->pass);
     /* prefix cache entries: a capture this pass completes (on its boundary,
      * the state now is the capture's), then the pass boundary itself */
@@ -401,7 +405,7 @@ static int generate(rm_session *s, const int32_t *prompt, int np, const rm_gen_o
     while (g.n < g.max_new) {
         if (stop && *stop) { end->interrupted = RM_STOPPED_REPLY; break; }
         double t1 = rm_now();
-        if (s->test_logits) s->test_logits(s->test_logits_ud, g.logits, V);
+        if (s->test.logits) s->test.logits(s->test.logits_ud, g.logits, V);
         int32_t id = (int32_t)sampler_pick(&smp, g.logits);
         if (forced) session_forced_next(s, &id);
         if (seq_push(s, id) || spec_push(&s->spec, &id, 1)) { rc = rm_errf(err, "out of memory"); break; }
@@ -474,7 +478,7 @@ int rm_session_turn(rm_session *s, const char *user_text, const rm_gen_opts *o, 
     int np = rm_chat_render(s->tok, s->fmt, view, n, &co, &ids, err);
     if (np >= 0 && session_check_ctx(s, np, err)) { free(ids); np = -1; }
     if (np < 0) { rm_conv_pop(&s->conv); return -1; }
-    rm_buf kept[2] = { { .max = s->text_max }, { .max = s->text_max } };
+    rm_buf kept[2] = { { .max = s->test.text_max }, { .max = s->test.text_max } };
     /* only XTML's generation prompt opens the think channel; an im-format
      * model opens <think> itself when it has one */
     gen_end end;

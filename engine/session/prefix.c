@@ -48,6 +48,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "session/session.h"
+#include "session/prefix.h"
+#include "session/snapshot.h"
 #include "base/file.h"
 
 #define PREFIX_DEFAULT_GB 4.0

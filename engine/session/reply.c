@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "session/session.h"
+#include "session/generate.h"
 #include "text/template.h"
 
 int rm_session_render(const rm_session *s, const char *conv_json, size_t len, rm_prompt *p, rm_err *err)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "session/session.h"
+#include "session/snapshot.h"
 
 int rm_snapshot_path(const char *transcript, char *out, size_t cap)
 {

@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "session/session.h"
+#include "session/forced.h"
+#include "session/prefix.h"
+#include "session/trace.h"
 
 /* spec's cost prediction: positions the state has consumed have recorded
  * routes; others are assumed to read what a plain step reads. */
@@ -59,7 +62,7 @@ int rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **o
     }
     s->spec.predict = predict_draft_bytes;
     s->spec.predict_ud = s;
-    if (o && o->trace_path && (!(s->trace_path = strdup(o->trace_path)) || !(s->trace = fopen(o->trace_path, "w")))) {
+    if (o && o->trace_path && (!(s->trace.path = strdup(o->trace_path)) || !(s->trace.f = fopen(o->trace_path, "w")))) {
         rm_errf_input(err, "%s: cannot create the trace: %s", o->trace_path, strerror(errno));
         rm_session_free(s);
         return -1;
@@ -77,8 +80,8 @@ void rm_session_free(rm_session *s)
     prefix_capture_end(s, 0);
     free(s->moe_index);
     session_forced_free(s);
-    if (s->trace) fclose(s->trace);
-    free(s->trace_path);
+    if (s->trace.f) fclose(s->trace.f);
+    free(s->trace.path);
     spec_free(&s->spec);
     route_hist_free(&s->routes);
     rm_state_free(s->st);
@@ -171,10 +174,10 @@ void session_test_draft_oracle(rm_session *s, int (*fn)(void *, const int32_t *,
     s->spec.oracle_ud = ud;
 }
 
-void session_test_text_max(rm_session *s, size_t max) { s->text_max = max; }
+void session_test_text_max(rm_session *s, size_t max) { s->test.text_max = max; }
 
 void session_test_logits(rm_session *s, void (*fn)(void *, const float *, int), void *ud)
 {
-    s->test_logits = fn;
-    s->test_logits_ud = ud;
+    s->test.logits = fn;
+    s->test.logits_ud = ud;
 }

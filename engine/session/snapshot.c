@@ -44,6 +44,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "session/session.h"
+#include "session/snapshot.h"
 #include "base/crc.h"
 #include "base/file.h"
 

@@ -3,6 +3,8 @@
  * and the router's last choices, then traced and handed to the caller. */
 #include <string.h>
 #include "session/session.h"
+#include "session/stats.h"
+#include "session/trace.h"
 
 /* Takes the model's figures since the last call into s->stats. */
 void session_collect_stats(rm_session *s)
@@ -18,7 +20,7 @@ void session_collect_stats(rm_session *s)
 
 void session_publish_stats(rm_session *s, const rm_gen_events *ev)
 {
-    if (s->trace) session_trace_token(s);
+    if (s->trace.f) session_trace_token(s);
     if (ev && ev->on_stats) ev->on_stats(ev->ud, &s->stats);
 }
 

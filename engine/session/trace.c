@@ -14,13 +14,14 @@
 #include <unistd.h>
 #include <jansson.h>
 #include "session/session.h"
+#include "session/trace.h"
 
 /* Stops tracing after a failed write; the turn reports it. */
 static void trace_fail(rm_session *s, int e)
 {
-    if (!s->trace_errno) s->trace_errno = e;
-    if (s->trace) fclose(s->trace);
-    s->trace = NULL;
+    if (!s->trace.failed_errno) s->trace.failed_errno = e;
+    if (s->trace.f) fclose(s->trace.f);
+    s->trace.f = NULL;
 }
 
 /* One line: j (taken) as compact JSON and a newline, in one write. */
@@ -28,14 +29,14 @@ static void write_line(rm_session *s, json_t *j)
 {
     char *line = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
-    if (!s->trace) { free(line); return; }
+    if (!s->trace.f) { free(line); return; }
     if (!line) { trace_fail(s, ENOMEM); return; }
     size_t n = strlen(line);
     line[n] = '\n';        /* json_dumps leaves room only for the NUL: write n + 1 bytes from a copy */
     char *buf = realloc(line, n + 2);
     if (!buf) { free(line); trace_fail(s, ENOMEM); return; }
     buf[n + 1] = 0;
-    const int fd = fileno(s->trace);
+    const int fd = fileno(s->trace.f);
     off_t end = lseek(fd, 0, SEEK_END);
     size_t w = 0;
     while (w < n + 1) {
@@ -110,7 +111,7 @@ void session_trace_pass(rm_session *s, const rm_token_stats *t)
 
 int session_trace_failed(rm_session *s, rm_err *err)
 {
-    if (!s->trace_errno) return 0;
+    if (!s->trace.failed_errno) return 0;
     return rm_errf_runtime(err, "%s: cannot write the trace: %s (tracing stopped; the trace ends at its last whole line)",
-                           s->trace_path, strerror(s->trace_errno));
+                           s->trace.path, strerror(s->trace.failed_errno));
 }

@@ -255,17 +255,6 @@ double rm_bench_gemv(int mxfp4, int rows, int cols, size_t arena_bytes, double s
     return r;
 }
 
-static int usage(FILE *f)
-{
-    fprintf(f, "usage: remora bench-kernels [--threads N] [--seconds S] [--only gemv|gemm]\n"
-               "  Measures the FMA peak and the memory read bandwidth, then MXFP4/bf16\n"
-               "  gemv and gemm (T = 1, 16, 64, 256, 1024) throughput as fractions of\n"
-               "  them, with 1 and N threads (default N = 2), the best of S-second\n"
-               "  windows per figure (default 1). --only skips the other table.\n"
-               "  REMORA_SIMD=scalar|avx2|avx512 lowers the SIMD level.\n");
-    return f == stdout ? 0 : 2;
-}
-
 /* The gemv table: weights from memory, as a fraction of the read
  * bandwidth bw[c] at thread count nt[c]. Returns 0, or 1 when out of
  * memory. */
@@ -336,20 +325,8 @@ static void gemm_table(const int *nt, const double *pk, int nconf, double second
     }
 }
 
-int rm_bench_kernels(int argc, char **argv)
+int rm_bench_kernels(int nthreads, double seconds, int tables)
 {
-    int nthreads = 2;
-    double seconds = 1.0;
-    const char *only = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout);
-        if (!strcmp(argv[i], "--threads") && i + 1 < argc) nthreads = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--seconds") && i + 1 < argc) seconds = atof(argv[++i]);
-        else if (!strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
-        else return usage(stderr);
-    }
-    if (nthreads < 1 || nthreads > 256 || !(seconds > 0 && seconds < 3600)) return usage(stderr);
-    if (only && strcmp(only, "gemv") && strcmp(only, "gemm")) return usage(stderr);
     int nt[2] = { 1, nthreads };
     int nconf = nthreads > 1 ? 2 : 1;
 
@@ -365,7 +342,7 @@ int rm_bench_kernels(int argc, char **argv)
 
     /* Memory read bandwidth. */
     double bw[2];
-    if (!only || !strcmp(only, "gemv")) {
+    if (tables & RM_BENCH_GEMV) {
         float *buf = aligned_alloc(4096, BW_BYTES);
         if (!buf) {
             fprintf(stderr, "remora: bench-kernels: cannot allocate %zu MiB\n", BW_BYTES >> 20);
@@ -387,7 +364,7 @@ int rm_bench_kernels(int argc, char **argv)
             return 1;
         }
     }
-    if (!only || !strcmp(only, "gemm"))
+    if (tables & RM_BENCH_GEMM)
         gemm_table(nt, pk, nconf, seconds);
     pool_free();
     return 0;

@@ -18,6 +18,8 @@
 #include <unistd.h>
 #include "engine.h"
 #include "session/session.h"
+#include "session/snapshot.h"
+#include "session/prefix.h"
 #include "base/crc.h"
 
 static rm_session *fz_s;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # `remora serve` as agents use it, driven by the official `openai` and
 # `@anthropic-ai/sdk` npm packages (pinned, installed with npm into
-# build/npm by this test and kept there; when the registry cannot be
+# build/npm by lib/npm.sh and kept there; when the registry cannot be
 # reached the test says so and fails). The fixtures' replies are forced
 # ($REMORA_TEST_REPLIES, one token per byte, so every tool block is split at
 # every byte boundary) to a K3 tool call and a final answer, in turn:
@@ -19,28 +19,15 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 FX=${REMORA_FIXTURES:-$(pwd)/tests/fixtures}
 BIN=${REMORA_BIN:-build/rel/remora}
-NPM_DIR=$(pwd)/build/npm
-PKGS="openai@5.23.2 @anthropic-ai/sdk@1.15.0"
-for c in node npm curl; do
-  command -v $c > /dev/null || { echo "FAIL: $c is not installed (make test installs nodejs, npm and curl)"; exit 1; }
-done
 T=$(mktemp -d)
 trap 'serve_stop; rm -rf "$T"' EXIT
 . tests/sh/lib/serve.sh
+. tests/sh/lib/npm.sh
 fail=0; passed=0; failed=0
 
-# the packages, once
-have() { node -p "require('$NPM_DIR/node_modules/$1/package.json').version" 2>/dev/null; }
-if [ "$(have openai)" != 5.23.2 ] || [ "$(have @anthropic-ai/sdk)" != 1.15.0 ]; then
-  mkdir -p "$NPM_DIR"
-  if ! timeout 300 npm install --prefix "$NPM_DIR" --no-audit --no-fund --loglevel=error $PKGS > "$T/npm.log" 2>&1; then
-    echo "FAIL: cannot install $PKGS with npm into $NPM_DIR (is the npm registry reachable?):"
-    tail -5 "$T/npm.log"
-    exit 1
-  fi
-fi
+npm_ensure || exit 1
 export REMORA_NPM_DIR=$NPM_DIR
-echo "ok   openai@$(have openai) and @anthropic-ai/sdk@$(have @anthropic-ai/sdk) from npm"
+echo "ok   openai@$(npm_have openai) and @anthropic-ai/sdk@$(npm_have @anthropic-ai/sdk) from npm"
 
 export REMORA_TEST_KEY=test-key-123
 # suite NAME MODEL [REPLIES]: a fresh server (replies forced when given), the suite's checks counted

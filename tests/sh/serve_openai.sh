@@ -1,6 +1,6 @@
 #!/bin/sh
 # `remora serve` driven by the official `openai` npm package (pinned,
-# installed with npm into build/node-openai by this test and kept there, so
+# installed with npm into build/npm by lib/npm.sh and kept there, so
 # reruns are fast; when the registry cannot be reached the test fails and
 # says so). On both fixture models and the embedded model, the SDK's whole
 # and streamed replies equal `remora run --chat` token for token, with the
@@ -12,30 +12,16 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 FX=${REMORA_FIXTURES:-$(pwd)/tests/fixtures}
 BIN=${REMORA_BIN:-build/rel/remora}
-OPENAI_VERSION=5.23.2
-NPM_DIR=$(pwd)/build/node-openai
-for c in node npm curl; do
-  command -v $c > /dev/null || { echo "FAIL: $c is not installed (make test installs nodejs, npm and curl)"; exit 1; }
-done
 T=$(mktemp -d)
 PIDS=
 trap 'for p in $PIDS; do kill $p 2>/dev/null; done; serve_stop; rm -rf "$T"' EXIT
 . tests/sh/lib/serve.sh
+. tests/sh/lib/npm.sh
 fail=0
 
-# the package, once
-have=$(node -p "require('$NPM_DIR/node_modules/openai/package.json').version" 2>/dev/null)
-if [ "$have" != "$OPENAI_VERSION" ]; then
-  mkdir -p "$NPM_DIR"
-  if ! timeout 300 npm install --prefix "$NPM_DIR" --no-audit --no-fund --loglevel=error "openai@$OPENAI_VERSION" \
-       > "$T/npm.log" 2>&1; then
-    echo "FAIL: cannot install openai@$OPENAI_VERSION with npm into $NPM_DIR (is the npm registry reachable?):"
-    tail -5 "$T/npm.log"
-    exit 1
-  fi
-fi
+npm_ensure || exit 1
 export REMORA_OPENAI_DIR=$NPM_DIR
-echo "ok   openai@$(node -p "require('$NPM_DIR/node_modules/openai/package.json').version") from npm"
+echo "ok   openai@$(npm_have openai) from npm"
 
 # sdk NAME MODE JSON: the client's result in $T/NAME.json
 sdk() {

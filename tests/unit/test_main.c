@@ -1,10 +1,13 @@
 /* test_main.c — runner for the unit tests: runs every registered test (or
  * those whose names contain argv[1]), prints PASS/FAIL per test and ends with
- * "N passed, N failed". Exit status 1 if any test failed. `--child NAME`
+ * "N passed, N failed"; a test that took a second or more (wall) has its
+ * seconds on its line, so a slow run shows what fills it. Exit status 1
+ * if any test failed. `--child NAME`
  * runs a CHILD entry point instead (test.h). The prefix cache
  * of sessions is off (REMORA_PREFIX_CACHE_GB=0) unless a test opens one in
  * a folder of its own. */
 #include <limits.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
@@ -127,9 +130,15 @@ int main(int argc, char **argv)
     for (int i = 0; i < ntests; i++) {
         if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
         cur_failed = 0;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         tests[i].fn();
-        if (cur_failed) { fail++; printf("FAIL %s\n", tests[i].name); }
-        else { pass++; printf("PASS %s\n", tests[i].name); }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+        char took[32] = "";
+        if (s >= 1.0) snprintf(took, sizeof took, " (%.1f s)", s);
+        if (cur_failed) { fail++; printf("FAIL %s%s\n", tests[i].name, took); }
+        else { pass++; printf("PASS %s%s\n", tests[i].name, took); }
         fflush(stdout);
     }
     printf("%d passed, %d failed\n", pass, fail);

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <strings.h>
 #include "tui.h"
+#include "autosave.h"
+#include "note.h"
 #include "draw.h"
 #include "ui/sessions.h"
 

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "tui.h"
+#include "loop.h"
+#include "turn.h"
 #include "ui/text.h"
 
 typedef struct sink { int fd; uint64_t bytes; } sink;

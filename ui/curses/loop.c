@@ -17,6 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 #include "tui.h"
+#include "loop.h"
+#include "note.h"
+#include "overlay.h"
+#include "turn.h"
 #include "draw.h"
 #include "input.h"
 
@@ -216,9 +220,9 @@ static void frame(ui_tui *a)
         held = a->dirty & PANEL_BITS;
         a->dirty &= ~PANEL_BITS;
     }
-    if (a->hint_until && rm_now() >= a->hint_until) {
-        a->hint[0] = 0;
-        a->hint_until = 0;
+    if (a->hint.until && rm_now() >= a->hint.until) {
+        a->hint.text[0] = 0;
+        a->hint.until = 0;
         a->dirty |= UI_D_INPUT;
     }
     if (a->dirty & UI_D_INPUT) {
@@ -238,12 +242,12 @@ static void frame(ui_tui *a)
     a->drawn_state = key;
     if (a->lay.too_small) {
         draw_too_small();
-    } else if (a->overlay) {
+    } else if (a->overlay.kind) {
         ui_summary s;
         ui_stats_summary(a->stats, &s);
         if (a->dirty & UI_D_STATUS) draw_status(a, &s);
         /* the stats page is live; the help changes only when scrolled */
-        if (a->dirty & (UI_D_LAYOUT | UI_D_OVERLAY) || (a->overlay != UI_OVL_HELP && a->dirty & UI_D_PANELS))
+        if (a->dirty & (UI_D_LAYOUT | UI_D_OVERLAY) || (a->overlay.kind != UI_OVL_HELP && a->dirty & UI_D_PANELS))
             ui_overlay_draw(a);
         move(LINES - 1, 0);
     } else {
@@ -268,8 +272,8 @@ static void frame(ui_tui *a)
         }
         int cy = 0, cx = 0;
         /* The input is drawn last every frame: it owns the cursor. */
-        ui_input_draw(a->lay.r[UI_R_INPUT], a->hint[0] ? a->hint : default_hint(a),
-                      a->hint[0] ? a->hint_role : UI_C_DIM, &cy, &cx);
+        ui_input_draw(a->lay.r[UI_R_INPUT], a->hint.text[0] ? a->hint.text : default_hint(a),
+                      a->hint.text[0] ? a->hint.role : UI_C_DIM, &cy, &cx);
         move(cy, cx);
     }
     ui_term_frame_begin(&a->term);
@@ -473,7 +477,7 @@ void ui_loop_finish_save(ui_tui *a)
     free(a->queued);
     a->queued = NULL;
     ui_note_hint(a, UI_C_MARK, "quitting: waiting for the autosave to finish writing %s", a->session);
-    a->hint_until = 0;          /* held until the save ends */
+    a->hint.until = 0;          /* held until the save ends */
     a->dirty |= UI_D_STATUS | UI_D_INPUT;
     const double t0 = rm_now();
     while (a->autosaving && rm_now() - t0 < WORKER_SAVE_WAIT_S) {
@@ -484,7 +488,7 @@ void ui_loop_finish_save(ui_tui *a)
         if (r > 0 && fds[0].revents) take_signals(a);      /* a second quit changes nothing: the save cannot be cut */
         if (r > 0 && fds[1].revents) take_worker(a);
     }
-    a->hint[0] = 0;
+    a->hint.text[0] = 0;
 }
 
 int ui_loop_run(ui_tui *a)
@@ -499,8 +503,8 @@ int ui_loop_run(ui_tui *a)
             if (wait < 0) wait = 0;
         }
         if (ui_keys_pending(&a->kp) && (wait < 0 || wait > ESC_WAIT_S)) wait = ESC_WAIT_S;
-        if (a->hint_until && (wait < 0 || wait > a->hint_until - now))
-            wait = a->hint_until > now ? a->hint_until - now : 0;
+        if (a->hint.until && (wait < 0 || wait > a->hint.until - now))
+            wait = a->hint.until > now ? a->hint.until - now : 0;
         int timeout = wait < 0 ? -1 : (int)(wait * 1000 + 0.999);
         struct pollfd fds[3] = {
             { ui_term_signal_fd(), POLLIN, 0 },

@@ -18,6 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 #include "tui.h"
+#include "autosave.h"
+#include "loop.h"
+#include "slash.h"
+#include "turn.h"
 #include "input.h"
 #include "ui/text.h"
 #include "ui/xdg.h"
@@ -100,8 +104,8 @@ int ui_main_close(ui_tui *a, rm_err *err)
     free(a->system_text);
     free(a->pending_system);
     free(a->queued);
-    free(a->turn_recs);
-    free(a->find_text);
+    free(a->turn_recs.v);
+    free(a->find.text);
     return rc;
 }
 

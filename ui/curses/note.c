@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "tui.h"
+#include "note.h"
 #include "draw.h"
 #include "input.h"
 
@@ -31,9 +32,9 @@ int ui_note_role(int style)
 
 static void vhint(ui_tui *a, int role, const char *fmt, va_list ap)
 {
-    vsnprintf(a->hint, sizeof a->hint, fmt, ap);
-    a->hint_role = role;
-    a->hint_until = rm_now() + HINT_SECONDS;
+    vsnprintf(a->hint.text, sizeof a->hint.text, fmt, ap);
+    a->hint.role = role;
+    a->hint.until = rm_now() + HINT_SECONDS;
     a->dirty |= UI_D_INPUT;
 }
 

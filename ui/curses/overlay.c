@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tui.h"
+#include "overlay.h"
 #include "draw.h"
+#include "panel.h"
 #include "ui/wrap.h"
 
 enum { E_HEAD, E_ITEM, E_TEXT, E_PRE };   /* E_PRE: a row drawn as it is (a table's) */
@@ -27,45 +29,22 @@ typedef struct entry {
 #define TERM_MAX 18         /* widest term column; longer terms take a row of their own */
 #define TWO_COLS_MIN 150    /* screen width from which the help is two columns of entries */
 
-/* The panels' figures and colours (the man page's PANELS says the same). */
-static const entry legend[] = {
-    { E_HEAD, "Panels", NULL, 0 },
-    { E_TEXT, NULL, "Per-token figures are over the window in the panel's title (the last 32 tokens); "
-                    "'turn' figures over the whole reply. 1 MB = 10^6 bytes.", 0 },
-    { E_HEAD, "Timing", NULL, 0 },
-    { E_ITEM, "last med p90", "the last token's time; median and 90th percentile per token", UI_C_VALUE },
-    { E_ITEM, "tok/s", "tokens per second over the turn", UI_C_VALUE },
-    { E_ITEM, "ctx reused pref", "the prompt: tokens in the context, already computed by earlier turns, "
-                                 "computed now (and how long it took)", UI_C_VALUE },
-    { E_ITEM, "▁▃▅█", "recent token times, taller is slower", UI_C_BAR },
-    { E_ITEM, "▁▃▅█ magenta", "tokens of one speculative verify pass (they share its time)", UI_C_SPEC_A },
-    { E_ITEM, "io", "phase: waiting for storage", UI_C_PH0 },
-    { E_ITEM, "spine", "phase: norms, projections, router, shared experts", UI_C_PH1 },
-    { E_ITEM, "attn", "phase: attention", UI_C_PH2 },
-    { E_ITEM, "exp", "phase: routed experts", UI_C_PH3 },
-    { E_ITEM, "head", "phase: the output head", UI_C_PH4 },
-    { E_HEAD, "Cache", NULL, 0 },
-    { E_ITEM, "hit", "expert-cache hit rate over the turn (and the last token)", UI_C_VALUE },
-    { E_ITEM, "kept", "share of all experts resident in RAM now", UI_C_VALUE },
-    { E_ITEM, "cache / storage", "bytes per token served from the cache, and read from storage", UI_C_VALUE },
-    { E_ITEM, "spine, experts", "how full the resident spine and the expert cache are", UI_C_BAR },
-    { E_HEAD, "I/O", NULL, 0 },
-    { E_ITEM, "kB/tok", "storage (or network) bytes read per token", UI_C_VALUE },
-    { E_ITEM, "spine, experts", "read rates over the window", UI_C_VALUE },
-    { E_ITEM, "GB/s bar", "the last token's read rate against the storage ceiling (measured at start-up)", UI_C_BAR },
-    { E_HEAD, "Speculation", NULL, 0 },
-    { E_ITEM, "drafted accepted", "n-gram draft tokens proposed and accepted this turn; the acceptance rate", UI_C_VALUE },
-    { E_HEAD, "Router", NULL, 0 },
-    { E_ITEM, "░▒▓█", "how many of the experts chosen for the last token fall in a cell (one row per MoE "
-                      "layer, numbered as the model's layers)", UI_C_TEXT },
-    { E_ITEM, "green", "experts the previous token chose too (reuse: what the cache lives on)", UI_C_HEAT_REUSE },
-    { E_ITEM, "yellow", "experts newly chosen", UI_C_HEAT_NEW },
-    { E_ITEM, "red", "a chosen expert was read from storage for this token (a cache miss)", UI_C_HEAT_READ },
-    { E_ITEM, "cyan", "a chosen expert was in flight: its read had started before (a prefetch)", UI_C_HEAT_FLIGHT },
-    { E_ITEM, "reuse", "share of a token's choices the token before made too (verify-pass pairs left out)", UI_C_VALUE },
-    { E_ITEM, "F4", "zoom on one layer: its choices over recent tokens (Alt-Up, Alt-Down: the layer)", UI_C_VALUE },
-};
-#define NLEGEND (int)(sizeof legend / sizeof legend[0])
+#define LEGEND_MAX 64        /* entries of the panels' legends, their headings included */
+
+/* The panels' figures and colours, from each panel's record (panel.h). */
+static int legend_entries(entry *e)
+{
+    int n = 0;
+    e[n++] = (entry){ E_HEAD, "Panels", NULL, 0 };
+    e[n++] = (entry){ E_TEXT, NULL, "Per-token figures are over the window in the panel's title (the last 32 "
+                                    "tokens); 'turn' figures over the whole reply. 1 MB = 10^6 bytes.", 0 };
+    for (int p = 0; p < ui_npanels && n < LEGEND_MAX; p++) {
+        e[n++] = (entry){ E_HEAD, ui_panels[p].title, NULL, 0 };
+        for (const ui_legend_item *l = ui_panels[p].legend; l->term && n < LEGEND_MAX; l++)
+            e[n++] = (entry){ E_ITEM, l->term, l->what, l->role };
+    }
+    return n;
+}
 
 /* One wrapped row of an entry's text. */
 typedef struct rows_ctx {
@@ -182,8 +161,8 @@ static int stats_entries(const ui_tui *a, entry *e, char (*buf)[200])
 
 void ui_overlay_open(ui_tui *a, int kind)
 {
-    a->overlay = a->overlay == kind ? 0 : kind;
-    a->overlay_top = 0;
+    a->overlay.kind = a->overlay.kind == kind ? 0 : kind;
+    a->overlay.top = 0;
     a->dirty |= UI_D_LAYOUT;
 }
 
@@ -191,7 +170,7 @@ void ui_overlay_open(ui_tui *a, int kind)
  * progress as the last. */
 static int turns_page(ui_tui *a, ui_rect body, int draw)
 {
-    int n = a->nturn_recs + 3;
+    int n = a->turn_recs.n + 3;
     entry *e = calloc((size_t)n, sizeof *e);
     char (*buf)[200] = calloc((size_t)n, sizeof *buf);
     if (!e || !buf) { free(e); free(buf); return 0; }
@@ -199,8 +178,8 @@ static int turns_page(ui_tui *a, ui_rect body, int draw)
     e[k++] = (entry){ E_HEAD, "Turns of this conversation", NULL, 0 };
     ui_fmt_turn_header(buf[k], sizeof buf[k]);
     e[k] = (entry){ E_PRE, NULL, buf[k], UI_C_TITLE }; k++;
-    for (int i = 0; i < a->nturn_recs; i++, k++) {
-        ui_fmt_turn_row(buf[k], sizeof buf[k], &a->turn_recs[i]);
+    for (int i = 0; i < a->turn_recs.n; i++, k++) {
+        ui_fmt_turn_row(buf[k], sizeof buf[k], &a->turn_recs.v[i]);
         e[k] = (entry){ E_PRE, NULL, buf[k], UI_C_VALUE };
     }
     if (a->generating) {
@@ -210,41 +189,40 @@ static int turns_page(ui_tui *a, ui_rect body, int draw)
         snprintf(buf[k] + strlen(buf[k]), sizeof buf[k] - strlen(buf[k]), " (in progress)");
         e[k] = (entry){ E_PRE, NULL, buf[k], UI_C_TEXT }; k++;
     }
-    int rows = render(e, k, body, a->overlay_top, draw);
+    int rows = render(e, k, body, a->overlay.top, draw);
     free(e);
     free(buf);
     return rows;
 }
 
-/* Rows the page's body takes (for scrolling) and draws it from overlay_top. */
+/* Rows the page's body takes (for scrolling) and draws it from overlay.top. */
 static int page(ui_tui *a, ui_rect body, int draw)
 {
-    if (a->overlay == UI_OVL_TURNS) return turns_page(a, body, draw);
-    if (a->overlay == UI_OVL_STATS) {
+    if (a->overlay.kind == UI_OVL_TURNS) return turns_page(a, body, draw);
+    if (a->overlay.kind == UI_OVL_STATS) {
         entry e[16];
         char buf[16][200];
         int n = stats_entries(a, e, buf);
-        return render(e, n, body, a->overlay_top, draw);
+        return render(e, n, body, a->overlay.top, draw);
     }
     entry keys[64], cmds[40];
     char names[32][40];
     int nk, nc;
     help_entries(a, keys, &nk, cmds, &nc, names);
-    entry rest[40 + NLEGEND];
+    entry rest[40 + LEGEND_MAX];
     memcpy(rest, cmds, (size_t)nc * sizeof *cmds);
-    memcpy(rest + nc, legend, sizeof legend);
-    int nr = nc + NLEGEND;
+    int nr = nc + legend_entries(rest + nc);
     if (body.w >= TWO_COLS_MIN) {
         int lw = (body.w - 3) / 2;
         ui_rect l = { body.y, body.x, body.h, lw }, r = { body.y, body.x + lw + 3, body.h, body.w - lw - 3 };
-        int hl = render(keys, nk, l, a->overlay_top, draw);
-        int hr = render(rest, nr, r, a->overlay_top, draw);
+        int hl = render(keys, nk, l, a->overlay.top, draw);
+        int hr = render(rest, nr, r, a->overlay.top, draw);
         return hl > hr ? hl : hr;
     }
-    entry all[64 + 40 + NLEGEND];
+    entry all[64 + 40 + LEGEND_MAX];
     memcpy(all, keys, (size_t)nk * sizeof *keys);
     memcpy(all + nk, rest, (size_t)nr * sizeof *rest);
-    return render(all, nk + nr, body, a->overlay_top, draw);
+    return render(all, nk + nr, body, a->overlay.top, draw);
 }
 
 void ui_overlay_draw(ui_tui *a)
@@ -255,28 +233,28 @@ void ui_overlay_draw(ui_tui *a)
     ui_rect body = { 2, 1, LINES - 3, COLS - 2 };
     int total = page(a, body, 0);
     int max_top = total > body.h ? total - body.h : 0;
-    if (a->overlay_top > max_top) a->overlay_top = max_top;
+    if (a->overlay.top > max_top) a->overlay.top = max_top;
     char t[160];
     snprintf(t, sizeof t, "%s %s F1/Esc closes%s",
-             a->overlay == UI_OVL_STATS ? "Statistics" : a->overlay == UI_OVL_TURNS ? "Statistics, all turns" : "Help",
+             a->overlay.kind == UI_OVL_STATS ? "Statistics" : a->overlay.kind == UI_OVL_TURNS ? "Statistics, all turns" : "Help",
              ui_sym(UI_SYM_VLINE), max_top ? "  PgUp/PgDn/Up/Down scroll" : "");
     ui_put_title(title, t, 1);
     page(a, body, 1);
     if (max_top) {
         char pos[48];
-        snprintf(pos, sizeof pos, "[%d-%d/%d]", a->overlay_top + 1,
-                 a->overlay_top + body.h < total ? a->overlay_top + body.h : total, total);
+        snprintf(pos, sizeof pos, "[%d-%d/%d]", a->overlay.top + 1,
+                 a->overlay.top + body.h < total ? a->overlay.top + body.h : total, total);
         ui_put(LINES - 1, COLS - 1 - (int)strlen(pos), (int)strlen(pos), ui_attr(UI_C_DIM), pos);
     }
 }
 
 int ui_overlay_key(ui_tui *a, int type, const char *data, size_t len)
 {
-    if (!a->overlay) return 0;
+    if (!a->overlay.kind) return 0;
     int step = 0;
     if (type == UI_IN_KEY) {
         int act = ui_keys_action(data);
-        if (act == UI_ACT_HELP) { a->overlay = 0; a->dirty |= UI_D_LAYOUT; return 1; }
+        if (act == UI_ACT_HELP) { a->overlay.kind = 0; a->dirty |= UI_D_LAYOUT; return 1; }
         if (act == UI_ACT_PAGE_UP) step = -(LINES - 4);
         else if (act == UI_ACT_PAGE_DOWN) step = LINES - 4;
         else if (act == UI_ACT_TOP) step = -1000000;
@@ -284,7 +262,7 @@ int ui_overlay_key(ui_tui *a, int type, const char *data, size_t len)
         else return 0;                   /* Ctrl-C, Ctrl-D and the rest act as always */
     } else if (type == UI_IN_BYTES) {
         if ((len == 1 && (data[0] == 0x1b || data[0] == 'q' || data[0] == '\r' || data[0] == '\n'))) {
-            a->overlay = 0;
+            a->overlay.kind = 0;
             a->dirty |= UI_D_LAYOUT;
             return 1;
         }
@@ -298,13 +276,13 @@ int ui_overlay_key(ui_tui *a, int type, const char *data, size_t len)
     } else {
         return 0;
     }
-    a->overlay_top += step;
-    if (a->overlay_top < 0) a->overlay_top = 0;
+    a->overlay.top += step;
+    if (a->overlay.top < 0) a->overlay.top = 0;
     a->dirty |= UI_D_OVERLAY;
     return 1;
 close_and_type:
     /* typed text closes the page and goes to the input line, as always */
-    a->overlay = 0;
+    a->overlay.kind = 0;
     a->dirty |= UI_D_LAYOUT;
     return 0;
 }

@@ -13,15 +13,11 @@ static double pct(uint64_t a, uint64_t b) { return b ? 100.0 * (double)a / (doub
 /* "spine   1.60 GB / 14.00 GB (11%)", shorter as the panel narrows. */
 static void fill_row(int y, int x, int w, const char *what, uint64_t have, uint64_t of)
 {
-    char a[32], b[32], sa[16], sb[16];
-    rm_fmt_bytes(a, sizeof a, (double)have);
-    rm_fmt_bytes(b, sizeof b, (double)of);
-    ui_fmt_bytes_short(sa, sizeof sa, (double)have);
-    ui_fmt_bytes_short(sb, sizeof sb, (double)of);
+    const ui_bytes_text a = ui_fmt_bytes_both((double)have), b = ui_fmt_bytes_both((double)of);
     int n = (int)strcspn(what, " ");
     ui_putf(y, x, w, ui_attr(UI_C_TEXT), "%s %s / %s (%.0f%%)\v%.*s %s/%s (%.0f%%)\v%.*s %.0f%% of %s\v%.*s %.0f%%",
-                what, a, b, pct(have, of), n, what, sa, sb, pct(have, of), n, what, pct(have, of), sb, n, what,
-                pct(have, of));
+                what, a.full, b.full, pct(have, of), n, what, a.brief, b.brief, pct(have, of), n, what, pct(have, of),
+                b.brief, n, what, pct(have, of));
 }
 
 void ui_panel_cache(ui_rect r, const ui_panel_in *in)
@@ -39,7 +35,7 @@ void ui_panel_cache(ui_rect r, const ui_panel_in *in)
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
     if (w <= 0 || (!st->have_cur && !st->have_pcur)) return;
     const rm_token_stats *c = st->have_cur ? &st->cur : &st->pcur;
-    char a[32], b[32];
+    char a[32];
     if (y < end && st->have_cur) {
         char hit[16] = "-", last[16] = "-";
         if (s->hit_rate >= 0) snprintf(hit, sizeof hit, "%.1f%%", s->hit_rate * 100);
@@ -53,13 +49,9 @@ void ui_panel_cache(ui_rect r, const ui_panel_in *in)
                     c->retained_fraction * 100);
     }
     if (y < end && s->window) {
-        rm_fmt_bytes(a, sizeof a, s->cache_bytes_per_token);
-        rm_fmt_bytes(b, sizeof b, s->bytes_per_token);
-        char sa[16], sb[16];
-        ui_fmt_bytes_short(sa, sizeof sa, s->cache_bytes_per_token);
-        ui_fmt_bytes_short(sb, sizeof sb, s->bytes_per_token);
+        const ui_bytes_text ca = ui_fmt_bytes_both(s->cache_bytes_per_token), rd = ui_fmt_bytes_both(s->bytes_per_token);
         ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "cache %s  storage %s\vcache %s  read %s\vcache %s read %s\vread %s",
-                    a, b, a, b, sa, sb, sb);
+                    ca.full, rd.full, ca.full, rd.full, ca.brief, rd.brief, rd.brief);
     } else if (y < end) {
         rm_fmt_bytes(a, sizeof a, (double)s->prompt_bytes);
         ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "prompt read %s from storage\vprompt read %s\vread %s", a, a, a);

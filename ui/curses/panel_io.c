@@ -11,10 +11,7 @@
 void ui_panel_io(ui_rect r, const ui_panel_in *in)
 {
     const ui_summary *s = in->sum;
-    char title[96];
-    if (s->window) snprintf(title, sizeof title, "I/O, last %d tok\vI/O, %d tok\vI/O", s->window, s->window);
-    else snprintf(title, sizeof title, "I/O");
-    ui_put_title(r, title, 0);
+    ui_panel_window_title(r, "I/O", s->window);
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
     if (w <= 0 || (!s->window && s->prompt_state == UI_PROMPT_NONE)) return;
     char a[32], b[32];
@@ -43,13 +40,9 @@ void ui_panel_io(ui_rect r, const ui_panel_in *in)
         return;
     }
     if (y < end) {
-        rm_fmt_bytes(a, sizeof a, s->spine_bps);
-        rm_fmt_bytes(b, sizeof b, s->expert_bps);
-        char sa[16], sb[16];
-        ui_fmt_bytes_short(sa, sizeof sa, s->spine_bps);
-        ui_fmt_bytes_short(sb, sizeof sb, s->expert_bps);
+        const ui_bytes_text sp = ui_fmt_bytes_both(s->spine_bps), ex = ui_fmt_bytes_both(s->expert_bps);
         ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "spine %s/s  expert %s/s\vspine %s/s exp %s/s\vsp %s ex %s/s\vexp %s/s",
-                    a, b, sa, sb, sa, sb, sb);
+                    sp.full, ex.full, sp.brief, ex.brief, sp.brief, ex.brief, ex.brief);
     }
     if (y < end && (s->gpu_in_bps > 0 || s->vram_resident)) {    /* a GPU computes: what it was sent */
         rm_fmt_bytes(a, sizeof a, s->gpu_in_bps);

@@ -168,11 +168,8 @@ void ui_panel_timing(ui_rect r, const ui_panel_in *in)
 {
     const ui_stats *st = in->stats;
     const ui_summary *s = in->sum;
-    char title[96];
     /* the window of the per-token figures; turn-wide ones say "turn" */
-    if (s->window) snprintf(title, sizeof title, "Timing, last %d tok\vTiming, %d tok\vTiming", s->window, s->window);
-    else snprintf(title, sizeof title, "Timing");
-    ui_put_title(r, title, 0);
+    ui_panel_window_title(r, "Timing", s->window);
     int x = r.x + 1, w = r.w - 2, y = r.y + 1, end = r.y + r.h;
     if (w <= 0) return;
     if (!s->window) {

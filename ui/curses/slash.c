@@ -10,6 +10,11 @@
 #include <string.h>
 #include <strings.h>
 #include "tui.h"
+#include "autosave.h"
+#include "note.h"
+#include "overlay.h"
+#include "slash.h"
+#include "turn.h"
 #include "draw.h"
 #include "ui/osc52.h"
 #include "ui/paths.h"
@@ -100,13 +105,13 @@ static void find(ui_tui *a, const char *arg)
 {
     if (!*arg) { ui_note_add(a, UI_S_ERROR, "usage: /find TEXT"); return; }
     ui_doc *d = &a->answer.doc;
-    int again = a->find_text && !strcmp(a->find_text, arg) && a->find_block >= 0 && a->find_block < d->nblocks;
+    int again = a->find.text && !strcmp(a->find.text, arg) && a->find.block >= 0 && a->find.block < d->nblocks;
     if (!again) {
-        free(a->find_text);
-        a->find_text = strdup(arg);
-        if (!a->find_text) { ui_note_add(a, UI_S_ERROR, "out of memory: /find did not run"); return; }
-        a->find_block = d->nblocks - 1;
-        a->find_off = (size_t)-1;
+        free(a->find.text);
+        a->find.text = strdup(arg);
+        if (!a->find.text) { ui_note_add(a, UI_S_ERROR, "out of memory: /find did not run"); return; }
+        a->find.block = d->nblocks - 1;
+        a->find.off = (size_t)-1;
     }
     int total = 0, nth = 0, fb = -1;
     long fo = -1;
@@ -116,7 +121,7 @@ static void find(ui_tui *a, const char *arg)
         long at;
         while ((at = find_back(blk->text.p, blk->text.len, before, arg)) >= 0) {
             total++;
-            int earlier = b < a->find_block || (b == a->find_block && (size_t)at < a->find_off);
+            int earlier = b < a->find.block || (b == a->find.block && (size_t)at < a->find.off);
             if (fb < 0 && earlier) { fb = b; fo = at; nth = total; }
             before = (size_t)at;
         }
@@ -128,13 +133,13 @@ static void find(ui_tui *a, const char *arg)
         return;
     }
     if (fb < 0) {       /* past the first match: wrap to the last */
-        a->find_block = d->nblocks - 1;
-        a->find_off = (size_t)-1;
+        a->find.block = d->nblocks - 1;
+        a->find.off = (size_t)-1;
         find(a, arg);
         return;
     }
-    a->find_block = fb;
-    a->find_off = (size_t)fo;
+    a->find.block = fb;
+    a->find.off = (size_t)fo;
     a->answer.mark_block = fb;
     a->answer.mark_start = (size_t)fo;
     a->answer.mark_end = (size_t)fo + strlen(arg);
@@ -199,9 +204,9 @@ static void cmd_clear(ui_tui *a, const char *arg, const char *line)
     ui_pane_end(&a->reasoning);
     ui_stats_reset(a->stats);
     a->turns = 0;
-    a->nturn_recs = 0;
+    a->turn_recs.n = 0;
     a->answer.mark_block = -1;
-    a->find_block = -1;
+    a->find.block = -1;
     a->dirty |= UI_D_ANSWER | UI_D_REASONING | UI_D_PANELS;
     ui_turn_command(a, UI_CMD_CLEAR, NULL, "clearing");
 }

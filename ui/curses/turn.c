@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tui.h"
+#include "autosave.h"
+#include "note.h"
+#include "turn.h"
 #include "draw.h"
 #include "ui/welcome.h"
 
@@ -117,9 +120,9 @@ static void rebuild(ui_tui *a)
     ui_doc_clear(&a->answer.doc);
     ui_doc_clear(&a->reasoning.doc);
     a->turns = 0;
-    a->nturn_recs = 0;
+    a->turn_recs.n = 0;
     a->answer.mark_block = -1;
-    a->find_block = -1;
+    a->find.block = -1;
     free(a->system_text);
     a->system_text = NULL;
     for (int i = 0; i < n; i++) {
@@ -169,7 +172,7 @@ static void turn_summary(ui_tui *a, const ui_done *d)
     /* the worker counted every record; the UI's samples may have missed
      * some when it was away (a full ring), which leaves the rates right */
     if (d->tokens > r.tokens) r.tokens = d->tokens;
-    if (!RM_GROW(a->turn_recs, a->cap_turn_recs, a->nturn_recs + 1)) a->turn_recs[a->nturn_recs++] = r;
+    if (!RM_GROW(a->turn_recs.v, a->turn_recs.cap, a->turn_recs.n + 1)) a->turn_recs.v[a->turn_recs.n++] = r;
     char line[300];
     ui_fmt_turn(line, sizeof line, &r, ui_sym(UI_SYM_SEP));
     ui_note_check(a, ui_doc_add(&a->answer.doc, UI_S_SUMMARY, line, strlen(line), 0, 0));
@@ -228,8 +231,8 @@ void ui_turn_done(ui_tui *a, const ui_done *d)
         return;
     }
     a->busy_cmd = 0;
-    a->hint[0] = 0;
-    a->hint_until = 0;
+    a->hint.text[0] = 0;
+    a->hint.until = 0;
     a->dirty |= UI_D_STATUS | UI_D_INPUT | UI_D_PANELS;
     if (d->cmd == UI_CMD_PROBE) {
         a->probing = 0;

@@ -298,12 +298,15 @@ static void check_pass_sizes(const char *name)
         }
         rm_state_free(st);
     }
-    /* and the same as token-by-token decoding */
+    /* and the same as token-by-token decoding; under ASan the passes of 1
+     * position have fed every position alone already and the greedy
+     * continuations decoded 40 tokens, so the 300 decodes again (a fifth
+     * of this test there) are left to the release build */
     rm_err err;
-    rm_state *st = rm_state_new(m, &err);
+    rm_state *st = T_ASAN ? NULL : rm_state_new(m, &err);
     for (int t = 0; st && t < n; t++)
         CHECK(rm_forward(m, st, ids + t, 1, got + (size_t)t * V, NULL, NULL, NULL, &err) == 0);
-    CHECKF(memcmp(ref, got, (size_t)n * V * sizeof *ref) == 0, "%s: passes and decoding differ", name);
+    if (st) CHECKF(memcmp(ref, got, (size_t)n * V * sizeof *ref) == 0, "%s: passes and decoding differ", name);
     rm_state_free(st);
     free(rref.ids); free(ref); free(got); free(ids);
     json_decref(meta);

@@ -17,6 +17,7 @@
 #include "tests/unit/test.h"
 #include "tests/unit/engine/helpers.h"
 #include "tests/unit/engine/turns.h"
+#include "session/snapshot.h"
 #include "base/crc.h"
 
 static const char *const sys1 =

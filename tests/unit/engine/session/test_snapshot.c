@@ -22,6 +22,7 @@
 #include "tests/unit/engine/helpers.h"
 #include "tests/unit/engine/turns.h"
 #include "session/session.h"
+#include "session/snapshot.h"
 #include "base/crc.h"
 
 static rm_session *open_session(const char *dir, int chunk)

@@ -7,6 +7,7 @@
 #include <strings.h>
 #include "tests/unit/test.h"
 #include "ui/curses/tui.h"
+#include "ui/curses/slash.h"
 
 TEST(slash_one_record_per_command)
 {

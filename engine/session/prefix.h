@@ -1,0 +1,43 @@
+/* prefix.h — the prefix cache: snapshots of prompt beginnings shared by
+ * every session of the machine (prefix.c). */
+#ifndef REMORA_SESSION_PREFIX_H
+#define REMORA_SESSION_PREFIX_H
+#include <stdint.h>
+#include "engine.h"
+
+/* The prefix cache as a session uses it (prefix.c). */
+typedef struct prefix_cache {
+    char dir[4096];             /* "" when the cache is off */
+    uint64_t limit;             /* bytes the entries may take */
+    char in_use[256];           /* the entry restored last: never evicted by this session */
+    char pass_entry[256];       /* written at the last pass boundary of the prompt in progress */
+    int cap;                    /* a capture in progress: its position, 0 none */
+    struct snap_out *capw;      /* its writer */
+    char cap_name[256];
+    int stores, restores;       /* entries written and used by this session */
+    rm_err error;               /* the last failure to write an entry, "" none */
+} prefix_cache;
+
+/* Shorter prefixes are not kept: on the embedded model 32 tokens are
+ * computed in about as long as an entry takes to write and read back. */
+#define PREFIX_MIN_TOKENS 32
+/* Where the cache is and how large it may grow, from o and the
+ * environment; -1 with a message for a bad REMORA_PREFIX_CACHE_GB. */
+int  prefix_open(prefix_cache *pc, const rm_open_opts *o, rm_err *err);
+/* Restores the longest cached prefix of prompt[0..np) (an entry of exactly
+ * np tokens only with its logits); returns its tokens, 0 for none. */
+int  prefix_restore(rm_session *s, const int32_t *prompt, int np);
+/* Stores the state (at pos = s->st's position, ids s->seq) as an entry,
+ * with logits when not NULL; `pass` marks one taken at a pass boundary,
+ * which replaces the one the prompt's previous pass boundary left. */
+void prefix_store(rm_session *s, int pos, const float *logits, int pass);
+/* A capture inside a pass (rm_forward_ctl.capture): begin writes the
+ * header and ids, layer writes each layer as the pass reaches the
+ * position, end commits it (ok) or drops it. */
+int  prefix_capture_begin(rm_session *s, int pos);
+void prefix_capture_layer(rm_session *s, int layer);
+void prefix_capture_end(rm_session *s, int ok);
+/* The end of a prompt's feed: forgets its pass-boundary entry. */
+void prefix_prompt_done(rm_session *s);
+
+#endif
