@@ -14,6 +14,44 @@
 #include "ui/main.h"
 #include "ui/keys.h"
 
+/* Appends word to buf as the shell reads it: as it is when it holds only
+ * characters no shell treats specially, else in single quotes. */
+static void put_word(char *buf, size_t n, const char *word)
+{
+    size_t l = strlen(buf);
+    int plain = *word != 0;
+    for (const char *c = word; *c; c++)
+        if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-:=,@%", *c)) plain = 0;
+    if (plain) { snprintf(buf + l, n - l, " %s", word); return; }
+    snprintf(buf + l, n - l, " '");
+    for (const char *c = word; *c && (l = strlen(buf)) + 5 < n; c++)
+        snprintf(buf + l, n - l, *c == '\'' ? "'\\''" : "%c", *c);
+    l = strlen(buf);
+    snprintf(buf + l, n - l, "'");
+}
+
+/* The command the quit note gives for going on from the autosave: this
+ * program as it was run (so ./build/remora after `make run`), with the
+ * source given on this command line (the default model needs none). */
+static void resume_command(char *buf, size_t n, const char *model, int synthetic)
+{
+    buf[0] = 0;
+    put_word(buf, n, opts_self());
+    size_t l = strlen(buf);
+    snprintf(buf + l, n - l, " chat");
+    if (synthetic) {
+        l = strlen(buf);
+        snprintf(buf + l, n - l, " --synthetic");
+    } else if (model) {
+        l = strlen(buf);
+        snprintf(buf + l, n - l, " --model");
+        put_word(buf, n, model);
+    }
+    l = strlen(buf);
+    snprintf(buf + l, n - l, " --resume");
+    memmove(buf, buf + 1, strlen(buf));     /* put_word's leading space */
+}
+
 static void usage(FILE *f)
 {
     static const char *const text[OPT_COUNT] = {
@@ -107,7 +145,9 @@ int cmd_chat(int argc, char **argv)
         fprintf(stderr, "remora chat: --synthetic and --endpoint: one source at a time\n");
         return 2;
     }
-    char dir[4400];
+    char dir[4400], resume_cmd[9000];
+    resume_command(resume_cmd, sizeof resume_cmd, o.endpoint.url ? NULL : so.model, o.synthetic);
+    o.resume_cmd = resume_cmd;
     if (!so.model && !o.synthetic && !o.endpoint.url) {
         if (model_path_default("chat", dir, sizeof dir)) { fprintf(stderr, "remora chat: %s\n", dir); return 2; }
         so.model = dir;

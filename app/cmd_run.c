@@ -271,7 +271,8 @@ static int run_endpoint(const ui_endpoint_opts *eo, const char *prompt, const ch
     const ui_source_vt *vt = src->vt;
     gen_target g = { .src = src };
     run_ctx r = { 0 };
-    if (transcript && access(transcript, F_OK) == 0 && vt->load(src, transcript, &err)) {
+    int ctx;    /* not said: the server counts the conversation */
+    if (transcript && access(transcript, F_OK) == 0 && vt->load(src, transcript, &ctx, &err)) {
         ui_safe_errorf("remora run", "%s", err.msg);
         rc = 2;
     } else if (system && vt->set_system(src, system, &err)) {

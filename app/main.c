@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "commands.h"
+#include "opts.h"
 #include "version.h"
 
 static const struct command {
@@ -38,6 +39,7 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    if (argc > 0 && argv[0] && *argv[0]) opts_set_self(argv[0]);
     const char *name = argc > 1 ? argv[1] : "chat";
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {
         usage(stdout);

@@ -352,3 +352,9 @@ void opts_help(FILE *f, unsigned mask, const char *const *text)
         help_text(f, lead, what);
     }
 }
+
+static const char *self = "remora";
+
+void opts_set_self(const char *argv0) { self = argv0; }
+
+const char *opts_self(void) { return self; }

@@ -124,4 +124,10 @@ int opts_real_arg(const char *cmd, const char *name, const char *s, double lo, d
                   double *out);
 int opts_u64_arg(const char *cmd, const char *name, const char *s, uint64_t *out);
 
+/* The program as it was run (main's argv[0]: "remora" from the PATH,
+ * "./build/remora" after `make run`; "remora" until set), for the commands
+ * a message tells the user to type next. */
+void opts_set_self(const char *argv0);
+const char *opts_self(void);
+
 #endif

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "engine.h"
 #include "progress.h"
+#include "ui/stats.h"
 
 void progress_init(progress_bar *b, const char *cmd)
 {
@@ -56,15 +57,13 @@ void progress_prompt(progress_bar *b, const rm_prompt_figures *f)
     const double t = rm_now();
     if (!b->tty || !f->total || (b->open && t - b->last < 0.2)) return;
     b->last = t;
-    /* positions through all layers so far, as the meter counts them */
-    const double done = f->done + (double)f->chunk_tokens * f->layer / (f->layers ? f->layers : 1);
-    char bar[21], eta[32] = "ETA ?";
-    int fill = (int)(20.0 * done / f->total);
+    /* the work done, as the chat says it */
+    char bar[21], prog[160];
+    int fill = (int)(20.0 * ui_prompt_fraction(f));
     for (int i = 0; i < 20; i++) bar[i] = i < fill ? '#' : '.';
     bar[20] = 0;
-    if (f->eta >= 0) snprintf(eta, sizeof eta, "ETA %d:%02d", (int)(f->eta / 60), (int)f->eta % 60);
-    fprintf(stderr, "\r%s: prompt [%s] %.0f/%d tok  %.1f tok/s  %s  pass %d/%d layer %d/%d\033[K", b->cmd, bar, done,
-            f->total, f->tok_per_s, eta, f->chunk + 1, f->chunks, f->layer, f->layers);
+    ui_fmt_progress(prog, sizeof prog, f);
+    fprintf(stderr, "\r%s: prompt [%s] %s\033[K", b->cmd, bar, prog);
     fflush(stderr);
     b->open = 1;
 }

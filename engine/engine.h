@@ -242,6 +242,12 @@ typedef struct rm_prompt_figures {
     double elapsed;             /* seconds since the prompt began */
     double tok_per_s;           /* prompt tokens per second so far (0 until known) */
     double eta;                 /* seconds left, estimated; -1 unknown */
+    /* the share of the prompt's work done (0..1, never going back): its
+     * layers' flops and reads, each layer of each pass counted at the
+     * seconds a flop and a byte have cost so far (so a dense layer, an MLA
+     * layer late in a long prompt and a layer whose experts come from the
+     * disk weigh what they take); 0 until a layer is done */
+    double work;
 } rm_prompt_figures;
 
 /* Control of a long feed (prompts). Every field may be zero. */
@@ -575,6 +581,8 @@ int  rm_session_messages(const rm_session *s, const rm_chat_msg **msgs);
  * the reply is empty and the state holds the prompt's complete passes). */
 enum { RM_STOPPED_REPLY = 1, RM_STOPPED_PROMPT = 2 };
 int  rm_session_last_interrupted(const rm_session *s);
+/* How entry i of rm_session_messages' view ended (rm_conv_interrupted). */
+int  rm_session_interrupted(const rm_session *s, int i);
 
 /* ---- replies to a conversation given whole (engine/session/reply.c) ---- */
 
@@ -763,6 +771,9 @@ int  rm_conv_view(rm_conv *c, const rm_chat_msg **out);
 int  rm_conv_context(rm_conv *c, const rm_chat_msg **out);
 /* How the last reply ended (0 when the last message is not a reply). */
 int  rm_conv_last_interrupted(const rm_conv *c);
+/* How entry i of rm_conv_view's view ended (0 for the system prompt, a
+ * message that is not a reply, or i out of range). */
+int  rm_conv_interrupted(const rm_conv *c, int i);
 int  rm_conv_save(const rm_conv *c, const char *path, rm_err *err);
 /* Replaces the conversation, system prompt included, only when the whole
  * file was read; otherwise nothing changes and *err says why. */

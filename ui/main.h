@@ -20,6 +20,8 @@ typedef struct ui_main_opts {
     const char   *system;        /* initial system prompt, or NULL */
     double        panel_hz;      /* panel and status redraws per second; 0: UI_PANEL_HZ */
     const char   *resume;        /* a transcript to go on from; "": the last session; NULL: none */
+    const char   *resume_cmd;    /* the command line that goes on from the autosave, as the quit note
+                                  * says it; NULL: "remora chat --resume" */
 } ui_main_opts;
 
 /* Panels and the status line are redrawn at most this often by default:

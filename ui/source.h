@@ -29,10 +29,14 @@ typedef struct ui_source_vt {
      * that fails changes nothing, and one that works may leave a note in
      * err->msg (where the state comes from) */
     int  (*save)(ui_source *s, const char *path, rm_err *err);
-    int  (*load)(ui_source *s, const char *path, rm_err *err);
+    /* *ctx: the tokens of the loaded conversation as the model is given
+     * it, -1 when the source cannot count them */
+    int  (*load)(ui_source *s, const char *path, int *ctx, rm_err *err);
     int  (*messages)(ui_source *s, const rm_chat_msg **msgs);
     /* 0, RM_STOPPED_REPLY or RM_STOPPED_PROMPT (rm_session_last_interrupted) */
     int  (*last_interrupted)(ui_source *s);
+    /* the same for entry i of messages()'s view (rm_conv_interrupted) */
+    int  (*interrupted)(ui_source *s, int i);
     /* Measures the storage ceiling for about `seconds` (later records carry
      * it as device_gbps); returns GB/s, or -1 when it cannot be measured. */
     double (*probe)(ui_source *s, double seconds);

@@ -52,6 +52,7 @@ typedef struct endpoint_source {
     char *model;
     double timeout;
     int remora;                 /* the endpoint is remora serve */
+    int layer0, layers;         /* its first MoE layer and its layers (0: not said) */
     rm_conv conv;
     ui_route_shape shapes[2];   /* the known models, for base64 routed experts */
     char shape_names[2][64];
@@ -94,6 +95,7 @@ static int messages(ui_source *src, const rm_chat_msg **out)
 }
 
 static int last_interrupted(ui_source *src) { return rm_conv_last_interrupted(&((endpoint_source *)src)->conv); }
+static int interrupted(ui_source *src, int i) { return rm_conv_interrupted(&((endpoint_source *)src)->conv, i); }
 
 /* Transcripts are the engine's, as for a local model. */
 static int save(ui_source *src, const char *path, rm_err *err)
@@ -101,8 +103,10 @@ static int save(ui_source *src, const char *path, rm_err *err)
     return rm_conv_save(&((endpoint_source *)src)->conv, path, err);
 }
 
-static int load(ui_source *src, const char *path, rm_err *err)
+/* The conversation's tokens are the server's to count: *ctx stays -1. */
+static int load(ui_source *src, const char *path, int *ctx, rm_err *err)
 {
+    *ctx = -1;
     return rm_conv_load(&((endpoint_source *)src)->conv, path, err);
 }
 
@@ -413,7 +417,7 @@ static double probe(ui_source *src, double seconds)
 }
 
 static const ui_source_vt endpoint_vt = {
-    turn, set_system, clear, save, load, messages, last_interrupted, probe, destroy,
+    turn, set_system, clear, save, load, messages, last_interrupted, interrupted, probe, destroy,
 };
 
 static int collect(void *ud, const char *p, size_t n)
@@ -456,6 +460,14 @@ static int discover(endpoint_source *e, const char *want, rm_err *err)
     if (pick) {
         const char *owner = json_string_value(json_object_get(pick, "owned_by"));
         e->remora = owner && !strcmp(owner, "remora");
+        /* remora serve says which model layer its first routed one is */
+        json_t *layers = json_object_get(json_object_get(pick, "remora"), "layers");
+        json_t *moe0 = json_object_get(json_object_get(pick, "remora"), "first_moe_layer");
+        if (e->remora && json_is_integer(layers) && json_is_integer(moe0) && json_integer_value(moe0) >= 0 &&
+            json_integer_value(moe0) < json_integer_value(layers) && json_integer_value(layers) <= 100000) {
+            e->layer0 = (int)json_integer_value(moe0);
+            e->layers = (int)json_integer_value(layers);
+        }
     }
     if (!rc && !(e->model = strdup(want ? want : json_string_value(json_object_get(pick, "id")))))
         rc = rm_errf(err, "out of memory");
@@ -499,10 +511,11 @@ int ui_source_endpoint_open(const ui_endpoint_opts *o, ui_source **out, rm_err *
     /* what a panel shows when its figures did not come: an endpoint without
      * the stats extension reports neither phases, cache nor speculation,
      * and routes only when the server returns routed experts */
-    /* router rows are numbered as the server numbers its routed layers:
-     * neither API says which model layer the first one is */
-    e->base.route_layer0 = 0;
-    e->base.model_layers = 0;
+    /* router rows are numbered as the model's layers where the server says
+     * which one its first routed layer is (remora serve's model entry);
+     * else as it numbers them: neither API says */
+    e->base.route_layer0 = e->layer0;
+    e->base.model_layers = e->layers;
     e->base.unreported = e->remora ? 0 : UI_FIG_PHASES | UI_FIG_CACHE | UI_FIG_SPEC | UI_FIG_ROUTER | UI_FIG_STORAGE;
     snprintf(e->base.label, sizeof e->base.label, "%.120s:%.15s %.110s", rm_endpoint_host(e->ep), rm_endpoint_port(e->ep),
              e->model);

@@ -35,10 +35,11 @@ static int save(ui_source *s, const char *path, rm_err *err)
 
 /* The transcript and its snapshot; the note of a load that worked says
  * where the conversation's state comes from. */
-static int load(ui_source *s, const char *path, rm_err *err)
+static int load(ui_source *s, const char *path, int *ctx, rm_err *err)
 {
     rm_resume r;
     if (rm_session_load_with_state(ses(s), path, &r, err)) return -1;
+    *ctx = r.ctx;
     if (r.restored)
         rm_errf(err, "its state restored from the snapshot (%d tokens, %.1f MB, in %.2f s)", r.restored,
                 (double)r.bytes / 1e6, r.seconds);
@@ -47,6 +48,7 @@ static int load(ui_source *s, const char *path, rm_err *err)
 }
 static int messages(ui_source *s, const rm_chat_msg **m) { return rm_session_messages(ses(s), m); }
 static int last_interrupted(ui_source *s) { return rm_session_last_interrupted(ses(s)); }
+static int interrupted(ui_source *s, int i) { return rm_session_interrupted(ses(s), i); }
 static double probe(ui_source *s, double seconds) { return rm_session_probe_device(ses(s), seconds); }
 
 static void destroy(ui_source *s)
@@ -56,7 +58,7 @@ static void destroy(ui_source *s)
 }
 
 static const ui_source_vt engine_vt = {
-    turn, set_system, clear, save, load, messages, last_interrupted, probe, destroy,
+    turn, set_system, clear, save, load, messages, last_interrupted, interrupted, probe, destroy,
 };
 
 /* The model's name: the model card's title (README.md's first line,

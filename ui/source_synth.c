@@ -266,6 +266,7 @@ static void progress_record(synth_source *s, rm_prompt_figures *p, double secs, 
     double done = p->done + (double)p->chunk_tokens * p->layer / p->layers;
     p->tok_per_s = p->elapsed > 0 ? done / p->elapsed : 0;
     p->eta = p->tok_per_s > 0 ? (p->total - done) / p->tok_per_s : -1;
+    p->work = done / p->total;      /* its layers all weigh the same */
     st->prompt = *p;
     fill_storage(s, st);
 }
@@ -306,6 +307,7 @@ static int process_prompt(synth_source *s, rm_prompt_figures *p, const rm_gen_ev
     p->elapsed = s->o.prompt_rate > 0 ? rm_now() - t0 : p->total * nominal * 0.1;
     p->tok_per_s = p->elapsed > 0 ? p->total / p->elapsed : 0;
     p->eta = 0;
+    p->work = 1;
     st->seconds = p->elapsed;
     st->token_index = (uint64_t)p->total;       /* tokens prefilled, as the engine reports */
     st->prompt = *p;
@@ -478,15 +480,22 @@ static int save(ui_source *src, const char *path, rm_err *err)
 }
 
 /* Replaces the conversation only when the whole file is valid. */
-static int load(ui_source *src, const char *path, rm_err *err)
+static int load(ui_source *src, const char *path, int *ctx, rm_err *err)
 {
     synth_source *s = (synth_source *)src;
     if (rm_conv_load(&s->conv, path, err)) return -1;
     s->fed = 0;
+    /* what the model is given of it: a turn stopped in its prompt is not */
+    const rm_chat_msg *m;
+    int n = rm_conv_context(&s->conv, &m);
+    *ctx = 0;
+    for (int i = 0; i < n; i++)
+        *ctx += msg_tokens(m[i].content) + (m[i].reasoning_content ? msg_tokens(m[i].reasoning_content) : 0);
     return 0;
 }
 
 static int last_interrupted(ui_source *src) { return rm_conv_last_interrupted(&((synth_source *)src)->conv); }
+static int interrupted(ui_source *src, int i) { return rm_conv_interrupted(&((synth_source *)src)->conv, i); }
 
 static double probe(ui_source *src, double seconds) { (void)src; (void)seconds; return DEVICE_GBPS; }
 
@@ -498,7 +507,7 @@ static void destroy(ui_source *src)
 }
 
 static const ui_source_vt synth_vt = {
-    turn, set_system, clear, save, load, messages, last_interrupted, probe, destroy,
+    turn, set_system, clear, save, load, messages, last_interrupted, interrupted, probe, destroy,
 };
 
 int ui_source_synth_open(const ui_synth_opts *o, ui_source **out, rm_err *err)

@@ -393,6 +393,8 @@ void ui_fmt_eta(char *buf, size_t n, double s)
 double ui_prompt_fraction(const rm_prompt_figures *p)
 {
     if (p->total <= 0) return 1;
+    /* the engine's count of the work (a server's may not say it) */
+    if (p->work > 0) return p->work < 1 ? p->work : 1;
     double done = p->done;
     if (p->layers > 0 && p->done < p->total) done += (double)p->chunk_tokens * p->layer / p->layers;
     double f = done / p->total;
@@ -473,14 +475,16 @@ void ui_fmt_turn_row(char *buf, size_t n, const ui_turn_rec *r)
              r->interrupted ? " stopped" : "");
 }
 
-void ui_fmt_progress(char *buf, size_t n, const ui_summary *s)
+void ui_fmt_progress(char *buf, size_t n, const rm_prompt_figures *p)
 {
-    const rm_prompt_figures *p = &s->prompt;
-    int done = (int)(ui_prompt_fraction(p) * p->total + 0.5);
-    char eta[32];
-    ui_fmt_eta(eta, sizeof eta, p->eta);
-    if (p->tok_per_s > 0)
-        snprintf(buf, n, "%d/%d tok  %.0f tok/s  ETA %s", done, p->total, p->tok_per_s, eta);
+    char where[64], eta[32];
+    if (p->chunks > 1)
+        snprintf(where, sizeof where, "pass %d/%d layer %d/%d", p->chunk + 1, p->chunks, p->layer, p->layers);
     else
-        snprintf(buf, n, "%d/%d tok", done, p->total);
+        snprintf(where, sizeof where, "layer %d/%d", p->layer, p->layers);
+    ui_fmt_eta(eta, sizeof eta, p->eta);
+    if (p->eta >= 0)
+        snprintf(buf, n, "%.0f%% of the work (%d tok), %s, ETA %s", 100 * ui_prompt_fraction(p), p->total, where, eta);
+    else
+        snprintf(buf, n, "%.0f%% of the work (%d tok), %s", 100 * ui_prompt_fraction(p), p->total, where);
 }

@@ -185,8 +185,10 @@ void ui_fmt_eta(char *buf, size_t n, double secs);
 /* The prompt's accounting: "ctx 377, 349 reused, 28 prefilled in 155 ms"
  * ("stopped at 3120 of 14588 prefilled after 33 s" for a stopped one). */
 void ui_fmt_prompt(char *buf, size_t n, const ui_summary *s);
-/* The prompt's progress: "3120/14588 tok  93 tok/s  ETA 2m25s". */
-void ui_fmt_progress(char *buf, size_t n, const ui_summary *s);
+/* The prompt's progress, in its work (not its tokens: a pass's tokens go
+ * through the layers together): "42% of the work (5128 tok), pass 2/3
+ * layer 40/93, ETA 2m25s" ("layer 4/9" for a prompt of one pass). */
+void ui_fmt_progress(char *buf, size_t n, const rm_prompt_figures *p);
 /* A turn in one line, as llama-cli ends a run: "prompt 28 tok (349 reused)
  * 155 ms · 220 tok 42.8 tok/s · 5 kB/tok · hit 98.4% · spec 69/200" (sep is
  * the separator, " · " or " | "). */
@@ -194,7 +196,8 @@ void ui_fmt_turn(char *buf, size_t n, const ui_turn_rec *r, const char *sep);
 /* /stats all: the header and one row per turn, aligned. */
 void ui_fmt_turn_header(char *buf, size_t n);
 void ui_fmt_turn_row(char *buf, size_t n, const ui_turn_rec *r);
-/* The fraction of the prompt done, counting the pass in progress (0..1). */
+/* The share of the prompt's work done (0..1): the engine's count
+ * (rm_prompt_figures.work), else the pass in progress's layers. */
 double ui_prompt_fraction(const rm_prompt_figures *p);
 
 #endif

@@ -154,6 +154,7 @@ static void run(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen, 
     d->tokens = 0;
     d->gbps = -1;
     d->probed = 0;
+    d->ctx = -1;
     switch (cmd) {
     case UI_CMD_TURN: {
         rm_gen_events ev = { w, on_text, on_stats };
@@ -173,7 +174,7 @@ static void run(ui_worker *w, int cmd, const char *arg, const rm_gen_opts *gen, 
     case UI_CMD_SYSTEM: d->rc = s->vt->set_system(s, arg, &err); break;
     case UI_CMD_CLEAR:  s->vt->clear(s); d->rc = 0; break;
     case UI_CMD_SAVE:   d->rc = s->vt->save(s, arg, &err); break;
-    case UI_CMD_LOAD:   d->rc = s->vt->load(s, arg, &err); break;
+    case UI_CMD_LOAD:   d->rc = s->vt->load(s, arg, &d->ctx, &err); break;
     case UI_CMD_PROBE: probe(w, atof(arg), d); d->rc = 0; break;
     default:            d->rc = rm_errf(&err, "unknown command %d", cmd); break;
     }

@@ -31,6 +31,7 @@ typedef struct ui_done {
     int  rc;                /* 0 or -1 */
     int  interrupted;       /* a turn stopped by the flag: RM_STOPPED_REPLY or RM_STOPPED_PROMPT */
     int  tokens;            /* a turn's token records */
+    int  ctx;               /* a load's: the conversation's tokens (-1 not counted) */
     double gbps;            /* the probe's result, the median of its pieces (-1: none) */
     double probed;          /* seconds the probe measured */
     char msg[1024];         /* error message when rc != 0 */

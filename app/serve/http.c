@@ -112,6 +112,10 @@ typedef struct request {
     int fd;                     /* the client's socket */
     size_t target_len;          /* the request target as it came */
     const char *closed;         /* closed without a reply: why */
+    /* the client hung up: what the library then says of the connection
+     * ("application error", "failed to send") is that normal end, which
+     * the request's own line says once */
+    int hung_up;
     char method[16], path[96];
 } request;
 
@@ -297,6 +301,7 @@ static enum MHD_Result respond_error(struct MHD_Connection *c, request *rq, cons
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     long n = serve_job_read(cls, buf, max);
+    if (n < 0 && tl_request) tl_request->hung_up = 1;     /* the reader runs on the connection's thread */
     return n > 0 ? (ssize_t)n : n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : MHD_CONTENT_READER_END_WITH_ERROR;
 }
 
@@ -343,7 +348,12 @@ static enum MHD_Result generate(serve_http *h, struct MHD_Connection *c, request
     int status;
     const char *body;
     size_t len;
-    if (serve_job_wait(rq->job, &status, &body, &len)) return MHD_NO;    /* the client hung up */
+    if (serve_job_wait(rq->job, &status, &body, &len)) {
+        /* the client hung up; 499 is the log's mark for it (nginx's) */
+        rq->hung_up = 1;
+        rq->status = 499;
+        return MHD_NO;
+    }
     return respond(c, rq, status, body, len, 0);
 }
 
@@ -496,7 +506,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     case ROUTE_MODELS:
     case ROUTE_MODEL:
-        ret = oa_models(serve_config(h->sv), rq->arg, &out, &e) ? respond_error(c, rq, &e) : respond(c, rq, 200, out.p, out.len, 0);
+        ret = oa_models(serve_config(h->sv), serve_session(h->sv), rq->arg, &out, &e) ? respond_error(c, rq, &e) : respond(c, rq, 200, out.p, out.len, 0);
         break;
     case ROUTE_COUNT_TOKENS:
         ret = an_count_tokens(serve_config(h->sv), serve_session(h->sv), rq->body.p ? rq->body.p : "", rq->body.len,
@@ -519,7 +529,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
     if (!rq) return;
     if (tl_request == rq) tl_request = NULL;
     char what[320] = "";
-    if (rq->job) serve_job_summary(rq->job, what, sizeof what);
+    /* a client that hung up is a normal end, said once by the summary */
+    if (rq->job && serve_job_summary(rq->job, what, sizeof what) && why == MHD_REQUEST_TERMINATED_WITH_ERROR)
+        why = MHD_REQUEST_TERMINATED_COMPLETED_OK;
     int by_library = 0;         /* libmicrohttpd answered it (a head or a chunk it refused) */
     if (!rq->status && !rq->closed) {
         const union MHD_ConnectionInfo *st = MHD_get_connection_info(c, MHD_CONNECTION_INFO_HTTP_STATUS);
@@ -533,8 +545,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls, en
         [MHD_REQUEST_TERMINATED_READ_ERROR] = " (read error)", [MHD_REQUEST_TERMINATED_CLIENT_ABORT] = " (client left)",
     };
     const char *w = (unsigned)why < sizeof whys / sizeof whys[0] && whys[why] ? whys[why] : "";
-    fprintf(stderr, "remora serve: %s %s %d%s%s%s%s %.3f s\n", rq->method, rq->path, rq->status,
-            rq->stream ? " stream" : "", w, *what ? ": " : "", what, rm_now() - rq->t0);
+    fprintf(stderr, "remora serve: %s %s %d%s%s %.3f s%s%s\n", rq->method, rq->path, rq->status,
+            rq->stream ? " stream" : "", w, rm_now() - rq->t0, *what ? ": " : "", what);
     serve_job_release(rq->job);
     rm_buf_free(&rq->body);
     free(rq);
@@ -563,6 +575,7 @@ static void close_bad_length(const char *line)
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     char line[512], safe[512];
+    if (tl_request && tl_request->hung_up) return;
     vsnprintf(line, sizeof line, fmt, ap);
     size_t n = strlen(line);
     while (n && line[n - 1] == '\n') line[--n] = 0;

@@ -696,7 +696,7 @@ static int oa_whole(const serve_cfg *cfg, serve_req *r, const serve_reply *d, rm
 const serve_api serve_openai = { "openai", oa_stream_begin, oa_stream_delta, oa_stream_progress, oa_stream_end,
                                  oa_whole, oa_error_sse, finish_name, ": keep-alive\n\n" };
 
-int oa_models(const serve_cfg *cfg, const char *id, rm_buf *out, serve_error *e)
+int oa_models(const serve_cfg *cfg, rm_session *s, const char *id, rm_buf *out, serve_error *e)
 {
     const char *name = cfg->served_name;
     if (id && strcmp(id, name))
@@ -704,6 +704,11 @@ int oa_models(const serve_cfg *cfg, const char *id, rm_buf *out, serve_error *e)
                           "The model '%s' does not exist; this server serves '%s'", id, name);
     json_t *m = json_pack("{s:s,s:s,s:I,s:s}", "id", name, "object", "model", "created", (json_int_t)0, "owned_by",
                           "remora");
+    if (m && s) {
+        const rm_model_info *i = rm_model_get_info(rm_session_model(s));
+        json_object_set_new(m, "remora", json_pack("{s:i,s:i}", "layers", i->num_layers, "first_moe_layer",
+                                                   i->first_moe_layer));
+    }
     json_t *j = id ? m : json_pack("{s:s,s:[o]}", "object", "list", "data", m);
     if (emit(j, NULL, 0, out)) return serve_fail(e, 500, "server_error", NULL, NULL, "out of memory");
     return 0;

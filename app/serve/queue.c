@@ -591,7 +591,7 @@ void serve_job_release(serve_job *j)
     pthread_mutex_unlock(&sv->mu);
 }
 
-void serve_job_summary(serve_job *j, char *buf, size_t cap)
+int serve_job_summary(serve_job *j, char *buf, size_t cap)
 {
     serve *sv = j->sv;
     pthread_mutex_lock(&sv->mu);
@@ -599,12 +599,14 @@ void serve_job_summary(serve_job *j, char *buf, size_t cap)
     if (j->state != JOB_DONE || !j->t_end)
         snprintf(buf, cap, "%s", j->gone ? "client gone, stopped" : "not run");
     else
-        snprintf(buf, cap, "%d prompt tokens (%d cached), %d generated, %s%s, %.2f s in the queue, %.2f s replying",
+        snprintf(buf, cap, "%d prompt tokens (%d cached), %d generated, %s%s, %.2f s in the queue",
                  i->prompt_tokens, i->cached_tokens, i->completion_tokens,
                  i->finish == RM_FINISH_STOPPED && !j->by_string && !j->cut ? "stopped"
                                                                              : j->req.api->finish_name(finish_of(j)),
-                 j->gone ? ", client gone" : "", j->t_start - j->t_queued, j->t_end - j->t_start);
+                 j->gone ? ", client gone" : "", j->t_start - j->t_queued);
+    const int gone = j->gone;
     pthread_mutex_unlock(&sv->mu);
+    return gone;
 }
 
 /* ---- /health ------------------------------------------------------------ */

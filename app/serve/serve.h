@@ -218,8 +218,9 @@ long  serve_job_read(serve_job *j, char *buf, size_t cap);
  * reply or error, owned by the job) are set. Returns -1 when the client
  * hung up first (the reply is then stopped, or taken out of the queue). */
 int   serve_job_wait(serve_job *j, int *status, const char **body, size_t *len);
-/* One line about the reply for the server's log: tokens and seconds. */
-void  serve_job_summary(serve_job *j, char *buf, size_t cap);
+/* One line about the reply for the server's log: tokens and the seconds in
+ * the queue. Returns 1 when the client hung up. */
+int   serve_job_summary(serve_job *j, char *buf, size_t cap);
 /* The connection is done with the job: stops it if it still runs. */
 void  serve_job_release(serve_job *j);
 /* GET /health into out. */
@@ -243,8 +244,11 @@ int oa_parse_chat(const serve_cfg *cfg, rm_session *s, const char *body, size_t 
 int oa_parse_completion(const serve_cfg *cfg, rm_session *s, const char *body, size_t len, serve_req *r, serve_error *e);
 /* {"error": {...}} */
 int oa_error(const serve_error *e, rm_buf *out);
-/* GET /v1/models, and /v1/models/ID (404 when ID is not the model). */
-int oa_models(const serve_cfg *cfg, const char *id, rm_buf *out, serve_error *e);
+/* GET /v1/models, and /v1/models/ID (404 when ID is not the model). Once
+ * the model is loaded (s not NULL) its entry says the layers and the first
+ * MoE layer ("remora": {"layers", "first_moe_layer"}), so that a chat over
+ * --endpoint numbers the router's layers as a local one does. */
+int oa_models(const serve_cfg *cfg, rm_session *s, const char *id, rm_buf *out, serve_error *e);
 
 /* ---- anthropic.c -------------------------------------------------------- */
 

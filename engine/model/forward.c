@@ -334,44 +334,34 @@ int rm_forward(rm_model *m, rm_state *s, const int32_t *ids, int n, float *logit
 
 /* ---- rm_forward_ex: stoppable passes with progress ---------------------- */
 
-/* What the progress figures are computed from, for one prompt. */
+/* What the progress figures are computed from, for one prompt. Progress
+ * is counted in the work of the prompt's layers, not in positions: each
+ * layer of each pass is its products' and attention's flops and the bytes
+ * it reads (its experts, its share of a streamed spine), which differ
+ * between dense and MoE layers, KDA and MLA, early and late passes. The
+ * seconds a flop and a byte cost are measured as the prompt goes (the
+ * time not spent waiting for reads over the flops done; the waits over
+ * the bytes read), and the expected bytes are scaled by what was read
+ * against what was expected, so the ETA converges as layers complete. */
 typedef struct prompt_meter {
     rm_model *m;
     rm_forward_ctl *ctl;
     rm_prompt_figures f;
     double t0;                  /* the prompt began */
-    uint64_t flops0;            /* wmat_flops() then */
+    double wait0;               /* the seconds waited for reads then */
     uint64_t bytes0, pass_bytes0;   /* storage bytes read at the start, and at the pass's start */
-    double flops_per_token;     /* of the products, all layers */
-    int moe_layers, moe_done;   /* of the pass in progress */
+    int n, size, pos0;          /* the feed's tokens, a pass's, and the state's position at the start */
+    /* each layer's flops: per position, and per position and position it
+     * attends to (MLA); their sums over the layers; MoE layers */
+    double tok_flops[CFG_MAX_LAYERS], att_flops[CFG_MAX_LAYERS], tok_all, att_all;
+    int moe_layers;
+    double flops_done;          /* the complete layers' flops (estimated as the rest is) */
+    double bytes_expected_done; /* and the bytes they were expected to read */
 } prompt_meter;
 
 static uint64_t bytes_now(const rm_model *m)
 {
     return io_peek_bytes(m->store.io) + (m->experts.io ? io_peek_bytes(m->experts.io) : 0);
-}
-
-/* The products' flops of one position through every layer (the router's
- * and the experts' included; attention's score loops and lm_head left out). */
-static double flops_per_token(const rm_model *m)
-{
-    const rm_config *c = &m->cfg;
-    double f = 0;
-    for (int l = 0; l < c->num_layers; l++) {
-        const layer_weights *w = &m->layers[l];
-        const wmat *mats[] = { &w->kda.q, &w->kda.k, &w->kda.v, &w->kda.f_a, &w->kda.f_b, &w->kda.b, &w->kda.g,
-                               &w->kda.g_a, &w->kda.g_b, &w->kda.o, &w->mla.q, &w->mla.q_a, &w->mla.q_b,
-                               &w->mla.kv_a, &w->mla.g, &w->mla.o, &w->mlp.gate, &w->mlp.up, &w->mlp.down,
-                               &w->moe.router, &w->moe.lat_down, &w->moe.lat_up, &w->moe.shared.gate,
-                               &w->moe.shared.up, &w->moe.shared.down };
-        for (size_t i = 0; i < sizeof mats / sizeof *mats; i++) f += 2.0 * mats[i]->rows * mats[i]->cols;
-        if (c->is_moe[l] && w->moe.experts) {
-            const mlp_weights *e = &w->moe.experts[0];
-            f += 2.0 * c->topk * ((double)e->gate.rows * e->gate.cols + (double)e->up.rows * e->up.cols +
-                                  (double)e->down.rows * e->down.cols);
-        }
-    }
-    return f;
 }
 
 /* The expected bytes one MoE layer of a T-position pass reads: the distinct
@@ -388,6 +378,81 @@ static double layer_bytes_estimate(const rm_model *m, int T)
     return chosen * per * (1 - held);
 }
 
+/* Layer l's flops: per position its products (the router's and the chosen
+ * experts' included) and KDA's recurrence (about 8 hd^2 a head); per
+ * position and earlier position it attends to, MLA's scores and values in
+ * the absorbed form. */
+static void layer_flops_init(prompt_meter *mt)
+{
+    const rm_model *m = mt->m;
+    const rm_config *c = &m->cfg;
+    for (int l = 0; l < c->num_layers; l++) {
+        const layer_weights *w = &m->layers[l];
+        const wmat *mats[] = { &w->kda.q, &w->kda.k, &w->kda.v, &w->kda.f_a, &w->kda.f_b, &w->kda.b, &w->kda.g,
+                               &w->kda.g_a, &w->kda.g_b, &w->kda.o, &w->mla.q, &w->mla.q_a, &w->mla.q_b,
+                               &w->mla.kv_a, &w->mla.g, &w->mla.o, &w->mlp.gate, &w->mlp.up, &w->mlp.down,
+                               &w->moe.router, &w->moe.lat_down, &w->moe.lat_up, &w->moe.shared.gate,
+                               &w->moe.shared.up, &w->moe.shared.down };
+        double f = 0;
+        for (size_t i = 0; i < sizeof mats / sizeof *mats; i++) f += 2.0 * mats[i]->rows * mats[i]->cols;
+        if (c->is_moe[l] && w->moe.experts) {
+            const mlp_weights *e = &w->moe.experts[0];
+            f += 2.0 * c->topk * ((double)e->gate.rows * e->gate.cols + (double)e->up.rows * e->up.cols +
+                                  (double)e->down.rows * e->down.cols);
+        }
+        if (c->is_kda[l]) f += 8.0 * c->kda_heads * (double)c->kda_head_dim * c->kda_head_dim;
+        mt->tok_flops[l] = f;
+        mt->att_flops[l] = c->is_kda[l] ? 0 : 2.0 * c->mla_heads * (2.0 * c->kv_lora_rank + c->qk_rope);
+        mt->tok_all += mt->tok_flops[l];
+        mt->att_all += mt->att_flops[l];
+        mt->moe_layers += c->is_moe[l];
+    }
+}
+
+/* Positions attended by T positions from pos (each attends to itself and
+ * every earlier one). */
+static double attended(int T, int pos) { return (double)T * pos + (double)T * (T + 1) / 2; }
+
+/* The flops and expected bytes of layer l of the pass at feed position t
+ * (of T tokens). */
+static double layer_flops(const prompt_meter *mt, int l, int t, int T)
+{
+    return T * mt->tok_flops[l] + mt->att_flops[l] * attended(T, mt->pos0 + t);
+}
+
+static double layer_bytes(const prompt_meter *mt, int l, int T)
+{
+    const rm_model *m = mt->m;
+    const double streamed = (double)(m->info.spine_bytes - m->info.spine_resident_bytes) / m->cfg.num_layers;
+    return (m->cfg.is_moe[l] ? layer_bytes_estimate(m, T) : 0) + streamed;
+}
+
+/* What is left of the feed: the layers from `from` of the pass at feed
+ * position t (of T tokens), then every later pass; *later_bytes gets the
+ * later passes' share of the bytes. One sum per pass, so a prompt of many
+ * small passes costs little per layer. */
+static void work_left(const prompt_meter *mt, int t, int T, int from, double *flops, double *bytes,
+                      double *later_bytes)
+{
+    const rm_model *m = mt->m;
+    const int L = m->cfg.num_layers;
+    *flops = *bytes = 0;
+    for (int l = from; l < L; l++) {
+        *flops += layer_flops(mt, l, t, T);
+        *bytes += layer_bytes(mt, l, T);
+    }
+    const double streamed = (double)(m->info.spine_bytes - m->info.spine_resident_bytes);
+    const double full = mt->moe_layers * layer_bytes_estimate(m, mt->size) + streamed;
+    double later = 0;
+    for (int u = t + T; u < mt->n; u += mt->size) {
+        const int U = mt->n - u < mt->size ? mt->n - u : mt->size;
+        *flops += U * mt->tok_all + mt->att_all * attended(U, mt->pos0 + u);
+        later += U == mt->size ? full : mt->moe_layers * layer_bytes_estimate(m, U) + streamed;
+    }
+    *bytes += later;
+    *later_bytes = later;
+}
+
 static void meter_publish(prompt_meter *mt, int layers_done)
 {
     rm_prompt_figures *f = &mt->f;
@@ -396,36 +461,39 @@ static void meter_publish(prompt_meter *mt, int layers_done)
     f->layer = layers_done;
     f->elapsed = now - mt->t0;
     f->chunk_bytes_read = bytes_now(m) - mt->pass_bytes0;
-    /* work done so far, in positions through all layers */
+    /* positions through all layers, for the rate */
     const double done = f->done + (double)f->chunk_tokens * layers_done / (f->layers ? f->layers : 1);
     f->tok_per_s = f->elapsed > 0 && done > 0 ? done / f->elapsed : 0;
-    const int passes_left = f->chunks - f->chunk - 1;
-    const double streamed = (double)(m->info.spine_bytes - m->info.spine_resident_bytes);
-    const double this_pass = (mt->moe_layers - mt->moe_done) * layer_bytes_estimate(m, f->chunk_tokens) +
-                             streamed * (f->layers - layers_done) / (f->layers ? f->layers : 1);
-    f->chunk_bytes_left = (uint64_t)this_pass;
-    const double later = passes_left * (mt->moe_layers * layer_bytes_estimate(m, f->chunk_tokens) + streamed);
-    /* the rates measured so far: products per second, storage bytes per
-     * second; what is left at each, the slower decides (they overlap) */
-    const double flops_done = (double)(wmat_flops() - mt->flops0);
-    const double flops_left = mt->flops_per_token * (f->total - done);
+    double flops_left, bytes_left, later_bytes;
+    work_left(mt, f->chunk * mt->size, f->chunk_tokens, layers_done, &flops_left, &bytes_left, &later_bytes);
+    /* what was read against what was expected corrects the estimate of
+     * the rest (routing is not uniform; the cache holds more as it goes) */
     const double bytes_read = (double)(bytes_now(m) - mt->bytes0);
+    const double scale = mt->bytes_expected_done > 0 ? bytes_read / mt->bytes_expected_done : 1;
+    f->chunk_bytes_left = (uint64_t)(scale * (bytes_left - later_bytes));
+    /* the seconds a flop and a byte have cost so far: the time spent
+     * computing over the flops done, the time spent waiting over the
+     * bytes read (reads that overlap the arithmetic cost nothing) */
+    const double waited = m->ctr.phase[RM_PHASE_WAIT_IO] - mt->wait0;
+    const double computing = f->elapsed - waited > 0 ? f->elapsed - waited : 0;
     double eta = -1;
-    if (f->elapsed > 0 && flops_done > 0) {
-        eta = flops_left / (flops_done / f->elapsed);
-        if (bytes_read > 0) {
-            const double io = (this_pass + later) / (bytes_read / f->elapsed);
-            if (io > eta) eta = io;
-        }
+    if (mt->flops_done > 0) {
+        eta = flops_left * (computing / mt->flops_done);
+        if (bytes_read > 0) eta += scale * bytes_left * (waited / bytes_read);
     }
     f->eta = eta;
+    /* the work done, in the seconds it took against those still to come;
+     * it never goes back (a rate measured anew moves the ETA, not the bar) */
+    const double work = eta < 0 ? 0 : f->elapsed + eta > 0 ? f->elapsed / (f->elapsed + eta) : 1;
+    if (work > f->work) f->work = work;
     if (mt->ctl->on_progress) mt->ctl->on_progress(mt->ctl->ud, f);
 }
 
 static void meter_after_layer(void *ud, int l)
 {
     prompt_meter *mt = ud;
-    if (mt->m->cfg.is_moe[l]) mt->moe_done++;
+    mt->flops_done += layer_flops(mt, l, mt->f.chunk * mt->size, mt->f.chunk_tokens);
+    mt->bytes_expected_done += layer_bytes(mt, l, mt->f.chunk_tokens);
     meter_publish(mt, l + 1);
 }
 
@@ -439,8 +507,10 @@ int rm_forward_ex(rm_model *m, rm_state *s, const int32_t *ids, int n, float *lo
     if (!ctl) ctl = &none;
     const int V = m->cfg.vocab_size;
     const int size = pass_size(n, ctl->chunk_tokens > 0 ? ctl->chunk_tokens : m->prefill_chunk);
-    prompt_meter mt = { m, ctl, ctl->base, rm_now(), wmat_flops(), bytes_now(m), 0, flops_per_token(m), 0, 0 };
-    for (int l = 0; l < m->cfg.num_layers; l++) mt.moe_layers += m->cfg.is_moe[l];
+    prompt_meter mt = { .m = m, .ctl = ctl, .f = ctl->base, .t0 = rm_now(), .wait0 = m->ctr.phase[RM_PHASE_WAIT_IO],
+                        .bytes0 = bytes_now(m), .n = n, .size = size, .pos0 = s->pos };
+    layer_flops_init(&mt);
+    mt.f.work = 0;
     mt.f.total = n;
     mt.f.done = 0;
     mt.f.chunks = (n + size - 1) / size;
@@ -460,7 +530,6 @@ int rm_forward_ex(rm_model *m, rm_state *s, const int32_t *ids, int n, float *lo
         }
         mt.f.chunk = t / size;
         mt.f.chunk_tokens = T;
-        mt.moe_done = 0;
         mt.pass_bytes0 = bytes_now(m);
         meter_publish(&mt, 0);
         if (!whole && state_mark(s, err)) return -1;

@@ -89,6 +89,12 @@ int rm_conv_last_interrupted(const rm_conv *c)
     return c->n && !strcmp(c->msgs[c->n - 1].role, "assistant") ? c->msgs[c->n - 1].interrupted : 0;
 }
 
+int rm_conv_interrupted(const rm_conv *c, int i)
+{
+    i -= c->system != NULL;
+    return i >= 0 && i < c->n && !strcmp(c->msgs[i].role, "assistant") ? c->msgs[i].interrupted : 0;
+}
+
 int rm_conv_save(const rm_conv *c, const char *path, rm_err *err)
 {
     rm_chat_msg *m = calloc((size_t)c->n + 1, sizeof *m);

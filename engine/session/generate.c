@@ -92,6 +92,7 @@ typedef struct prompt_run {
     rm_token_stats pass;        /* since the pass in progress began */
     double t0, last;
     int base, np;               /* tokens in the state when the feed began; the prompt's */
+    double work;                /* the share of the work done, as the last progress said */
 } prompt_run;
 
 static void prompt_take(prompt_run *r)
@@ -114,6 +115,7 @@ static void on_prompt_progress(void *ud, const rm_prompt_figures *f)
     s->stats.prefill = 1;
     prompt_take(r);
     s->stats.prompt = *f;
+    r->work = f->work;
     s->stats.prompt_tokens = f->ctx;
     s->stats.token_index = (uint64_t)f->done;
     /* progress goes to the caller only: the trace gets one line per pass */
@@ -237,6 +239,7 @@ static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, 
     s->stats.prompt.chunks = 0;
     s->stats.prompt.elapsed = s->stats.seconds;
     s->stats.prompt.tok_per_s = s->stats.seconds > 0 ? fed / s->stats.seconds : 0;
+    s->stats.prompt.work = fed == todo ? 1 : r.work;
     s->stats.prompt_tokens = np;
     s->stats.token_index = (uint64_t)fed;        /* tokens actually prefilled */
     /* the cache and spine figures of the record are the model's now */

@@ -134,6 +134,7 @@ int rm_session_messages(const rm_session *s, const rm_chat_msg **msgs)
 }
 
 int rm_session_last_interrupted(const rm_session *s) { return rm_conv_last_interrupted(&s->conv); }
+int rm_session_interrupted(const rm_session *s, int i) { return rm_conv_interrupted(&s->conv, i); }
 
 double rm_session_probe_device(rm_session *s, double seconds)
 {

@@ -50,9 +50,9 @@ if b'/v1/x\\nFORGED' not in data or b'\\x1b[31m' not in data:
     sys.exit(1)
 print('ok   the log: %0a and %1b in a path are escaped, no line forged')
 PY
-grep -q "^remora serve: - /v1/chat/completions 0 (connection failed): closed without a reply: a Content-Length that is not a number" "$SRV_LOG" &&
-  grep -q "^remora serve: - /v1/models 431 (connection failed): refused by libmicrohttpd" "$SRV_LOG" &&
-  grep -q "^remora serve: POST /v1/chat/completions 400 (connection failed): refused by libmicrohttpd" "$SRV_LOG" &&
+grep -q "^remora serve: - /v1/chat/completions 0 (connection failed) [0-9.]* s: closed without a reply: a Content-Length that is not a number" "$SRV_LOG" &&
+  grep -q "^remora serve: - /v1/models 431 (connection failed) [0-9.]* s: refused by libmicrohttpd" "$SRV_LOG" &&
+  grep -q "^remora serve: POST /v1/chat/completions 400 (connection failed) [0-9.]* s: refused by libmicrohttpd" "$SRV_LOG" &&
   echo "ok   the log names a request closed for its Content-Length and one libmicrohttpd refused" ||
   { echo "FAIL no log line for the closed or refused requests"; fail=1; }
 grep -q "a connection closed: its request headers took longer than 2 s" "$SRV_LOG" &&

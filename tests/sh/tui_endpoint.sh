@@ -45,7 +45,7 @@ ready 300 || fail "turn 1 did not end"
 column 1 | grep -qF -- "$answer" || fail "the answer pane lacks run --endpoint's answer '$answer'"
 column 2 | grep -qF -- "$reasoning" || fail "the reasoning pane lacks run --endpoint's reasoning '$reasoning'"
 column 3 | grep -q 'hit [0-9.]*%' || fail "the cache panel lacks the server's figures"
-column 3 | grep -q 'Router layers 0-8 x 64 experts' || fail "the router panel lacks the server's routes"
+column 3 | grep -q 'Router layers 1-9 x 64 experts' || fail "the router panel lacks the server's routes, numbered as a local chat numbers them (1-9)"
 column 3 | grep -q 'accepted' || fail "the speculation panel lacks the server's figures"
 screen | grep -q 'not reported by this endpoint' && fail "a panel says 'not reported' for remora serve"
 

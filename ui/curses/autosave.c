@@ -121,8 +121,8 @@ int ui_autosave_close(ui_tui *a)
         snprintf(a->quit_note, sizeof a->quit_note, "the conversation could not be saved: %s", err.msg);
         return -1;
     }
-    snprintf(a->quit_note, sizeof a->quit_note, "the conversation is saved in %s (remora chat --resume goes on from it)",
-             a->session);
+    snprintf(a->quit_note, sizeof a->quit_note, "the conversation is saved in %s (%s goes on from it)", a->session,
+             a->resume_cmd ? a->resume_cmd : "remora chat --resume");
     return 0;
 }
 

@@ -74,8 +74,8 @@ static void draw_status(ui_tui *a, const ui_summary *s)
     } else if (a->stopping) {
         snprintf(state, sizeof state, "stopping%s", ui_sym(UI_SYM_ELLIPSIS));
     } else if (prompting(a)) {
-        ui_fmt_progress(prog, sizeof prog, s);
-        snprintf(state, sizeof state, "prompt %.0f%% %s", 100 * ui_prompt_fraction(&s->prompt), prog);
+        ui_fmt_progress(prog, sizeof prog, &s->prompt);
+        snprintf(state, sizeof state, "prompt %s", prog);
     } else if (a->generating && !s->tokens) {
         snprintf(state, sizeof state, "reading the prompt%s", ui_sym(UI_SYM_ELLIPSIS));
     } else if (a->generating) {
@@ -94,12 +94,17 @@ static void draw_status(ui_tui *a, const ui_summary *s)
     const ui_source *src = a->src;
     snprintf(f[F_STATE], sizeof f[0], "%s", state);
     snprintf(f[F_MODEL], sizeof f[0], "%s", src->label);
-    int ctx = s->prompt_state != UI_PROMPT_NONE ? s->prompt.ctx + s->tokens : 0;
-    if (s->prompt_state == UI_PROMPT_NONE)
-        snprintf(f[F_CTX], sizeof f[0], "ctx 0");
-    else
-        snprintf(f[F_CTX], sizeof f[0], "ctx %d: %d reused, %d prefilled", ctx,
+    /* a turn's own prompt figures while it runs and once it is in; the
+     * context between turns otherwise (a->ctx_tokens) */
+    int live = a->generating ? s->prompt_state != UI_PROMPT_NONE && s->prompt_state != UI_PROMPT_STOPPED
+                             : a->ctx_from_turn && s->prompt_state == UI_PROMPT_DONE;
+    if (live)
+        snprintf(f[F_CTX], sizeof f[0], "ctx %d: %d reused, %d prefilled", s->prompt.ctx + s->tokens,
                  s->prompt.reused + s->prompt.restored, s->prompt.total);
+    else if (a->ctx_tokens >= 0)
+        snprintf(f[F_CTX], sizeof f[0], "ctx %d", a->ctx_tokens);
+    else
+        f[F_CTX][0] = 0;
     char ram[32];
     rm_fmt_bytes(ram, sizeof ram, (double)src->info.ram_budget);
     if (src->info.ram_budget) snprintf(f[F_RAM], sizeof f[0], "RAM %s", ram);
@@ -170,11 +175,13 @@ static const char *default_hint(ui_tui *a)
 static const ui_pane_tail *answer_tail(ui_tui *a, const ui_summary *s, ui_pane_tail *t, char *buf, size_t n)
 {
     if (!prompting(a) || a->stopping) return NULL;
-    char prog[128];
-    ui_fmt_progress(prog, sizeof prog, s);
-    snprintf(buf, n / 2, "%s", prog);
-    snprintf(buf + n / 2, n - n / 2, "prompt %s", prog);
-    t->frac = ui_prompt_fraction(&s->prompt);
+    /* the bar says how far; the pass and layer are the status line's */
+    const rm_prompt_figures *p = &s->prompt;
+    char eta[32];
+    ui_fmt_eta(eta, sizeof eta, p->eta);
+    t->frac = ui_prompt_fraction(p);
+    snprintf(buf, n / 2, "%.0f%%, ETA %s", 100 * t->frac, eta);
+    snprintf(buf + n / 2, n - n / 2, "prompt %.0f%% of the work (%d tok), ETA %s", 100 * t->frac, p->total, eta);
     t->label = buf + n / 2;
     t->short_label = buf;
     return t;

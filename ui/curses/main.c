@@ -143,6 +143,7 @@ int ui_main_run(const ui_main_opts *o)
         return orc == -2 ? 2 : 1;
     }
     a->gen = o->gen;
+    a->resume_cmd = o->resume_cmd ? o->resume_cmd : "remora chat --resume";
     if (o->panel_hz > 0) a->panel_hz = o->panel_hz;
     if (o->system) a->system_text = strdup(o->system);
     ui_turn_welcome(a);

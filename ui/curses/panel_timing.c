@@ -135,16 +135,14 @@ static void prompt_rows(int y, int x, int w, int end, const ui_summary *s, int n
         if (y < end) ui_put_alt(y, x, w, ui_attr(UI_C_DIM), "waiting for the prompt", "waiting", (char *)NULL);
         return;
     }
-    int done = (int)(ui_prompt_fraction(p) * p->total + 0.5);
     if (s->prompt_state == UI_PROMPT_RUNNING) {
         char eta[32];
         ui_fmt_eta(eta, sizeof eta, p->eta);
+        const double pc = 100 * ui_prompt_fraction(p);
         if (y < end)
-            ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt %d/%d tok  %.0f%%\v%d/%d tok %.0f%%\v%.0f%%",
-                        done, p->total, 100 * ui_prompt_fraction(p), done, p->total, 100 * ui_prompt_fraction(p),
-                        100 * ui_prompt_fraction(p));
-        if (y < end)
-            ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "%.0f tok/s  ETA %s\vETA %s", p->tok_per_s, eta, eta);
+            ui_putf(y++, x, w, ui_attr(UI_C_VALUE), "prompt %.0f%% of the work, %d tok\vprompt %.0f%% of the work\v"
+                    "%.0f%% of the work\v%.0f%%", pc, p->total, pc, pc, pc);
+        if (y < end) ui_putf(y++, x, w, ui_attr(UI_C_TEXT), "ETA %s", eta);
         snprintf(buf, sizeof buf, "pass %d/%d, layer %d/%d, ctx %d, %d reused", p->chunk + 1,
                  p->chunks > 0 ? p->chunks : 1, p->layer, p->layers, p->ctx, p->reused);
         snprintf(alt, sizeof alt, "pass %d/%d, layer %d/%d\vpass %d/%d", p->chunk + 1, p->chunks > 0 ? p->chunks : 1,

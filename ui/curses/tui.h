@@ -112,6 +112,12 @@ struct ui_tui {
     int            autosave_failed; /* the last autosave failed: unsaved turns are at risk */
     int            saved_clean;     /* the session's files hold the conversation as it is */
     char           quit_note[4600]; /* said on the way out: where the conversation is */
+    const char    *resume_cmd;      /* what it says to type to go on (ui_main_opts) */
+    /* The tokens in the model's context between turns (the status line's
+     * "ctx"; -1 when the source cannot count them): the last turn's when
+     * its prompt got in (ctx_from_turn: its prompt figures go with it), the
+     * one before a prompt stopped, a load's, 0 after /clear. */
+    int            ctx_tokens, ctx_from_turn;
     const ui_command *commands;     /* what /help lists (ui_commands; the overlay is given it) */
     int            ncommands;
 };

@@ -99,6 +99,19 @@ void ui_turn_command(ui_tui *a, int cmd, const char *arg, const char *what)
     a->dirty |= UI_D_STATUS;
 }
 
+/* The mark of a reply stopped before its end (RM_STOPPED_*), "" for none. */
+static void stopped_mark(char *mark, size_t n, int interrupted)
+{
+    snprintf(mark, n, "%s", interrupted == RM_STOPPED_PROMPT ? "[interrupted during prompt processing]"
+                            : interrupted ? "[interrupted]" : "");
+}
+
+static void add_mark(ui_tui *a, const char *mark)
+{
+    ui_note_check(a, ui_doc_add(&a->answer.doc, UI_S_MARK, mark, strlen(mark), 0, 0));
+    ui_pane_changed(&a->answer);
+}
+
 /* Rebuilds both panes from the source's conversation (after /load). */
 static void rebuild(ui_tui *a)
 {
@@ -119,6 +132,10 @@ static void rebuild(ui_tui *a)
             ui_note_check(a, ui_doc_append(&a->answer.doc, m[i].content, strlen(m[i].content)));
             if (m[i].reasoning_content)
                 ui_note_check(a, ui_doc_append(&a->reasoning.doc, m[i].reasoning_content, strlen(m[i].reasoning_content)));
+            /* a reply stopped before its end says so, as it did live */
+            char mark[64];
+            stopped_mark(mark, sizeof mark, a->src->vt->interrupted(a->src, i));
+            if (mark[0]) add_mark(a, mark);
         } else if (!strcmp(m[i].role, "system")) {
             free(a->system_text);
             a->system_text = strdup(m[i].content);
@@ -132,10 +149,8 @@ static void rebuild(ui_tui *a)
 static void end_marks(ui_tui *a, const ui_done *d)
 {
     char mark[160] = "";
-    if (d->interrupted == RM_STOPPED_PROMPT) {
-        snprintf(mark, sizeof mark, "[interrupted during prompt processing]");
-    } else if (d->interrupted) {
-        snprintf(mark, sizeof mark, "[interrupted]");
+    if (d->interrupted) {
+        stopped_mark(mark, sizeof mark, d->interrupted);
     } else {
         int cut = a->gen.max_new > 0 && d->tokens >= a->gen.max_new;
         int no_answer = !a->turn_bytes[RM_CHAN_ANSWER] && a->turn_bytes[RM_CHAN_REASONING];
@@ -146,10 +161,7 @@ static void end_marks(ui_tui *a, const ui_done *d)
         else if (cut)
             snprintf(mark, sizeof mark, "[stopped at %d tokens]", d->tokens);
     }
-    if (mark[0]) {
-        ui_note_check(a, ui_doc_add(&a->answer.doc, UI_S_MARK, mark, strlen(mark), 0, 0));
-        ui_pane_changed(&a->answer);
-    }
+    if (mark[0]) add_mark(a, mark);
 }
 
 /* The turn's figures in one line under it, kept for /stats all. */
@@ -198,6 +210,10 @@ void ui_turn_done(ui_tui *a, const ui_done *d)
     if (d->cmd == UI_CMD_TURN) {
         a->generating = a->stopping = 0;
         if (d->interrupted == RM_STOPPED_PROMPT) ui_stats_prompt_stopped(a->stats);
+        ui_summary s;
+        ui_stats_summary(a->stats, &s);
+        a->ctx_from_turn = s.prompt_state == UI_PROMPT_DONE;
+        if (a->ctx_from_turn) a->ctx_tokens = s.prompt.ctx + s.tokens;
         ui_note_check(a, ui_doc_finish(&a->answer.doc));
         ui_note_check(a, ui_doc_finish(&a->reasoning.doc));
         if (a->text_lost) {
@@ -253,12 +269,15 @@ void ui_turn_done(ui_tui *a, const ui_done *d)
         ui_autosave_changed(a);
         break;
     case UI_CMD_CLEAR:
+        a->ctx_tokens = a->ctx_from_turn = 0;
         ui_note_add(a, UI_S_NOTE, "conversation cleared");
         a->unsaved = 0;
         ui_autosave_changed(a);
         break;
     case UI_CMD_SAVE:   ui_note_add(a, UI_S_NOTE, "conversation saved with its state"); a->unsaved = 0; break;
     case UI_CMD_LOAD:
+        a->ctx_tokens = d->ctx;
+        a->ctx_from_turn = 0;
         rebuild(a);
         ui_pane_end(&a->answer);
         ui_pane_end(&a->reasoning);

@@ -24,6 +24,7 @@ TEST(ui_source_synth_save_is_atomic_and_loads_back)
     REQUIRE(mkdtemp(dir));
     ui_synth_opts so = { 0, 20, 40, 0 };
     rm_err err = { "" };
+    int ctx = -1;
     ui_source *a = NULL, *b = NULL;
     REQUIRE(ui_source_synth_open(&so, &a, &err) == 0 && ui_source_synth_open(&so, &b, &err) == 0);
     rm_gen_opts gen = { .think = 1, .top_p = 1 };
@@ -47,7 +48,7 @@ TEST(ui_source_synth_save_is_atomic_and_loads_back)
     CHECK(strstr(text, "{\"role\":\"system\",\"content\":\"be brief\"}\n") == text);
     free(text);
 
-    CHECKF(b->vt->load(b, path, &err) == 0, "%s", err.msg);
+    CHECKF(b->vt->load(b, path, &ctx, &err) == 0, "%s", err.msg);
     const rm_chat_msg *ma, *mb;
     int na = a->vt->messages(a, &ma), nb = b->vt->messages(b, &mb);
     REQUIRE(na == 3 && nb == 3);
@@ -114,6 +115,7 @@ TEST(ui_source_synth_prompt_passes_stop_and_speculation)
 {
     ui_synth_opts so = { 0, 30, 60, 2e6 };     /* prompts at 2M tokens/s: ~5 ms a pass */
     rm_err err = { "" };
+    int ctx = -1;
     ui_source *s = NULL;
     REQUIRE(ui_source_synth_open(&so, &s, &err) == 0);
     rm_gen_opts gen = { .think = 1, .top_p = 1 };
@@ -163,7 +165,15 @@ TEST(ui_source_synth_prompt_passes_stop_and_speculation)
     REQUIRE(text);
     CHECK(strstr(text, "{\"role\":\"assistant\",\"content\":\"\",\"interrupted\":true,\"stopped_in\":\"prompt\"}\n"));
     free(text);
-    REQUIRE(s->vt->load(s, path, &err) == 0);
+    REQUIRE(s->vt->load(s, path, &ctx, &err) == 0);
+    {   /* the load keeps how each reply ended, and counts the conversation */
+        const rm_chat_msg *lm;
+        int ln = s->vt->messages(s, &lm);
+        CHECK(ln == 6 && !strcmp(lm[3].role, "assistant") && s->vt->interrupted(s, 3) == RM_STOPPED_PROMPT);
+        CHECK(s->vt->interrupted(s, 1) == 0 && s->vt->interrupted(s, 2) == 0 && s->vt->interrupted(s, 6) == 0);
+        /* the context leaves the stopped turn out: less than its 10008 tokens */
+        CHECK(ctx > 0 && ctx < 10008);
+    }
     seen d = { .stop = &stop, .done_step_ok = 1 };
     ev.ud = &d;
     gen.max_new = 5;
@@ -182,6 +192,7 @@ TEST(ui_source_synth_failed_load_changes_nothing)
     REQUIRE(mkdtemp(dir));
     ui_synth_opts so = { 0, 5, 5, 0 };
     rm_err err = { "" };
+    int ctx = -1;
     ui_source *s = NULL;
     REQUIRE(ui_source_synth_open(&so, &s, &err) == 0);
     rm_gen_opts gen = { .think = 1, .top_p = 1 };
@@ -195,10 +206,10 @@ TEST(ui_source_synth_failed_load_changes_nothing)
     REQUIRE(f);
     fputs("{\"role\":\"user\",\"content\":\"other\"}\nnot json at all\n", f);
     fclose(f);
-    CHECK(s->vt->load(s, bad, &err) == -1);
+    CHECK(s->vt->load(s, bad, &ctx, &err) == -1);
     snprintf(want, sizeof want, "%s:2: not valid JSON", bad);
     CHECKF(!strncmp(err.msg, want, strlen(want)), "%s", err.msg);       /* file, line and reason */
-    CHECK(s->vt->load(s, missing, &err) == -1);
+    CHECK(s->vt->load(s, missing, &ctx, &err) == -1);
     snprintf(want, sizeof want, "%s: cannot open: No such file or directory", missing);
     CHECKF(!strcmp(err.msg, want), "%s", err.msg);
     const rm_chat_msg *m;

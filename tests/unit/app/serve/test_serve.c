@@ -55,10 +55,10 @@ TEST(serve_openai_models_and_finish)
     serve_cfg cfg = { .served_name = "tiny" };
     rm_buf out = { 0 };
     serve_error e;
-    CHECK(oa_models(&cfg, NULL, &out, &e) == 0 && strstr(out.p, "\"object\":\"list\"") && strstr(out.p, "\"tiny\""));
+    CHECK(oa_models(&cfg, NULL, NULL, &out, &e) == 0 && strstr(out.p, "\"object\":\"list\"") && strstr(out.p, "\"tiny\""));
     rm_buf_reset(&out);
-    CHECK(oa_models(&cfg, "tiny", &out, &e) == 0 && strstr(out.p, "\"owned_by\":\"remora\""));
-    CHECK(oa_models(&cfg, "other", &out, &e) == -1 && e.status == 404);
+    CHECK(oa_models(&cfg, NULL, "tiny", &out, &e) == 0 && strstr(out.p, "\"owned_by\":\"remora\""));
+    CHECK(oa_models(&cfg, NULL, "other", &out, &e) == -1 && e.status == 404);
     CHECK(!strcmp(serve_openai.finish_name(SERVE_FIN_LENGTH), "length") &&
           !strcmp(serve_openai.finish_name(SERVE_FIN_TOOLS), "tool_calls") &&
           !strcmp(serve_openai.finish_name(SERVE_FIN_BAD_TOOL), "malformed_tool_call") &&

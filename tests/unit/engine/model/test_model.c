@@ -427,6 +427,50 @@ static void check_stop_in_a_pass(const char *name)
     rm_model_free(m);
 }
 
+/* Progress counts the work (rm_prompt_figures.work): it never goes back,
+ * stays in 0..1, is known from the first layer on, and reaches 1 with an
+ * ETA of 0 at the last layer of the last pass. */
+typedef struct work_seen { int calls, back, out, last_layer; double first, last, last_eta; } work_seen;
+
+static void see_work(void *ud, const rm_prompt_figures *p)
+{
+    work_seen *w = ud;
+    if (p->layer == 0) return;      /* a pass's start: nothing measured in it yet */
+    if (!w->calls++) w->first = p->work;
+    w->back += p->work < w->last;
+    w->out += p->work < 0 || p->work > 1;
+    w->last = p->work;
+    w->last_eta = p->eta;
+    w->last_layer = p->layer;
+}
+
+static void check_progress_work(const char *name)
+{
+    rm_model *m = open_fixture(name);
+    REQUIRE(m);
+    json_t *meta = load_json(name, "meta.json");
+    REQUIRE(meta);
+    const int n = 90;
+    int32_t *ids = long_ids(meta, n);
+    rm_err err;
+    rm_state *s = rm_state_new(m, &err);
+    REQUIRE(ids && s);
+    work_seen w = { 0 };
+    rm_forward_ctl ctl = { .chunk_tokens = 30, .on_progress = see_work, .ud = &w };
+    CHECK(rm_forward_ex(m, s, ids, n, NULL, NULL, NULL, NULL, &ctl, NULL, &err) == 0);
+    CHECKF(w.calls == 3 * m->cfg.num_layers && !w.back && !w.out, "%s: %d calls, %d back, %d out", name, w.calls,
+           w.back, w.out);
+    CHECKF(w.first > 0 && w.first < 0.5 && w.last > 1 - 1e-9 && w.last_eta == 0 && w.last_layer == m->cfg.num_layers,
+           "%s: work %g first, %g last, ETA %g", name, w.first, w.last, w.last_eta);
+    free(ids);
+    rm_state_free(s);
+    json_decref(meta);
+    rm_model_free(m);
+}
+
+TEST(model_k3_progress_counts_the_work) { check_progress_work(models[0]); }
+TEST(model_kl_progress_counts_the_work) { check_progress_work(models[1]); }
+
 TEST(model_k3_stop_keeps_the_last_complete_pass) { check_stop_in_a_pass(models[0]); }
 TEST(model_kl_stop_keeps_the_last_complete_pass) { check_stop_in_a_pass(models[1]); }
 
