@@ -204,7 +204,23 @@ static inline __m512i mx_shifts(void)
 
 /* The 16 weights of the group whose codes are the 8 bytes at p, in mx_order;
  * table = kern_mx_f32[scale]. vpermps reads only the low four bits of each
- * index, so the bits above the nibble need no masking. */
+ * index, so the bits above the nibble need no masking.
+ *
+ * Why this form (issue #30, measured on the 2-core Sapphire Rapids VM under
+ * load, per thread CPU-second, best of interleaved rounds): 3 vector uops
+ * per 16 weights on the two 512-bit ports (vpsrlvd p0, vpermps p5, vfmadd
+ * either). A loop of only these, operands in L1, makes 17.3 GB/s of codes,
+ * 24.3 without the shift; gemv_mxfp4 12.5-13.4 in L1 (0.72-0.77 of that),
+ * 15-16 with one constant table instead of a load per row and block. Tried
+ * and no faster within the noise: 8 rows a group, scale tables loaded one
+ * block ahead, a pointer table for them, a 2-block unroll (+7-10% at best in
+ * L1 from a flat restructuring, nothing from memory). Rejected on paper:
+ * byte lookups (vpermb/vpshufb) still need one widening op per 16 outputs
+ * plus per-lane tables per scale (29 uops per 128 weights against 24); two
+ * codes per index (vpermps on bits 0-3, a zero-masked vpermw on 16-19) need
+ * the same lane of two groups, 8 bytes apart, in one dword, which no single
+ * op makes from the packed bytes. So with this format at 2 cores the decode,
+ * not the memory, bounds the gemv; a faster one needs a repacked layout. */
 static inline __m512 mx_group(const uint8_t *p, __m512 table, __m512i sh)
 {
     __m512i codes = _mm512_srlv_epi32(_mm512_set1_epi64((long long)load_u64(p)), sh);

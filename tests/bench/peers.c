@@ -24,7 +24,7 @@
  * remora's exact fp32 as well. The gemv rows (T = 1) cycle both through
  * 512 MiB of matrices, beyond the caches, and print GB/s of weights.
  *
- * usage: peers THREADS SECONDS ROUNDS
+ * usage: peers THREADS SECONDS ROUNDS [gemm|gemv]   (the last: only those rows)
  */
 #include <math.h>
 #include <stdint.h>
@@ -260,8 +260,9 @@ static double gg_rate(gg_case *g, const gemm_case *c, double seconds)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: peers THREADS SECONDS ROUNDS\n");
+    const char *only = argc == 5 ? argv[4] : NULL;
+    if ((argc != 4 && argc != 5) || (only && strcmp(only, "gemm") && strcmp(only, "gemv"))) {
+        fprintf(stderr, "usage: peers THREADS SECONDS ROUNDS [gemm|gemv]\n");
         return 2;
     }
     const int threads = atoi(argv[1]), rounds = atoi(argv[3]);
@@ -286,6 +287,7 @@ int main(int argc, char **argv)
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const gemm_case *c = &cases[ci];
         const int gemv = c->T == 1;
+        if (only && (only[3] == 'v') != gemv) continue;
         uint8_t *raw = NULL;
         float *W = decoded_weights(c, &raw);
         float *X = malloc((size_t)c->T * c->cols * sizeof *X), *Y = malloc((size_t)c->T * c->rows * sizeof *Y);

@@ -14,11 +14,12 @@
 #     OpenBLAS and that ggml one after the other on the same threads.
 #
 # usage: sh tests/bench/peers.sh [THREADS] [SECONDS] [ROUNDS] [GGML_DIR]
-#   defaults 2 threads, 1-second windows, 3 rounds. Needs build/rel/libremora.a
+#   defaults 2 threads, 1-second windows, 3 rounds; ONLY=gemm or ONLY=gemv
+#   in the environment keeps those rows. Needs build/rel/libremora.a
 #   (make MODE=rel build/remora) and libopenblas-dev (apt-get install
 #   libopenblas-dev); with GGML_DIR, cmake and a C++ compiler.
 set -eu
-THREADS=${1:-2}; SECONDS_=${2:-1}; ROUNDS=${3:-3}; GGML=${4:-}
+THREADS=${1:-2}; SECONDS_=${2:-1}; ROUNDS=${3:-3}; GGML=${4:-}; ONLY=${ONLY:-}
 LIB=build/rel/libremora.a
 [ -f "$LIB" ] || { echo "peers.sh: $LIB is missing: make MODE=rel build/remora first" >&2; exit 2; }
 [ -f /usr/include/x86_64-linux-gnu/openblas-pthread/cblas.h ] || [ -f /usr/include/openblas/cblas.h ] ||
@@ -37,7 +38,7 @@ fi
 if [ -z "$GGML" ]; then
     ${CC:-cc} -O2 -std=gnu11 -D_GNU_SOURCE -Iengine -I. $BLAS_CFLAGS -o "$OUT/peers" tests/bench/peers.c "$LIB" \
         $BLAS_LIBS $LIBS -lm -pthread
-    exec "$OUT/peers" "$THREADS" "$SECONDS_" "$ROUNDS"
+    exec "$OUT/peers" "$THREADS" "$SECONDS_" "$ROUNDS" $ONLY
 fi
 SRC=$GGML
 [ -f "$SRC/ggml/include/ggml.h" ] && SRC=$SRC/ggml
@@ -57,5 +58,5 @@ for cfg in "llama 1 ON" "plain 0 OFF"; do
         $BLAS_CFLAGS -o "$OUT/peers-$1" tests/bench/peers.c "$LIB" "$B/src/libggml.a" "$B/src/libggml-cpu.a" \
         "$B/src/libggml-base.a" $BLAS_LIBS $LIBS -lstdc++ -lm -pthread
 done
-"$OUT/peers-llama" "$THREADS" "$SECONDS_" "$ROUNDS"
-"$OUT/peers-plain" "$THREADS" "$SECONDS_" "$ROUNDS"
+"$OUT/peers-llama" "$THREADS" "$SECONDS_" "$ROUNDS" $ONLY
+"$OUT/peers-plain" "$THREADS" "$SECONDS_" "$ROUNDS" $ONLY
