@@ -17,9 +17,9 @@
  * Built with PEERS_GGML (peers.sh does, against a ggml build of its own
  * outside the tree), each round also measures ggml's CPU backend on the
  * same weights: bf16 as they are, MXFP4 requantized by ggml (lossless: the
- * weights are exact MXFP4 values, which it checks), in its buffer of
+ * weights are exact MXFP4 values, which it checks), MXFP4 in its buffer of
  * repacked weights when PEERS_GGML_REPACK is 1 (as llama.cpp loads them)
- * or its plain CPU buffer. ggml rounds the inputs — to bf16 for bf16
+ * and otherwise in its plain CPU buffer. ggml rounds the inputs — to bf16 for bf16
  * weights, to 8-bit blocks (q8_0) for MXFP4 — so it states that loss against
  * remora's exact fp32 as well. The gemv rows (T = 1) cycle both through
  * 512 MiB of matrices, beyond the caches, and print GB/s of weights.
@@ -158,11 +158,13 @@ typedef struct {
     int copies;
 } gg_case;
 
-/* The buffer type llama.cpp puts the CPU's weights in: the repacking one
- * when asked for and present, else the plain CPU buffer. */
-static ggml_backend_buffer_type_t gg_weight_buft(void)
+/* The buffer type llama.cpp puts the CPU's weights of this type in: the
+ * repacking one for MXFP4 when asked for and present (it repacks no bf16:
+ * those stay in the plain CPU buffer, where LLAMAFILE's tinyBLAS takes
+ * them), else the plain CPU buffer. */
+static ggml_backend_buffer_type_t gg_weight_buft(enum ggml_type type)
 {
-    if (!PEERS_GGML_REPACK) return ggml_backend_cpu_buffer_type();
+    if (!PEERS_GGML_REPACK || type != GGML_TYPE_MXFP4) return ggml_backend_cpu_buffer_type();
     ggml_backend_dev_t dev = ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU);
     ggml_backend_reg_t reg = dev ? ggml_backend_dev_backend_reg(dev) : NULL;
     ggml_backend_dev_get_extra_bufts_t get =
@@ -191,14 +193,14 @@ static int gg_setup(gg_case *g, const gemm_case *c, const float *W, const uint8_
 {
     memset(g, 0, sizeof *g);
     g->copies = copies;
-    ggml_backend_buffer_type_t buft = gg_weight_buft();
+    const enum ggml_type type = c->mxfp4 ? GGML_TYPE_MXFP4 : GGML_TYPE_BF16;
+    ggml_backend_buffer_type_t buft = gg_weight_buft(type);
     if (!buft) { fprintf(stderr, "peers: ggml has no repacking buffer\n"); return -1; }
     g->be = ggml_backend_cpu_init();
     if (!g->be) return -1;
     ggml_backend_cpu_set_n_threads(g->be, threads);
     struct ggml_init_params wp = { ggml_tensor_overhead() * (size_t)(copies + 1), NULL, true };
     g->wctx = ggml_init(wp);
-    const enum ggml_type type = c->mxfp4 ? GGML_TYPE_MXFP4 : GGML_TYPE_BF16;
     struct ggml_tensor *w[64];
     for (int i = 0; i < copies; i++) w[i] = ggml_new_tensor_2d(g->wctx, type, c->cols, c->rows);
     g->wbuf = ggml_backend_alloc_ctx_tensors_from_buft(g->wctx, buft);
