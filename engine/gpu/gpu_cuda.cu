@@ -43,11 +43,30 @@ typedef struct placed {
 
 typedef struct dbuf { void *p; size_t cap; } dbuf;
 
+/* A streamed matrix copied in ahead of its product (gpu_stage): its
+ * checkpoint identity, the device copy (raw, then repacked), and two
+ * events: `ready` when the copy and repack on the copy stream are done,
+ * `used` when the last product that read it is done. */
+#define GPU_STAGES 8    /* a routed expert's three matrices, for the one computing and the next, and slack */
+
+typedef struct stage {
+    const void *owner;  /* NULL: empty */
+    gpu_wkind kind;
+    int shard, rows, cols;
+    uint64_t off;
+    dbuf raw, raw_s, P, S;
+    cudaEvent_t ready, used;
+    int used_recorded;
+} stage;
+
 static struct {
     pthread_mutex_t mu;
     int opened, active, device;
     char name[96], why[160];
     cudaStream_t stream;
+    cudaStream_t cstream;       /* the copies of staged matrices; NULL: staging off */
+    stage stages[GPU_STAGES];
+    int next_stage;
     uint64_t vram_total, budget, resident;
     placed *units;
     int nunits, capunits;
@@ -83,6 +102,21 @@ static void fail(const char *what, cudaError_t e)
 {
     snprintf(G.why, sizeof G.why, "the GPU failed (%s: %s); computing on the CPU", what, cudaGetErrorString(e));
     G.active = 0;
+}
+
+/* The copy stream and the stages' events; without them products copy their
+ * streamed weights in themselves, as before (slower, same bits). */
+static void open_staging(void)
+{
+    if (cudaStreamCreateWithFlags(&G.cstream, cudaStreamNonBlocking) != cudaSuccess) goto off;
+    for (int i = 0; i < GPU_STAGES; i++)
+        if (cudaEventCreateWithFlags(&G.stages[i].ready, cudaEventDisableTiming) != cudaSuccess ||
+            cudaEventCreateWithFlags(&G.stages[i].used, cudaEventDisableTiming) != cudaSuccess)
+            goto off;
+    return;
+off:
+    cudaGetLastError();
+    G.cstream = NULL;
 }
 
 int gpu_open(gpu_mode mode, int device, double vram_gb)
@@ -123,6 +157,7 @@ int gpu_open(gpu_mode mode, int device, double vram_gb)
             G.budget = vram_gb > 0 ? (uint64_t)(vram_gb * 1e9) : avail;
             if (G.budget > avail) G.budget = avail;
             G.active = 1;
+            open_staging();
         }
     }
     const int a = G.active;
@@ -240,11 +275,77 @@ fail:
     return NULL;
 }
 
+static int same_matrix(const stage *g, const gpu_mat *m)
+{
+    return g->owner == m->owner && g->kind == m->kind && g->shard == m->shard && g->off == m->off &&
+           g->rows == m->rows && g->cols == m->cols;
+}
+
+static stage *staged(const gpu_mat *m)
+{
+    for (int i = 0; i < GPU_STAGES; i++)
+        if (G.stages[i].owner && same_matrix(&G.stages[i], m)) return &G.stages[i];
+    return NULL;
+}
+
+/* Whether gpu_gemm would compute a product of T rows over m on the device
+ * at all (before placement). */
+static int worth_device(const gpu_mat *m, int T)
+{
+    return T > 0 && (uint64_t)m->rows * (uint64_t)m->cols * (uint64_t)T >= env_count("REMORA_GPU_MIN_WORK", GPU_MIN_WORK);
+}
+
+void gpu_stage(const gpu_mat *m, int T)
+{
+    const char *env = getenv("REMORA_GPU_STAGE");
+    if (!G.active || m->spine || !worth_device(m, T) || T < gpu_min_tokens() || (env && !strcmp(env, "0"))) return;
+    pthread_mutex_lock(&G.mu);
+    int r0 = 0;
+    if (!G.active || !G.cstream || staged(m) || find(m, &r0)) { pthread_mutex_unlock(&G.mu); return; }
+    stage *g = &G.stages[G.next_stage];
+    G.next_stage = (G.next_stage + 1) % GPU_STAGES;
+    g->owner = NULL;
+    const size_t wb = (size_t)raw_row_bytes(m->kind, m->cols) * (size_t)m->rows;
+    const size_t rsb = m->kind == GPU_W_MXFP4 ? (size_t)m->rows * (size_t)(m->cols / 32) : 0;
+    size_t sb = 0;
+    const size_t pb = gpu_packed_bytes(m->kind, m->rows, m->cols, &sb);
+    cudaError_t e = cudaSuccess;
+    /* the stage's last reader must be done before it is overwritten */
+    if (g->used_recorded) e = cudaStreamWaitEvent(G.cstream, g->used, 0);
+    if (e == cudaSuccess) e = grow(&g->raw, wb);
+    if (e == cudaSuccess && rsb) e = grow(&g->raw_s, rsb);
+    if (e == cudaSuccess) e = grow(&g->P, pb);
+    if (e == cudaSuccess && sb) e = grow(&g->S, sb);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(g->raw.p, m->w, wb, cudaMemcpyHostToDevice, G.cstream);
+    if (e == cudaSuccess && rsb) e = cudaMemcpyAsync(g->raw_s.p, m->scale, rsb, cudaMemcpyHostToDevice, G.cstream);
+    if (e == cudaSuccess)
+        e = gpu_repack(m->kind, g->raw.p, (const uint8_t *)g->raw_s.p, m->rows, m->cols, g->P.p, (uint8_t *)g->S.p,
+                       G.cstream);
+    if (e == cudaSuccess) e = cudaEventRecord(g->ready, G.cstream);
+    if (e != cudaSuccess) fail("staging weights ahead", e);
+    else {
+        g->owner = m->owner; g->kind = m->kind; g->shard = m->shard; g->off = m->off;
+        g->rows = m->rows; g->cols = m->cols;
+        G.h2d += wb + rsb;
+    }
+    pthread_mutex_unlock(&G.mu);
+}
+
+void gpu_unstage(void)
+{
+    if (!G.active) return;
+    pthread_mutex_lock(&G.mu);
+    if (G.cstream) {
+        const cudaError_t e = cudaStreamSynchronize(G.cstream);
+        if (e != cudaSuccess) fail("staging weights ahead", e);
+    }
+    for (int i = 0; i < GPU_STAGES; i++) G.stages[i].owner = NULL;
+    pthread_mutex_unlock(&G.mu);
+}
+
 int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
 {
-    if (!G.active || T <= 0) return 1;
-    if ((uint64_t)m->rows * (uint64_t)m->cols * (uint64_t)T < env_count("REMORA_GPU_MIN_WORK", GPU_MIN_WORK))
-        return 1;
+    if (!G.active || !worth_device(m, T)) return 1;
     pthread_mutex_lock(&G.mu);
     if (!G.active) { pthread_mutex_unlock(&G.mu); return 1; }
     const double t0 = now_s();
@@ -255,6 +356,7 @@ int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
     if (e != cudaSuccess) { fail("placing weights", e); pthread_mutex_unlock(&G.mu); return 1; }
     const void *P;
     const uint8_t *S = NULL;
+    stage *sg = NULL;
     const int nb = gpu_blocks(m->cols);
     if (u) {
         const size_t units = (size_t)r0 * nb * GPU_LANES;
@@ -262,6 +364,18 @@ int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
         if (u->S) S = u->S + (size_t)r0 * 4 * nb;
     } else {
         if (T < gpu_min_tokens()) { pthread_mutex_unlock(&G.mu); return 1; }
+        sg = staged(m);
+    }
+    if (sg) {
+        /* copied in ahead (gpu_stage): the product waits on the copy stream */
+        if ((e = cudaStreamWaitEvent(G.stream, sg->ready, 0)) != cudaSuccess) {
+            fail("staging weights ahead", e);
+            pthread_mutex_unlock(&G.mu);
+            return 1;
+        }
+        P = sg->P.p;
+        S = (const uint8_t *)sg->S.p;
+    } else if (!u) {
         size_t sb = 0;
         const size_t pb = gpu_packed_bytes(m->kind, m->rows, m->cols, &sb);
         if ((e = grow(&G.tmp, pb)) != cudaSuccess || (sb && (e = grow(&G.tmp_s, sb)) != cudaSuccess) ||
@@ -284,6 +398,10 @@ int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
     if ((e = gpu_product(m->kind, P, S, m->rows, m->cols, (const float *)G.x.p, ldx, (float *)G.y.p, T, G.stream)) !=
         cudaSuccess)
         goto failed;
+    if (sg) {
+        if ((e = cudaEventRecord(sg->used, G.stream)) != cudaSuccess) goto failed;
+        sg->used_recorded = 1;
+    }
     if ((e = cudaMemcpyAsync(Y, G.y.p, yb, cudaMemcpyDeviceToHost, G.stream)) != cudaSuccess) goto failed;
     if ((e = cudaStreamSynchronize(G.stream)) != cudaSuccess) goto failed;
     G.h2d += (uint64_t)T * m->cols * sizeof(float);
