@@ -2,7 +2,8 @@
  * to the machine's ceilings, measured in the same run.
  *
  * The ceilings: the FMA peak (kern_fma_probe's register-only fmas, on one
- * thread and on every thread at once) and the memory read bandwidth
+ * thread and on every thread at once), the gemm micro-kernel's own rate on
+ * operands in L1 (kern_tile_probe, likewise) and the memory read bandwidth
  * (kern_read_probe streaming a buffer much larger than the last-level
  * cache). Then it times gemv over the K3 shapes (expert matrices 3072x3584
  * and 3584x3072, spine 12288x7168) in MXFP4 and bf16, cycling over enough
@@ -11,7 +12,8 @@
  * codes + scales for MXFP4) and printed as a fraction of the read
  * bandwidth at the same thread count; and gemm at T = 1, 16, 64, 256 and
  * 1024 inputs over K3's expert and spine shapes, weights in cache, as a
- * fraction of the FMA peak at the same thread count (rm_bench_gemm, which
+ * fraction of the FMA peak and of the tile's rate at the same thread
+ * count (rm_bench_gemm, which
  * `remora bench --prompt-tokens` also calls). This is the one engine
  * function that prints: it is the body of a command, declared as such in
  * engine.h.
@@ -109,16 +111,32 @@ static void peak_task(void *ud, int b, int e)
     for (int i = b; i < e; i++) flops[i] = kern_fma_probe(PEAK_ROUNDS);
 }
 
+/* Calls of kern_tile_probe per pool item: under a millisecond with AVX-512,
+ * 0.16 s at the scalar level (0.5 GFLOP/s). */
+#define TILE_ROUNDS 5000L
+
+static void tile_task(void *ud, int b, int e)
+{
+    double *flops = ud;
+    for (int i = b; i < e; i++) flops[i] = kern_tile_probe(TILE_ROUNDS);
+}
+
+/* A compute ceiling: one of the tasks above on n threads. */
+typedef struct {
+    int n;
+    void (*task)(void *ud, int b, int e);
+} probe;
+
 /* One probe on every thread of the pool; returns its flops (as bytes for
  * best_rate, which then reports GFLOP/s). */
 static size_t peak_step(void *ctx, int i)
 {
     (void)i;
-    const int n = *(const int *)ctx;
+    const probe *pr = ctx;
     double flops[256];
-    pool_for(n, peak_task, flops);
+    pool_for(pr->n, pr->task, flops);
     double sum = 0;
-    for (int k = 0; k < n; k++) sum += flops[k];
+    for (int k = 0; k < pr->n; k++) sum += flops[k];
     return (size_t)sum;
 }
 
@@ -299,18 +317,19 @@ static int gemv_table(const int *nt, const double *bw, int nconf, double seconds
 }
 
 /* The gemm table: weights in cache, as a fraction of the FMA peak pk[c]
- * at thread count nt[c]: K3's routed experts (MXFP4, 3072 wide on the
+ * and of the micro-kernel's own rate in L1 tk[c] at thread count nt[c]: K3's routed experts (MXFP4, 3072 wide on the
  * 3584-wide latent: 3072x3584 up and gate, 3584x3072 down) and bf16 spine
  * shapes (a 7168 -> 2048 projection, the 12288x7168 gate and its
  * 7168x12288 transpose, the output projection). */
-static void gemm_table(const int *nt, const double *pk, int nconf, double seconds)
+static void gemm_table(const int *nt, const double *pk, const double *tk, int nconf, double seconds)
 {
     static const shape gemms[] = {
         { "MXFP4", 3072, 3584 }, { "MXFP4", 3584, 3072 },
         { "bf16", 2048, 7168 },  { "bf16", 12288, 7168 }, { "bf16", 7168, 12288 },
     };
     static const int Ts[] = { 1, 16, 64, 256, 1024 };
-    printf("\n%-7s %-12s %6s %8s %10s %8s\n", "weights", "gemm", "T", "threads", "GFLOP/s", "of peak");
+    printf("\n%-7s %-12s %6s %8s %10s %8s %8s\n", "weights", "gemm", "T", "threads", "GFLOP/s", "of peak",
+           "of tile");
     for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++) {
         const shape *s = &gemms[i];
         char dims[32];
@@ -319,7 +338,8 @@ static void gemm_table(const int *nt, const double *pk, int nconf, double second
             for (int c = 0; c < nconf; c++) {
                 pool_set_threads(nt[c]);
                 double r = rm_bench_gemm(!strcmp(s->enc, "MXFP4"), Ts[ti], s->rows, s->cols, seconds);
-                printf("%-7s %-12s %6d %8d %10.1f %8.2f\n", s->enc, dims, Ts[ti], nt[c], r, r / pk[c]);
+                printf("%-7s %-12s %6d %8d %10.1f %8.2f %8.2f\n", s->enc, dims, Ts[ti], nt[c], r, r / pk[c],
+                       r / tk[c]);
                 fflush(stdout);
             }
     }
@@ -333,11 +353,21 @@ int rm_bench_kernels(int nthreads, double seconds, int tables)
     printf("SIMD level: %s\n", kern_level());
 
     /* The FMA peak: register-only fmas on every thread at once. */
-    double pk[2];
+    double pk[2], tk[2];
     for (int c = 0; c < nconf; c++) {
         pool_set_threads(nt[c]);
-        pk[c] = best_rate(peak_step, &nt[c], seconds);
+        probe pr = { nt[c], peak_task };
+        pk[c] = best_rate(peak_step, &pr, seconds);
         printf("fma peak, %d thread%s: %8.1f GFLOP/s\n", nt[c], nt[c] > 1 ? "s" : "", pk[c]);
+    }
+    /* The gemm micro-kernel on operands in L1: the ceiling of the gemm
+     * rows' tile, beside the FMA peak. */
+    for (int c = 0; c < nconf && (tables & RM_BENCH_GEMM); c++) {
+        pool_set_threads(nt[c]);
+        probe pr = { nt[c], tile_task };
+        tk[c] = best_rate(peak_step, &pr, seconds);
+        printf("gemm tile in L1, %d thread%s: %8.1f GFLOP/s (%.2f of peak)\n", nt[c], nt[c] > 1 ? "s" : "",
+               tk[c], tk[c] / pk[c]);
     }
 
     /* Memory read bandwidth. */
@@ -365,7 +395,7 @@ int rm_bench_kernels(int nthreads, double seconds, int tables)
         }
     }
     if (tables & RM_BENCH_GEMM)
-        gemm_table(nt, pk, nconf, seconds);
+        gemm_table(nt, pk, tk, nconf, seconds);
     pool_free();
     return 0;
 }
