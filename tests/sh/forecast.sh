@@ -39,10 +39,14 @@ dec, pre = bd["s_per_token"], bp["prefill_s_per_token"]
 # The disk of this host drifts (0.8-1.4 GB/s within minutes) and its cores
 # are shared: the forecast's storage seconds are scaled by its disk figure
 # over the one bench measured in the same run as each figure, its products
-# by the gemm rates bench_prefill measured right after the prompt.
+# by the gemm rates bench_prefill measured right after the prompt, like for
+# like: the best windows of each (the forecast predicts from its median
+# windows; its median over bench's best made the products look 12-28% too
+# fast on a loaded machine).
 kd = m["disk_gbps"] / bd["device_gbps"]
 kp = m["disk_gbps"] / bp["device_gbps"]
-kc = (m["gemm_bf16_gflops"] / bp["gemm_bf16_gflops"] + m["gemm_expert_gflops"] / bp["gemm_expert_gflops"]) / 2
+kc = (m["gemm_bf16_best_gflops"] / bp["gemm_bf16_gflops"] +
+      m["gemm_expert_best_gflops"] / bp["gemm_expert_gflops"]) / 2
 pd = max(p["decode_io_s"] * kd, p["decode_mem_s"])
 pp = max(p["prefill_io_s"] * kp, p["prefill_compute_s"] * kc) / p["prompt_tokens"]
 # Seconds are judged only on quiet cores: with more runnable work than
