@@ -60,9 +60,10 @@ plan = re.search(r"spine ([0-9.]+) of [0-9.]+ GB resident, expert cache [0-9.]+ 
 plan_ok = plan and abs(float(plan.group(1)) - p["spine_resident_gb"]) <= 0.02 and int(plan.group(2)) == p["cache_slots"]
 load, cores = os.getloadavg()[0], os.cpu_count()
 # The seconds fail the test only with REMORA_FORECAST_STRICT=1 on quiet
-# cores: with the spine streamed the forecast's decode was 1.66x bench's
-# (the ring read the spine at 1.9 GB/s, the probe's in-order reads 1.2), a
-# gap still open, and make test must not turn on how busy the machine is.
+# cores: at a load of 6-14 on the 2-core development machine single runs'
+# ratios ranged 0.48-1.54 (the disk's rate moves 2x within seconds, the
+# cores' share as much), and make test must not turn on how busy the
+# machine is.
 strict = os.environ.get("REMORA_FORECAST_STRICT") == "1"
 quiet = load < cores and strict
 ok = abs(pd / dec - 1) <= 0.15 and abs(pp / pre - 1) <= 0.15
