@@ -40,14 +40,15 @@
  * With `typical`, the median window's instead: what a long run on cores
  * shared as they are now gets (the forecast's figure: on this 2-core host
  * under a load of 10, best windows of the bf16 gemv gave 4.4-6.4 GB/s while
- * a decode's weights went at 3.5-3.9 GB/s). */
+ * a decode's weights went at 3.5-3.9 GB/s). best_out, when not NULL, gets
+ * the best window's either way. */
 static int cmp_rate(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static double window_rate(size_t (*step)(void *ctx, int i), void *ctx, double seconds, int typical)
+static double window_rate(size_t (*step)(void *ctx, int i), void *ctx, double seconds, int typical, double *best_out)
 {
     double best = 0, rates[64], end = rm_now() + seconds;
     int i = 0, n = 0, windows = 0;
@@ -59,6 +60,7 @@ static double window_rate(size_t (*step)(void *ctx, int i), void *ctx, double se
         if (bytes / t / 1e9 > best) best = bytes / t / 1e9;
         if (n < 64) rates[n++] = bytes / t / 1e9;
     } while (rm_now() < end || ++windows < 3);     /* at least three windows of long steps */
+    if (best_out) *best_out = best;
     if (!typical) return best;
     qsort(rates, (size_t)n, sizeof *rates, cmp_rate);
     return rates[n / 2];
@@ -66,7 +68,7 @@ static double window_rate(size_t (*step)(void *ctx, int i), void *ctx, double se
 
 static double best_rate(size_t (*step)(void *ctx, int i), void *ctx, double seconds)
 {
-    return window_rate(step, ctx, seconds, 0);
+    return window_rate(step, ctx, seconds, 0, NULL);
 }
 
 /* ---- memory read bandwidth --------------------------------------------- */
@@ -215,10 +217,10 @@ static size_t gemm_step(void *ctx, int i)
 
 double rm_bench_gemm(int mxfp4, int T, int rows, int cols, double seconds)
 {
-    return rm_bench_gemm_rate(mxfp4, T, rows, cols, seconds, 0);
+    return rm_bench_gemm_rate(mxfp4, T, rows, cols, seconds, 0, NULL);
 }
 
-double rm_bench_gemm_rate(int mxfp4, int T, int rows, int cols, double seconds, int typical)
+double rm_bench_gemm_rate(int mxfp4, int T, int rows, int cols, double seconds, int typical, double *best)
 {
     if (T < 1 || rows < 1 || cols < 32 || cols % 32 || !(seconds > 0)) return -1;
     const size_t wbytes = mxfp4 ? (size_t)rows * cols / 2 + (size_t)rows * cols / 32 : (size_t)rows * cols * 2;
@@ -229,7 +231,7 @@ double rm_bench_gemm_rate(int mxfp4, int T, int rows, int cols, double seconds, 
         fill_weights(w, wbytes);
         for (size_t i = 0; i < (size_t)T * cols; i++) X[i] = (float)((i * 37) % 101 - 50) / 50.0f;
         gemm_bench g = { mxfp4, T, rows, cols, w, X, Y };
-        r = window_rate(gemm_step, &g, seconds, typical);
+        r = window_rate(gemm_step, &g, seconds, typical, best);
     }
     free(w);
     free(X);
@@ -245,7 +247,7 @@ double rm_bench_memory(double seconds, int typical)
     if (!buf || !(seconds > 0)) { free(buf); return -1; }
     for (size_t i = 0; i < BW_BYTES / sizeof *buf; i++) buf[i] = 1.0f;   /* faults the pages in */
     stream st = { .buf = buf, .n = BW_BYTES / sizeof *buf, .chunks = 256 };
-    double r = window_rate(stream_step, &st, seconds, typical);
+    double r = window_rate(stream_step, &st, seconds, typical, NULL);
     free(buf);
     return r;
 }
@@ -265,7 +267,7 @@ double rm_bench_gemv(int mxfp4, int rows, int cols, size_t arena_bytes, double s
         fill_weights(arena, arena_bytes);
         for (int i = 0; i < cols; i++) x[i] = (float)((i * 37) % 101 - 50) / 50.0f;
         gemv_bench g = { .s = &s, .arena = arena, .count = (int)(arena_bytes / mb), .x = x, .y = y };
-        r = window_rate(gemv_step, &g, seconds, typical);
+        r = window_rate(gemv_step, &g, seconds, typical, NULL);
     }
     free(arena);
     free(x);
