@@ -137,13 +137,13 @@ static double rel_diff(const float *a, const float *b, size_t n)
 /* Weights cycled through by the gemv rows, for both. */
 #define GEMV_ARENA ((size_t)512 << 20)
 
+#ifdef PEERS_GGML
 static size_t weight_bytes(const gemm_case *c)
 {
     const size_t n = (size_t)c->rows * c->cols;
     return c->mxfp4 ? n / 2 + n / 32 : n * 2;
 }
 
-#ifdef PEERS_GGML
 #ifndef PEERS_GGML_REPACK
 #define PEERS_GGML_REPACK 0
 #endif
