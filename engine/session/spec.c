@@ -15,8 +15,9 @@
  * and beyond its extra expert bytes at the measured bandwidth. Routes do not
  * always repeat with their tokens (they depend on the context too), so the
  * prediction is calibrated: the bytes per position that verify passes read
- * beyond what was predicted (miss_pos, running) are added to it. Every 16
- * declined chances a one-token probe keeps the acceptance estimate alive.
+ * beyond what was predicted (miss_pos, running) are added to it. A
+ * one-token probe after a run of declined chances keeps the acceptance
+ * estimate alive (probe_interval).
  */
 #include <limits.h>
 #include <stdlib.h>
@@ -122,6 +123,22 @@ static double rate(const spec *s, double p, int k, double bytes)
     return tokens / (s->t_plain + k * s->t_pos + bytes / bandwidth(s));
 }
 
+/* Declined chances between probes: 16 at the prior acceptance (0.5),
+ * growing as the square of how far the estimate p has fallen below it, at
+ * most 256. A probe that finds nothing costs one verify position; where
+ * that costs as much as a plain step (weights resident, the step bound by
+ * arithmetic) a fixed 16 took 1/17 of the time, below the 0.97 of `off`
+ * that auto must keep on text it cannot predict; each rejected probe lowers
+ * p by a tenth, so the probes space out (45 after five, 256 after fourteen),
+ * and an accepted one brings them back. */
+static int probe_interval(double p)
+{
+    if (p >= 0.5) return 16;
+    double r = 0.5 / (p > 0.03125 ? p : 0.03125);
+    double n = 16 * r * r;
+    return n < 256 ? (int)n : 256;
+}
+
 int spec_draft(spec *s, int32_t *out, int kmax)
 {
     if (s->mode == RM_SPEC_OFF || kmax <= 0) return 0;
@@ -146,7 +163,7 @@ int spec_draft(spec *s, int32_t *out, int kmax)
             double r = rate(s, s->p_accept[g], j, cum[j] + j * s->miss_pos);
             if (r > best * 1.02) { best = r; k = j; }
         }
-        if (!k && ++s->since_probe >= 16) { k = 1; s->since_probe = 0; }
+        if (!k && ++s->since_probe >= probe_interval(s->p_accept[g])) { k = 1; s->since_probe = 0; }
         if (!k) s->declined++;
         s->pred_last = k ? cum[k] : -1;
     } else {

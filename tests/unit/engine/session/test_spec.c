@@ -1,7 +1,7 @@
 /* test_spec.c — session/spec.c, the n-gram drafter and its cost gate:
  * drafting where predicted expert reads are cheap, declining where they
- * are not, modes off and on, and the calibration that learns when routes
- * do not repeat with their tokens. (The prediction itself is
+ * are not, modes off and on, the calibration that learns when routes
+ * do not repeat with their tokens, and the probes' spacing. (The prediction itself is
  * test_route_hist.c's.) */
 #include <string.h>
 #include "tests/unit/test.h"
@@ -77,5 +77,28 @@ TEST(spec_gate_learns_when_routes_do_not_repeat)
     CHECKF(s.miss_pos > 1.9e9 && s.miss_pos < 2.1e9, "miss_pos %g", s.miss_pos);
     s.p_accept[2] = 0.9;        /* even with a good acceptance history */
     CHECK(spec_draft(&s, out, SPEC_KMAX) == 0);
+    spec_free(&s);
+}
+
+/* Declined chances until the gate probes with one token. */
+static int chances_to_probe(spec *s)
+{
+    int32_t out[SPEC_KMAX];
+    for (int n = 1; n <= 1000; n++)
+        if (spec_draft(s, out, SPEC_KMAX) > 0) return n;
+    return -1;
+}
+
+TEST(spec_probes_space_out_as_they_are_rejected)
+{
+    spec s;
+    setup(&s);
+    g_bytes_per_pos = 2e9;      /* never worth drafting: only probes */
+    s.p_accept[2] = 0.5;
+    CHECK(chances_to_probe(&s) == 16);
+    s.p_accept[2] = 0.25;       /* half the prior: four times as far apart */
+    CHECK(chances_to_probe(&s) == 64);
+    s.p_accept[2] = 0.001;      /* at most 256 */
+    CHECK(chances_to_probe(&s) == 256);
     spec_free(&s);
 }
