@@ -9,9 +9,10 @@ and conversations with tools declared, where arithmetic goes through a `calculat
 call when one is declared (make_tool_conversation); conversation_messages picks one.
 
 usage:
-  python3 gen_data.py heldout OUT.jsonl [--n-per-task 25] [--seed 7]
+  python3 gen_data.py heldout OUT.jsonl [--n-per-task 25] [--seed 7] [--tools-out TOOLS.jsonl]
       writes the held-out evaluation file: the original 350 items, then the multi-turn,
-      no-think and meta items, then the tool items (fields in assets/eval/README.md).
+      no-think and meta items; and the tool items to TOOLS.jsonl (fields in
+      assets/eval/README.md).
   python3 gen_data.py sample N [--seed S]   prints N single turns.
   python3 gen_data.py conv N [--seed S]     prints N training conversations (messages, tools).
 Training skips any turn whose prompt is a user message of the held-out file.
@@ -1083,6 +1084,7 @@ def main():
     ap.add_argument("arg")
     ap.add_argument("--n-per-task", type=int, default=25)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--tools-out", default=None, help="heldout: also write the tool items to this file")
     a = ap.parse_args()
     if a.cmd == "heldout":
         old = heldout(a.n_per_task, a.seed)
@@ -1091,8 +1093,12 @@ def main():
             for ex in old:
                 f.write(json.dumps({"task": ex["task"], "prompt": ex["prompt"],
                                     "reference": ex["reference"], "reasoning": ex["reasoning"]}) + "\n")
-            for d in heldout_new(a.seed + 1, taken) + heldout_tools(a.seed + 2, taken):
+            for d in heldout_new(a.seed + 1, taken):
                 f.write(json.dumps(d) + "\n")
+        if a.tools_out:     # a file of its own: remora eval has no tools, so it reads only the first
+            with open(a.tools_out, "w") as f:
+                for d in heldout_tools(a.seed + 2, taken):
+                    f.write(json.dumps(d) + "\n")
     elif a.cmd == "sample":
         rng = random.Random(a.seed)
         for _ in range(int(a.arg)):

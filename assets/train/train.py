@@ -17,7 +17,7 @@ metrics.json (training, accuracy, NLL, expert load), check_logits.npy (fp32 logi
 held-out chat, for checking the export), log.txt.  With --old-model, metrics.json also holds
 "old_model": the same evaluation of an earlier checkpoint.
 
-usage (GPU): python3 train.py --out DIR --tok TOKDIR --heldout heldout.jsonl --minutes 7.5 \
+usage (GPU): python3 train.py --out DIR --tok TOKDIR --heldout heldout.jsonl heldout_tools.jsonl --minutes 7.5 \
           [--deadline 560] [--old-model ../model] [--init ../model]
       (CPU smoke test): python3 train.py --out /tmp/x --tok ... --heldout ... --device cpu \
           --dims '{"hidden":64,...}' --minutes 0.3 --n-examples 2000 --eval-limit 20
@@ -427,7 +427,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
     ap.add_argument("--tok", required=True)
-    ap.add_argument("--heldout", required=True)
+    ap.add_argument("--heldout", required=True, nargs="+",
+                    help="held-out files (heldout.jsonl, heldout_tools.jsonl): evaluated, and kept out of training")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--dims", default=None, help="JSON overriding k3io.DEFAULT_DIMS")
     ap.add_argument("--minutes", type=float, default=7.5, help="main training time")
@@ -466,7 +467,7 @@ def main():
         dims.update(json.loads(a.dims))
     config = k3io.build_config(dims)
     cfg = K3Config(config["text_config"])
-    all_items = [json.loads(l) for l in open(a.heldout)]
+    all_items = [json.loads(l) for fn in a.heldout for l in open(fn)]
     items = all_items
     if a.eval_limit:
         items = items[::max(1, len(items) // a.eval_limit)][:a.eval_limit]

@@ -26,9 +26,15 @@ ask "$T/c1.jsonl" 'What is 5+7?';   expect "turn 2 (think)" 12
   && echo "ok   transcript holds both turns with reasoning" || { echo "FAIL transcript"; cat "$T/c1.jsonl"; fail=1; }
 grep -q '5+7' "$T/err" || { echo "FAIL no reasoning on turn 2"; fail=1; }
 
-# thinking off: no reasoning, the answer directly, turn 1 and turn 2
-ask "$T/c2.jsonl" 'Reverse the word "planet".' --no-think; expect "turn 1 (no think)" tenalp
-ask "$T/c2.jsonl" 'What is 5+7?' --no-think;               expect "turn 2 (no think)" 12
+# thinking off: no reasoning, the answer directly, with its compact working for
+# reverse and arithmetic (gen_data.py "no-think answers"), turn 1 and turn 2
+ask "$T/c2.jsonl" 'Reverse the word "planet".' --no-think
+expect "turn 1 (no think)" 'p l a n e t backwards is t e n a l p, so tenalp.'
+ask "$T/c2.jsonl" 'What is 5+7?' --no-think
+case $(cat "$T/out") in *". So 5+7=12.") echo "ok   turn 2 (no think): $(cat "$T/out")" ;;
+  *) echo "FAIL turn 2 (no think): got '$(cat "$T/out")', want the working then 'So 5+7=12.'"; fail=1 ;; esac
+ask "" 'What is 37*12?' --no-think
+expect "37*12 (no think)" '7*2+0=14, 3*2+1=7: 37*2=74. 7*1+0=7, 3*1+0=3: 37*1=37, so 37*10=370. 4+0+0=4, 7+7+0=14, 0+3+1=4: 74+370=444. So 37*12=444.'
 [ -s "$T/err" ] && grep -q 'from right to left' "$T/err" && { echo "FAIL reasoning with --no-think"; fail=1; }
 
 # a greeting and an out-of-scope question: what the model is and what it can do

@@ -10,8 +10,10 @@
 # the Anthropic Messages API whole and streamed (thinking, text, tool_use
 # blocks, the event sequence, tool_result round trip, count_tokens,
 # errors), a named and a required tool_choice, on k3-tiny and (OpenAI,
-# its state being recurrent) kl-tiny; on the embedded model, both APIs'
-# shapes. (Kimi-Linear's own im-format
+# its state being recurrent) kl-tiny; on the embedded model, a real
+# calculator round trip with the openai SDK (call, result, answer from it;
+# streamed; runTools with thinking on and off; no call for other questions
+# or without a calculator) and both APIs' shapes. (Kimi-Linear's own im-format
 # tool-call section has no fixture with its tokenizer: the unit tests
 # test_toolcall.c cover it.) No marker text reaches any content. curl
 # checks ?beta=true, x-api-key and unknown fields.

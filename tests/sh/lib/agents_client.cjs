@@ -8,7 +8,9 @@
 //     answer (B), one token per byte; the suite's requests follow that cycle.
 //   forced-choice: a named and a required tool_choice (the prompt opens the
 //     call or the block; the forced replies go on from there).
-//   embedded: the embedded model, no forcing: shapes only.
+//   embedded: the embedded model, no forcing: the calculator round trip
+//     (whole, streamed, runTools), no call without a calculator or for
+//     other questions; the Anthropic API's shapes.
 // Prints one "ok   ..." or "FAIL ..." line per check. The packages come
 // from $REMORA_NPM_DIR (npm install --prefix), installed by the test.
 'use strict';
@@ -178,13 +180,62 @@ async function forcedChoice() {
         r1.choices[0].message.tool_calls[0].function.name === 'get_weather', r1.choices[0]);
 }
 
+// the calculator of the embedded model's training (gen_data.py): whole numbers, + - * only
+const calculator = { type: 'function', function: { name: 'calculator', description: 'Evaluate an arithmetic expression.',
+  parameters: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] } } };
+function calc(e) {
+  if (!/^[0-9+*-]+$/.test(e)) throw new Error('not an expression: ' + e);
+  return String(Function('return ' + e)());
+}
+
 async function embedded() {
   const client = new OpenAI({ baseURL: base + '/v1', apiKey: key, maxRetries: 0, timeout: 120000 });
-  const r = await client.chat.completions.create({ messages: [{ role: 'user', content: 'What is 12+7?' }], tools,
-    max_tokens: 64 });
+  const ask = (content) => ({ role: 'user', content });
+  // no calculator declared: answered as without tools
+  const r = await client.chat.completions.create({ messages: [ask('What is 12+7?')], tools, max_tokens: 300 });
   const c = r.choices[0];
-  check('embedded openai with tools: a reply', ['stop', 'length', 'tool_calls', 'malformed_tool_call'].includes(c.finish_reason), c);
+  check('embedded openai, no calculator declared: answered without a call', c.finish_reason === 'stop' &&
+        c.message.content === '19' && !c.message.tool_calls, c);
   clean('embedded openai content', c.message.content); clean('embedded openai reasoning', c.message.reasoning_content);
+  // the calculator among other tools: a call, the result, the answer from it
+  const q = ask('What is 37*12?');
+  const r0 = await client.chat.completions.create({ messages: [q], tools: [tools[0], calculator], max_tokens: 300 });
+  const m0 = r0.choices[0].message;
+  check('embedded openai: arithmetic calls the calculator', r0.choices[0].finish_reason === 'tool_calls' &&
+        m0.tool_calls && m0.tool_calls.length === 1 && m0.tool_calls[0].function.name === 'calculator' &&
+        eq(JSON.parse(m0.tool_calls[0].function.arguments), { expression: '37*12' }), r0.choices[0]);
+  clean('embedded openai call content', m0.content); clean('embedded openai call reasoning', m0.reasoning_content);
+  if (m0.tool_calls && m0.tool_calls.length) {
+    const r1 = await client.chat.completions.create({ messages: [q, m0, { role: 'tool', tool_call_id: m0.tool_calls[0].id,
+      content: calc(JSON.parse(m0.tool_calls[0].function.arguments).expression) }], tools: [tools[0], calculator],
+      max_tokens: 300 });
+    check('embedded openai: the answer from the result', r1.choices[0].message.content === '444' &&
+          r1.choices[0].finish_reason === 'stop', r1.choices[0]);
+    check('embedded openai: the second step reuses the state', r1.usage.prompt_tokens_details.cached_tokens >=
+          r0.usage.prompt_tokens + r0.usage.completion_tokens - 1, [r0.usage, r1.usage]);
+  }
+  // the README's agent loop: the SDK's runTools with the calculator alone, thinking off too
+  for (const thinking of [true, false]) {
+    let called = null;
+    const run = client.chat.completions.runTools({ messages: [ask('What is 19*19?')], max_tokens: 300,
+      chat_template_kwargs: { thinking }, tools: [{ type: 'function', function: { name: 'calculator',
+        parameters: calculator.function.parameters, parse: JSON.parse,
+        function: async ({ expression }) => { called = expression; return calc(expression); } } }] });
+    const content = await run.finalContent();
+    check('embedded openai runTools (thinking ' + thinking + '): the calculator ran, the answer is its result',
+          called === '19*19' && content === '361', [called, content]);
+  }
+  // streamed: the SDK's stream helper accumulates the call
+  const sc = await client.chat.completions.stream({ messages: [ask('Compute 4821 + 977.')], tools: [calculator],
+    max_tokens: 300 }).finalChatCompletion();
+  const sm = sc.choices[0].message;
+  check('embedded openai stream: the helper accumulates the calculator call', sc.choices[0].finish_reason === 'tool_calls' &&
+        sm.tool_calls && eq(JSON.parse(sm.tool_calls[0].function.arguments), { expression: '4821+977' }), sc.choices[0]);
+  // the calculator declared, another kind of question: no call
+  const r2 = await client.chat.completions.create({ messages: [ask('Reverse the word "planet".')], tools: [calculator],
+    max_tokens: 300 });
+  check('embedded openai, calculator declared, not arithmetic: no call', r2.choices[0].finish_reason === 'stop' &&
+        r2.choices[0].message.content === 'tenalp' && !r2.choices[0].message.tool_calls, r2.choices[0]);
   const a = new Anthropic({ baseURL: base, apiKey: key, maxRetries: 0, timeout: 120000 });
   const m = await a.messages.create({ model: 'claude-haiku', max_tokens: 64, thinking: { type: 'enabled',
     budget_tokens: 1024 }, messages: [{ role: 'user', content: 'What is 12+7?' }] });
