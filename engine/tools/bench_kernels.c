@@ -229,7 +229,7 @@ double rm_bench_gemm_rate(int mxfp4, int T, int rows, int cols, double seconds, 
     double r = -1;
     if (w && X && Y) {
         fill_weights(w, wbytes);
-        for (size_t i = 0; i < (size_t)T * cols; i++) X[i] = (float)((i * 37) % 101 - 50) / 50.0f;
+        for (size_t i = 0; i < (size_t)T * cols; i++) X[i] = (float)((int)((i * 37) % 101) - 50) / 50.0f;   /* in [-1, 1]: size_t arithmetic wrapped to 3.7e17 */
         gemm_bench g = { mxfp4, T, rows, cols, w, X, Y };
         r = window_rate(gemm_step, &g, seconds, typical, best);
     }
