@@ -17,6 +17,10 @@ export REMORA_FIXTURES="${REMORA_FIXTURES:-$(pwd)/tests/fixtures}"
 # test turns it on: a prompt cached by one test would skip another's prefill
 export REMORA_PREFIX_CACHE_GB=0
 export XDG_CACHE_HOME="$(pwd)/build/test-cache"
+# the K3-width synthetic model synth.sh and forecast.sh both read, written
+# once per run by the first to ask (tests/sh/lib/synth.sh); removed with
+# the cache at the end
+export REMORA_SYNTH_DIR="$XDG_CACHE_HOME/synth"
 LOGS=build/logs
 # The order on a clone that has no times yet (build/logs/times holds the
 # last run's): the suites measured longest first (02:00 UTC on 2 Dec, one
