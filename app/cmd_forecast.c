@@ -69,10 +69,11 @@ static void print_machine(const rm_machine *mc, const rm_fmodel_info *fi)
     printf("  disk: %.2f GB/s random %s reads of %.1f MB blocks at queue depth %d (experts), %.2f GB/s in order in "
            "2 MB pieces (the spine), in %s\n", mc->disk_gbps, mc->disk_direct ? "O_DIRECT" : "page-cache",
            mc->disk_block / 1e6, mc->disk_qd, mc->spine_gbps, mc->disk_dir);
-    printf("  DRAM read %.1f GB/s; decode gemv %.1f GB/s bf16, %.1f GB/s %s; prefill gemm %.0f GFLOP/s bf16, "
-           "%.0f GFLOP/s %s; %d compute threads\n", mc->mem_gbps, mc->gemv_bf16_gbps, mc->gemv_expert_gbps,
-           fi->expert_mxfp4 ? "MXFP4" : "bf16 experts", mc->gemm_bf16_gflops, mc->gemm_expert_gflops,
-           fi->expert_mxfp4 ? "MXFP4" : "bf16 experts", mc->threads);
+    printf("  DRAM read %.1f GB/s; decode gemv %.1f GB/s bf16, %.1f GB/s %s; prefill gemm at 256 rows %.0f GFLOP/s "
+           "bf16, %.0f GFLOP/s %s (at %d rows %.0f and %.0f); %d compute threads\n", mc->mem_gbps, mc->gemv_bf16_gbps,
+           mc->gemv_expert_gbps, fi->expert_mxfp4 ? "MXFP4" : "bf16 experts", mc->gemm_bf16_gflops,
+           mc->gemm_expert_gflops, fi->expert_mxfp4 ? "MXFP4" : "bf16 experts", rm_gemm_rows[0],
+           mc->gemm_bf16_by_rows[0], mc->gemm_expert_by_rows[0], mc->threads);
     printf("  RAM %.1f GB, %.1f GB available; disk %.1f GB free\n", mc->ram_total / 1e9, mc->ram_available / 1e9,
            mc->disk_free / 1e9);
     if (!mc->gpu) { printf("  GPU: none (%s)\n", mc->gpu_why); return; }
@@ -210,6 +211,20 @@ static void print_json(const rm_fmodel_info *fi, const rm_machine *mc, const rm_
         mc->gemm_expert_gflops, "threads", mc->threads, "ram_total_gb", mc->ram_total / 1e9, "ram_available_gb",
         mc->ram_available / 1e9, "disk_free_gb", mc->disk_free / 1e9, "disk_dir", mc->disk_dir, "seconds",
         mc->seconds, "gpu"));
+    /* the best windows: what `remora bench --prompt-tokens` reports as its ceilings (tests/sh/forecast.sh
+     * scales the products by them, like for like) */
+    json_object_set_new(json_object_get(j, "machine"), "gemm_bf16_best_gflops", json_real(mc->gemm_bf16_best_gflops));
+    json_object_set_new(json_object_get(j, "machine"), "gemm_expert_best_gflops",
+                        json_real(mc->gemm_expert_best_gflops));
+    json_t *rows = json_array(), *gb = json_array(), *ge = json_array();
+    for (int i = 0; i < RM_GEMM_POINTS; i++) {
+        json_array_append_new(rows, json_integer(rm_gemm_rows[i]));
+        json_array_append_new(gb, json_real(mc->gemm_bf16_by_rows[i]));
+        json_array_append_new(ge, json_real(mc->gemm_expert_by_rows[i]));
+    }
+    json_object_set_new(json_object_get(j, "machine"), "gemm_rows", rows);
+    json_object_set_new(json_object_get(j, "machine"), "gemm_bf16_gflops_by_rows", gb);
+    json_object_set_new(json_object_get(j, "machine"), "gemm_expert_gflops_by_rows", ge);
     if (mc->gpu)
         json_object_set_new(json_object_get(j, "machine"), "gpu",
             json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i}", "name", mc->gpu_name, "vram_budget_gb",

@@ -844,6 +844,11 @@ typedef struct rm_fmodel_info {
 const rm_fmodel_info *rm_fmodel_get_info(const rm_fmodel *f);
 
 /* This machine, as the forecast measures it (about 15 s in all). */
+/* The row counts the prefill gemms are measured at (16, 64 and 256: a
+ * pass's products run at its own, and an expert at the rows that chose it). */
+#define RM_GEMM_POINTS 3
+extern const int rm_gemm_rows[RM_GEMM_POINTS];
+
 typedef struct rm_machine {
     double disk_gbps;               /* random O_DIRECT reads of expert-sized blocks, queue_depth deep */
     uint64_t disk_block;
@@ -854,6 +859,9 @@ typedef struct rm_machine {
     double gemv_expert_gbps;        /* decode: the experts' gemv (MXFP4 or bf16) */
     double gemm_bf16_gflops;        /* prefill: the bf16 gemm at T = 256 */
     double gemm_expert_gflops;      /* prefill: the experts' gemm at T = 256 */
+    double gemm_bf16_best_gflops, gemm_expert_best_gflops;  /* the same windows' best: bench's ceiling figure */
+    /* the gemms at the row counts of rm_gemm_rows (the last is the two above) */
+    double gemm_bf16_by_rows[RM_GEMM_POINTS], gemm_expert_by_rows[RM_GEMM_POINTS];
     int threads;                    /* compute threads */
     uint64_t ram_total, ram_available, disk_free;
     char disk_dir[1024];            /* where the disk was measured */

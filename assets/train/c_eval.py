@@ -8,6 +8,9 @@ think, accept; see assets/eval/README.md), until app/cmd_eval.c reads those fiel
     --transcript F [--no-think] --prompt PROMPT`, the chat's own path; the answer on
     stdout must equal the reference.
 
+Items with tools (tool_call, tool_answer, ...) are left out: remora eval and remora run
+have no tools; tests/sh/serve_agents.sh runs a tool round trip through remora serve.
+
 Plain Python 3, no packages.  Takes a while on a small CPU (one model load per multi-turn
 item).  The original items (no history/think/accept) are scored by
 `remora eval --limit 350` itself.
@@ -36,7 +39,9 @@ def main():
     ap.add_argument("--limit-per-task", type=int, default=0)
     a = ap.parse_args()
     items = [json.loads(l) for l in open(a.data)]
-    new = [it for it in items if "history" in it or "think" in it or "accept" in it]
+    # tool items ("tools") need a server's request rendering: tests/sh/serve_agents.sh
+    # runs the round trip through remora serve on the embedded model
+    new = [it for it in items if ("history" in it or "think" in it or "accept" in it) and "tools" not in it]
     if a.limit_per_task:
         seen, keep = {}, []
         for it in new:

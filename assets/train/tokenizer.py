@@ -141,59 +141,132 @@ def _nonblank(s):
     return bool(s) and not s.isspace()
 
 
-def assistant_message_segments(reasoning, content, thinking):
+TOOLS_HEAD = "# Tools\nHere are the available tools, described in JSONSchema.\n\n```json\n"
+
+
+def system_segments(type_, body):
+    """An internal system message (template.c internal_system)."""
+    return open_tag("message", [("role", "system"), ("type", type_)]) + [(body, False)] + close_tag("message") \
+        + [("<|end_of_msg|>", True)]
+
+
+def tool_declare_segments(tools):
+    """The tools array as remora serve renders a request's `tools` (template.c
+    tool_declare): json.dumps(tools, ensure_ascii=False), compact separators, keys sorted."""
+    return system_segments("tool-declare", TOOLS_HEAD + json.dumps(
+        tools, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n```")
+
+
+def _xtml_type(v):
+    return "boolean" if isinstance(v, bool) else "null" if v is None else "number" \
+        if isinstance(v, (int, float)) else "string" if isinstance(v, str) else "object" \
+        if isinstance(v, dict) else "array"
+
+
+def tool_calls_segments(calls):
+    """An assistant message's tool calls (template.c tool_calls_xtml): a tools block, one
+    call per entry with its 1-based index, one typed argument per key (strings raw, other
+    values as json.dumps)."""
+    segs = open_tag("tools")
+    for i, tc in enumerate(calls):
+        fn = tc.get("function", tc)
+        args = fn.get("arguments")
+        if isinstance(args, str):
+            args = json.loads(args) if args.strip() else {}
+        segs += open_tag("call", [("tool", fn["name"]), ("index", str(i + 1))])
+        for k, v in (args or {}).items():
+            segs += open_tag("argument", [("key", k), ("type", _xtml_type(v))])
+            segs += [(v if isinstance(v, str) else json.dumps(v, ensure_ascii=False), False)]
+            segs += close_tag("argument")
+        segs += close_tag("call")
+    return segs + close_tag("tools")
+
+
+def assistant_message_segments(reasoning, content, thinking, tool_calls=None):
     """One assistant message of the history, as engine/chat.c (assistant_xtml) renders it:
     with thinking on, a think block holding reasoning_content (empty when there is none or
-    it is blank) before the response; with thinking off, no think block at all."""
+    it is blank) before the response; with thinking off, no think block at all; then the
+    tool calls, if any."""
     segs = open_tag("message", [("role", "assistant")])
     if thinking:
         segs += open_tag("think")
         if reasoning is not None and _nonblank(reasoning):
             segs += [(reasoning, False)]
         segs += close_tag("think")
-    return segs + open_tag("response") + [(content, False)] + close_tag("response") + close_tag("message") \
-        + [("<|end_of_msg|>", True)]
+    segs += open_tag("response") + [(content or "", False)] + close_tag("response")
+    if tool_calls:
+        segs += tool_calls_segments(tool_calls)
+    return segs + close_tag("message") + [("<|end_of_msg|>", True)]
 
 
-def conversation_segments(messages, thinking, add_generation_prompt=True):
-    """A conversation of user and assistant messages ({"role", "content",
-    "reasoning_content"?}) rendered as the chat renders it (no system message), then the
-    generation prompt for the next assistant turn."""
-    segs = []
+def message_segments(messages, thinking):
+    """Each message's segments, in order, as the chat and remora serve render them: a tool
+    message names the tool of the call it answers (by tool_call_id, else in order) and its
+    index among the results since the last assistant message."""
+    out, calls, k = [], [], 0
     for m in messages:
         if m["role"] == "user":
-            segs += user_segments(m["content"])
+            out.append(user_segments(m["content"]))
         elif m["role"] == "assistant":
-            segs += assistant_message_segments(m.get("reasoning_content"), m["content"], thinking)
+            out.append(assistant_message_segments(m.get("reasoning_content"), m["content"], thinking,
+                                                  m.get("tool_calls")))
+            calls, k = m.get("tool_calls") or [], 0
+        elif m["role"] == "tool":
+            k += 1
+            by_id = [c for c in calls if c.get("id") == m.get("tool_call_id")]
+            c = by_id[0] if by_id else calls[k - 1]
+            out.append(open_tag("message", [("role", "tool"), ("tool", c["function"]["name"]), ("index", str(k))])
+                       + [(m["content"], False)] + close_tag("message") + [("<|end_of_msg|>", True)])
         else:
             raise ValueError("role %r" % m["role"])
+    return out
+
+
+def conversation_segments(messages, thinking, add_generation_prompt=True, tools=None):
+    """A conversation of user, assistant ({"role", "content", "reasoning_content"?,
+    "tool_calls"?}) and tool messages: the tools declaration when there are tools (no
+    other system message), the messages (message_segments), then the generation prompt."""
+    segs = tool_declare_segments(tools) if tools else []
+    for ms in message_segments(messages, thinking):
+        segs += ms
     if add_generation_prompt:
         segs += gen_prompt_segments_mode(thinking)
     return segs
 
 
-def encode_training_conversation(tok, turns, thinking):
-    """Token ids of a whole conversation and, per token, whether it is a training target.
-
-    turns: [(prompt, reasoning or None, answer)]; reasoning None means the turn was
-    answered with thinking off.  The chat keeps each assistant turn with its reasoning
-    (engine/session.c) and renders the history with the current thinking setting, so the
-    tokens of turn k are exactly what the chat feeds the model at turn k.  Targets: every
-    assistant part the model would itself write after the generation prompt in this
-    rendering -- with thinking off every answer; with thinking on every turn that has
-    reasoning (an earlier no-think turn shows an empty think block and is context only)."""
-    ids, tgt = [], []
-    for prompt, reasoning, answer in turns:
-        u = encode_segments(tok, user_segments(prompt))
-        ids += u
-        tgt += [False] * len(u)
-        gp = encode_segments(tok, gen_prompt_segments_mode(thinking))
-        full = encode_segments(tok, assistant_message_segments(reasoning, answer, thinking))
-        assert full[:len(gp)] == gp
-        ids += full
-        train = (not thinking) or (reasoning is not None and _nonblank(reasoning))
-        tgt += [False] * len(gp) + [train] * (len(full) - len(gp))
+def encode_training_messages(tok, messages, thinking, tools=None):
+    """Token ids of a whole conversation (conversation_segments without a generation
+    prompt) and, per token, whether it is a training target: every assistant message's
+    part after the generation prompt that the model would itself write in this rendering
+    -- with thinking off every assistant message; with thinking on those with reasoning
+    (one answered with thinking off shows an empty think block and is context only)."""
+    ids = encode_segments(tok, tool_declare_segments(tools)) if tools else []
+    tgt = [False] * len(ids)
+    gp = encode_segments(tok, gen_prompt_segments_mode(thinking))
+    for m, segs in zip(messages, message_segments(messages, thinking)):
+        part = encode_segments(tok, segs)
+        ids += part
+        if m["role"] == "assistant":
+            assert part[:len(gp)] == gp
+            r = m.get("reasoning_content")
+            train = (not thinking) or (r is not None and _nonblank(r))
+            tgt += [False] * len(gp) + [train] * (len(part) - len(gp))
+        else:
+            tgt += [False] * len(part)
     return ids, tgt
+
+
+def encode_training_conversation(tok, turns, thinking):
+    """encode_training_messages for turns [(prompt, reasoning or None, answer)]; reasoning
+    None means the turn was answered with thinking off.  The chat keeps each assistant turn
+    with its reasoning (engine/session.c) and renders the history with the current
+    thinking setting, so the tokens of turn k are exactly what the chat feeds the model at
+    turn k."""
+    msgs = []
+    for prompt, reasoning, answer in turns:
+        msgs.append({"role": "user", "content": prompt})
+        msgs.append({"role": "assistant", "content": answer, "reasoning_content": reasoning})
+    return encode_training_messages(tok, msgs, thinking)
 
 
 def encode_segments(tok, segs):

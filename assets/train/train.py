@@ -2,8 +2,9 @@
 gen_data.py task mix, quantise its routed experts to MXFP4 with a short quantisation-aware
 phase, evaluate it with the dequantised weights and write the checkpoint tensors.
 
-Training data are conversations of 1-4 turns (gen_data.make_conversation), rendered token
-for token as the chat renders them (tokenizer.encode_training_conversation): with thinking
+Training data are conversations of 1-4 turns, some with tools declared
+(gen_data.conversation_messages), rendered token for token as the chat and remora serve
+render them (tokenizer.encode_training_messages): with thinking
 on, earlier assistant turns keep their reasoning; with thinking off, no think blocks and
 the generation prompt opens the response channel.  Loss only on the assistant parts the
 model writes itself (reasoning, answer and closing tags of every such turn).  Expert
@@ -17,7 +18,7 @@ held-out chat, for checking the export), log.txt.  With --old-model, metrics.jso
 "old_model": the same evaluation of an earlier checkpoint.
 
 usage (GPU): python3 train.py --out DIR --tok TOKDIR --heldout heldout.jsonl --minutes 7.5 \
-          [--deadline 560] [--old-model ../model]
+          [--deadline 560] [--old-model ../model] [--init ../model]
       (CPU smoke test): python3 train.py --out /tmp/x --tok ... --heldout ... --device cpu \
           --dims '{"hidden":64,...}' --minutes 0.3 --n-examples 2000 --eval-limit 20
 """
@@ -70,10 +71,8 @@ def _gen_worker(args):
     rng = random.Random(seed)
     out = []
     while len(out) < n:
-        turns, thinking, reasoned = gen_data.make_conversation(rng, exclude)
-        ids, tgt = tk.encode_training_conversation(
-            _TOK, [(t["prompt"], t["reasoning"] if r else None, t["reference"]) for t, r in zip(turns, reasoned)],
-            thinking)
+        msgs, tools, thinking = gen_data.conversation_messages(rng, exclude)
+        ids, tgt = tk.encode_training_messages(_TOK, msgs, thinking, tools)
         out.append((np.array(ids, dtype=np.int16), np.array(tgt, dtype=bool)))
     return out
 
@@ -168,20 +167,30 @@ def quantise_experts_(model):
 # ----------------------------------------------------------------------------- evaluation
 # Held-out items (assets/eval/README.md): "prompt", "reference", optional "reasoning",
 # "history" (earlier messages, a transcript's lines), "think" (false: thinking off),
-# "accept" (other replies scored as right), "task", "subtask", "turn".
+# "accept" (other replies scored as right), "task", "subtask", "turn"; for tool use
+# "tools" (the declared tools array), "after" (the assistant's call and the tool's result
+# after the prompt) and "call" (the tool call that must be the reply, after an empty
+# response channel).
 
 def item_think(it):
     return it.get("think", True) is not False
 
 
 def item_messages(it):
-    return list(it.get("history", [])) + [{"role": "user", "content": it["prompt"]}]
+    return list(it.get("history", [])) + [{"role": "user", "content": it["prompt"]}] + list(it.get("after", []))
 
 
 def item_prompt_ids(tok, it):
-    """What the chat feeds the model for the scored turn: the history, the question and the
-    generation prompt, rendered with the item's thinking setting."""
-    return tk.encode_segments(tok, tk.conversation_segments(item_messages(it), item_think(it)))
+    """What the chat (or remora serve, with tools) feeds the model for the scored turn: the
+    tools, the history, the question, the call and result after it, and the generation
+    prompt, rendered with the item's thinking setting."""
+    return tk.encode_segments(tok, tk.conversation_segments(item_messages(it), item_think(it), True, it.get("tools")))
+
+
+def call_text(tok, it):
+    """The text that must follow the response channel's opening for a "call" item: the
+    (empty) response closed, then the tools block with that call, as the server parses it."""
+    return tok.decode(tk.encode_segments(tok, tk.close_tag("response") + tk.tool_calls_segments([it["call"]])))
 
 
 def item_nll_ids(tok, it):
@@ -189,31 +198,60 @@ def item_nll_ids(tok, it):
     chat of item_prompt_ids, then (thinking on) the reference reasoning and the channel
     switch, then the reference answer and the closing tags."""
     think = item_think(it)
-    segs = tk.conversation_segments(item_messages(it), think)
+    segs = tk.conversation_segments(item_messages(it), think, True, it.get("tools"))
     if think:
         r = it.get("reasoning") or ""
         if tk._nonblank(r):
             segs = segs + [(r, False)]
         segs = segs + tk.close_tag("think") + tk.open_tag("response")
     ctx = tk.encode_segments(tok, segs)
-    ans = tok.encode(it["reference"])
-    rest = tk.encode_segments(tok, tk.close_tag("response") + tk.close_tag("message") + [("<|end_of_msg|>", True)])
+    if "call" in it:        # the target is the closed empty response and the tools block
+        ans = tk.encode_segments(tok, tk.close_tag("response") + tk.tool_calls_segments([it["call"]]))
+        rest = tk.encode_segments(tok, tk.close_tag("message") + [("<|end_of_msg|>", True)])
+    else:
+        ans = tok.encode(it["reference"])
+        rest = tk.encode_segments(tok, tk.close_tag("response") + tk.close_tag("message") + [("<|end_of_msg|>", True)])
     return ctx + ans + rest, (len(ctx), len(ctx) + len(ans))
 
 
+def response_start(text, think=True):
+    """Where the response channel's text starts in a generation: with thinking on after
+    <|open|>response<|sep|> (None when there is none); with thinking off the generation
+    starts in the response channel, so at 0."""
+    if not think:
+        return 0
+    a = text.find("<|open|>response<|sep|>")
+    return None if a < 0 else a + len("<|open|>response<|sep|>")
+
+
 def response_text(tok, ids, eos, think=True):
-    """The answer of generated ids: with thinking on the text between <|open|>response<|sep|>
-    and the next <|close|>response<|sep|> (or the end); with thinking off the generation
-    starts in the response channel, so from the start."""
+    """The answer of generated ids: the response channel's text up to the next
+    <|close|>response<|sep|> (or the end)."""
     text = tok.decode([i for i in ids if i != eos])
-    a = 0
-    if think:
-        a = text.find("<|open|>response<|sep|>")
-        if a < 0:
-            return None
-        a += len("<|open|>response<|sep|>")
+    a = response_start(text, think)
+    if a is None:
+        return None
     b = text.find("<|close|>response<|sep|>", a)
     return text[a:b] if b >= 0 else text[a:]
+
+
+def score_item(tok, it, ids, eos):
+    """(right, strictly right, the answer shown for a miss).  A "call" item is right when
+    the response channel is empty and the tools block holds exactly its call; an item with
+    tools but no call must not call (no tools block); otherwise the answer must equal
+    "reference" (or one of "accept": right, not strictly right)."""
+    think = item_think(it)
+    if "call" in it:
+        text = tok.decode([i for i in ids if i != eos])
+        a = response_start(text, think)
+        want = call_text(tok, it)
+        got = None if a is None else text[a:a + len(want) + 40]
+        ok = a is not None and text[a:].startswith(want)
+        return ok, ok, got
+    got = response_text(tok, ids, eos, think)
+    called = "tools" in it and "<|open|>tools<|sep|>" in tok.decode(ids)
+    ok = not called and (got == it["reference"] or got in it.get("accept", []))
+    return ok, ok and got == it["reference"], got
 
 
 @torch.no_grad()
@@ -280,10 +318,9 @@ def evaluate(model, tok, items, dev, amp_decode=False, max_new=300, bs=512, deco
         prompts = [item_prompt_ids(tok, it) for it in items]
         gens = greedy(model, prompts, eos, max_new, dev, bs, amp_decode)
         for it, g in zip(items, gens):
-            got = response_text(tok, g, eos, item_think(it))
-            ok = got == it["reference"] or got in it.get("accept", [])
+            ok, ok_strict, got = score_item(tok, it, g, eos)
             task = it["task"]
-            for d, key, v in ((per, task, ok), (strict, task, got == it["reference"]),
+            for d, key, v in ((per, task, ok), (strict, task, ok_strict),
                               (per_sub, "%s/%s" % (task, it.get("subtask", "-")), ok),
                               (per_turn, "%s/turn%d" % (task, it.get("turn", 1)), ok)):
                 d.setdefault(key, [0, 0])
@@ -409,6 +446,9 @@ def main():
     ap.add_argument("--max-new", type=int, default=300, help="greedy decoding limit")
     ap.add_argument("--old-model", default=None, help="also evaluate this checkpoint (metrics.json: old_model)")
     ap.add_argument("--warmup", type=int, default=100, help="warm-up steps")
+    ap.add_argument("--init", default=None,
+                    help="start from this exported checkpoint (a model directory: BF16 trunk, MXFP4 experts "
+                         "dequantised) instead of a random initialisation, with a fresh optimiser")
     ap.add_argument("--save-state", default=None, help="save model and optimiser state here after training")
     ap.add_argument("--resume", default=None,
                     help="continue from a --save-state file: a new phase with its own warm-up and cosine "
@@ -447,7 +487,11 @@ def main():
         log("gpu", torch.cuda.get_device_name(0), "torch", torch.__version__)
 
     model = K3Model(cfg)
-    init_model(model, cfg, a.seed)
+    if a.init:
+        k3io.load_into(model, k3io.read_checkpoint(a.init), torch.float32)
+        log("initialised from %s" % a.init)
+    else:
+        init_model(model, cfg, a.seed)
     model.to(dev)
     if cuda:
         log("expert activation compiled:", compile_activation(dev))
@@ -516,7 +560,7 @@ def main():
     train_s = time.time() - t_train
     log("trained %d steps in %.1fs (%.1fM padded tokens)" % (step - step0, train_s, seen_tokens / 1e6))
     phases = phases + [{"steps": step - step0, "seconds": round(train_s, 1), "padded_tokens": seen_tokens,
-                        "lr": a.lr, "warmup": warm, "seed": a.seed, "conversations": len(data),
+                        "lr": a.lr, "warmup": warm, "seed": a.seed, "conversations": len(data), "init": a.init,
                         "qat_from_step": qat_step}]
     if a.save_state:
         torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, "hist": hist,

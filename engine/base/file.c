@@ -6,6 +6,7 @@
  * one, and a later run can tell the leftovers of a killed process (its pid
  * no longer exists) from files still being written.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -56,6 +57,26 @@ int file_tmp_stale(const char *name)
     if (!t) return 0;
     long pid = strtol(t + 5, NULL, 10);
     return pid > 0 && kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+int file_sweep_stale_tmps(const char *path)
+{
+    char d[4096], b[4096], pre[4200], full[8400];
+    if (snprintf(d, sizeof d, "%s", path) >= (int)sizeof d || snprintf(b, sizeof b, "%s", path) >= (int)sizeof b)
+        return 0;
+    const char *dir = dirname(d), *base = basename(b);
+    snprintf(pre, sizeof pre, "%s.tmp.", base);
+    DIR *dp = opendir(dir);
+    if (!dp) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(dp)))
+        if (!strncmp(e->d_name, pre, strlen(pre)) && file_tmp_stale(e->d_name)) {
+            snprintf(full, sizeof full, "%s/%s", dir, e->d_name);
+            n += unlink(full) == 0;
+        }
+    closedir(dp);
+    return n;
 }
 
 /* fsync of the folder that holds path, so that a rename survives a crash. */

@@ -41,6 +41,9 @@ uint64_t file_fs_size(const char *path, int *read_only);
 void file_tmp_name(char *buf, size_t cap, const char *path);
 /* Whether a file name made by file_tmp_name belongs to a process that is gone. */
 int file_tmp_stale(const char *name);
+/* Removes the temporary files of path (file_tmp_name's) that dead
+ * processes left, for example a save killed by SIGKILL; returns how many. */
+int file_sweep_stale_tmps(const char *path);
 /* The end of every atomic replacement, for writers that write the
  * temporary file (named by file_tmp_name) through an fd of their own: fd is
  * fsync'ed, checked to hold `size` bytes (UINT64_MAX: any), closed, renamed

@@ -144,14 +144,30 @@ static void count(const wmat *m, int T)
                               memory_order_relaxed);
 }
 
+/* The matrix as the GPU backend names it. */
+static gpu_mat gpu_view(const wmat *m)
+{
+    static const gpu_wkind kinds[] = { [WM_F32] = GPU_W_F32, [WM_BF16] = GPU_W_BF16, [WM_MXFP4] = GPU_W_MXFP4 };
+    const gpu_mat g = { kinds[m->kind], m->w, m->scale, m->rows, m->cols, m->src, m->shard, m->off, !m->routed };
+    return g;
+}
+
 /* The product on the GPU if the backend takes it (0), else 1. */
 static int on_gpu(const wmat *m, const float *X, float *Y, int T)
 {
-    static const gpu_wkind kinds[] = { [WM_F32] = GPU_W_F32, [WM_BF16] = GPU_W_BF16, [WM_MXFP4] = GPU_W_MXFP4 };
     if (m->kind == WM_NONE) return 1;
-    const gpu_mat g = { kinds[m->kind], m->w, m->scale, m->rows, m->cols, m->src, m->shard, m->off, !m->routed };
+    const gpu_mat g = gpu_view(m);
     return gpu_gemm(&g, X, Y, T);
 }
+
+void wmat_stage(const wmat *m, int T)
+{
+    if (m->kind == WM_NONE) return;
+    const gpu_mat g = gpu_view(m);
+    gpu_stage(&g, T);
+}
+
+void wmat_unstage(void) { gpu_unstage(); }
 
 void wmat_gemv(const wmat *m, const float *x, float *y)
 {

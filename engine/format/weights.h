@@ -53,6 +53,11 @@ int wvec_get(const st_set *s, const char *name, int n, int take, float **out, rm
  * give the same bits. */
 void wmat_gemv(const wmat *m, const float *x, float *y);
 void wmat_gemm(const wmat *m, const float *X, float *Y, int T);
+/* A hint that a product of T rows over m follows: on the GPU its weights
+ * start copying now (gpu_stage); wmat_unstage before the memory behind m
+ * is released. Nothing on the CPU. */
+void wmat_stage(const wmat *m, int T);
+void wmat_unstage(void);
 /* Flops of all products so far (2 per weight per row), process-wide. */
 uint64_t wmat_flops(void);
 

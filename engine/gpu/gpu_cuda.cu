@@ -26,6 +26,9 @@
 #include <string.h>
 #include <time.h>
 #include "gpu/gpu_kernels.h"
+extern "C" {
+#include "base/threadpool.h"
+}
 
 #define GPU_MIN_WORK (1u << 21)                     /* fmas ($REMORA_GPU_MIN_WORK) */
 #define GPU_MARGIN_MIN (2ull << 30)                 /* VRAM kept free: 2 GiB ... */
@@ -43,15 +46,35 @@ typedef struct placed {
 
 typedef struct dbuf { void *p; size_t cap; } dbuf;
 
+/* A streamed matrix copied in ahead of its product (gpu_stage): its
+ * checkpoint identity, the device copy (raw, then repacked), and two
+ * events: `ready` when the copy and repack on the copy stream are done,
+ * `used` when the last product that read it is done. */
+#define GPU_STAGES 8    /* a routed expert's three matrices, for the one computing and the next, and slack */
+
+typedef struct stage {
+    const void *owner;  /* NULL: empty */
+    gpu_wkind kind;
+    int shard, rows, cols;
+    uint64_t off;
+    dbuf raw, raw_s, P, S;
+    cudaEvent_t ready, used;
+    int used_recorded;
+} stage;
+
 static struct {
     pthread_mutex_t mu;
     int opened, active, device;
     char name[96], why[160];
     cudaStream_t stream;
+    cudaStream_t cstream;       /* the copies of staged matrices; NULL: staging off */
+    stage stages[GPU_STAGES];
+    int next_stage;
     uint64_t vram_total, budget, resident;
     placed *units;
     int nunits, capunits;
     dbuf raw, raw_s, tmp, tmp_s, x, y;
+    dbuf hx, hy;                /* page-locked host staging of a product's input and output */
     uint64_t h2d, d2h, products, flops;
     double seconds;
 } G = { PTHREAD_MUTEX_INITIALIZER };
@@ -83,6 +106,21 @@ static void fail(const char *what, cudaError_t e)
 {
     snprintf(G.why, sizeof G.why, "the GPU failed (%s: %s); computing on the CPU", what, cudaGetErrorString(e));
     G.active = 0;
+}
+
+/* The copy stream and the stages' events; without them products copy their
+ * streamed weights in themselves, as before (slower, same bits). */
+static void open_staging(void)
+{
+    if (cudaStreamCreateWithFlags(&G.cstream, cudaStreamNonBlocking) != cudaSuccess) goto off;
+    for (int i = 0; i < GPU_STAGES; i++)
+        if (cudaEventCreateWithFlags(&G.stages[i].ready, cudaEventDisableTiming) != cudaSuccess ||
+            cudaEventCreateWithFlags(&G.stages[i].used, cudaEventDisableTiming) != cudaSuccess)
+            goto off;
+    return;
+off:
+    cudaGetLastError();
+    G.cstream = NULL;
 }
 
 int gpu_open(gpu_mode mode, int device, double vram_gb)
@@ -123,6 +161,7 @@ int gpu_open(gpu_mode mode, int device, double vram_gb)
             G.budget = vram_gb > 0 ? (uint64_t)(vram_gb * 1e9) : avail;
             if (G.budget > avail) G.budget = avail;
             G.active = 1;
+            open_staging();
         }
     }
     const int a = G.active;
@@ -197,6 +236,59 @@ static cudaError_t grow(dbuf *b, size_t need)
     return e;
 }
 
+/* A page-locked host buffer of at least `need` bytes. */
+static cudaError_t hgrow(dbuf *b, size_t need)
+{
+    if (need <= b->cap) return cudaSuccess;
+    if (b->p) cudaFreeHost(b->p);
+    b->p = NULL;
+    b->cap = 0;
+    cudaError_t e = cudaMallocHost(&b->p, need);
+    if (e == cudaSuccess) b->cap = need;
+    return e;
+}
+
+/* Rows of a product's input copied into the pinned staging, each padded
+ * with zeros to ldx floats, or its output copied out of it: on the compute
+ * pool, since one thread's memcpy runs at about a fifth of the bus. */
+typedef struct rows_copy {
+    const float *from;
+    float *to;
+    int cols, ldx;      /* input: cols floats a row to ldx; output: rows of ldx = cols */
+} rows_copy;
+
+static void copy_rows(void *ud, int r0, int r1)
+{
+    const rows_copy *c = (const rows_copy *)ud;
+    for (int r = r0; r < r1; r++) {
+        memcpy(c->to + (size_t)r * c->ldx, c->from + (size_t)r * c->cols, (size_t)c->cols * sizeof(float));
+        if (c->ldx > c->cols) memset(c->to + (size_t)r * c->ldx + c->cols, 0, (size_t)(c->ldx - c->cols) * sizeof(float));
+    }
+}
+
+#define IN_CHUNKS 4     /* pieces of a long input: the bus copies one while the CPU stages the next */
+
+/* X[T][cols] to the device's G.x[T][ldx] through the pinned staging: the
+ * driver's own copy from pageable memory runs at 9.4 GB/s on the H200
+ * machine, the pinned one at 55 GB/s, and on a 2048-token prompt the
+ * activations are most of what a product copies. */
+static cudaError_t send_input(const float *X, int cols, int ldx, int T)
+{
+    const size_t xb = (size_t)T * ldx * sizeof(float);
+    cudaError_t e;
+    if ((e = hgrow(&G.hx, xb)) != cudaSuccess) return e;
+    const int per = T >= 256 ? (T + IN_CHUNKS - 1) / IN_CHUNKS : T;
+    for (int t0 = 0; t0 < T; t0 += per) {
+        const int n = T - t0 < per ? T - t0 : per;
+        rows_copy c = { X + (size_t)t0 * cols, (float *)G.hx.p + (size_t)t0 * ldx, cols, ldx };
+        pool_for(n, copy_rows, &c);
+        if ((e = cudaMemcpyAsync((float *)G.x.p + (size_t)t0 * ldx, c.to, (size_t)n * ldx * sizeof(float),
+                                 cudaMemcpyHostToDevice, G.stream)) != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
+}
+
 /* Copies m's weights in and repacks them into P (and S). */
 static cudaError_t upload(const gpu_mat *m, void *P, uint8_t *S)
 {
@@ -240,11 +332,77 @@ fail:
     return NULL;
 }
 
+static int same_matrix(const stage *g, const gpu_mat *m)
+{
+    return g->owner == m->owner && g->kind == m->kind && g->shard == m->shard && g->off == m->off &&
+           g->rows == m->rows && g->cols == m->cols;
+}
+
+static stage *staged(const gpu_mat *m)
+{
+    for (int i = 0; i < GPU_STAGES; i++)
+        if (G.stages[i].owner && same_matrix(&G.stages[i], m)) return &G.stages[i];
+    return NULL;
+}
+
+/* Whether gpu_gemm would compute a product of T rows over m on the device
+ * at all (before placement). */
+static int worth_device(const gpu_mat *m, int T)
+{
+    return T > 0 && (uint64_t)m->rows * (uint64_t)m->cols * (uint64_t)T >= env_count("REMORA_GPU_MIN_WORK", GPU_MIN_WORK);
+}
+
+void gpu_stage(const gpu_mat *m, int T)
+{
+    const char *env = getenv("REMORA_GPU_STAGE");
+    if (!G.active || m->spine || !worth_device(m, T) || T < gpu_min_tokens() || (env && !strcmp(env, "0"))) return;
+    pthread_mutex_lock(&G.mu);
+    int r0 = 0;
+    if (!G.active || !G.cstream || staged(m) || find(m, &r0)) { pthread_mutex_unlock(&G.mu); return; }
+    stage *g = &G.stages[G.next_stage];
+    G.next_stage = (G.next_stage + 1) % GPU_STAGES;
+    g->owner = NULL;
+    const size_t wb = (size_t)raw_row_bytes(m->kind, m->cols) * (size_t)m->rows;
+    const size_t rsb = m->kind == GPU_W_MXFP4 ? (size_t)m->rows * (size_t)(m->cols / 32) : 0;
+    size_t sb = 0;
+    const size_t pb = gpu_packed_bytes(m->kind, m->rows, m->cols, &sb);
+    cudaError_t e = cudaSuccess;
+    /* the stage's last reader must be done before it is overwritten */
+    if (g->used_recorded) e = cudaStreamWaitEvent(G.cstream, g->used, 0);
+    if (e == cudaSuccess) e = grow(&g->raw, wb);
+    if (e == cudaSuccess && rsb) e = grow(&g->raw_s, rsb);
+    if (e == cudaSuccess) e = grow(&g->P, pb);
+    if (e == cudaSuccess && sb) e = grow(&g->S, sb);
+    if (e == cudaSuccess) e = cudaMemcpyAsync(g->raw.p, m->w, wb, cudaMemcpyHostToDevice, G.cstream);
+    if (e == cudaSuccess && rsb) e = cudaMemcpyAsync(g->raw_s.p, m->scale, rsb, cudaMemcpyHostToDevice, G.cstream);
+    if (e == cudaSuccess)
+        e = gpu_repack(m->kind, g->raw.p, (const uint8_t *)g->raw_s.p, m->rows, m->cols, g->P.p, (uint8_t *)g->S.p,
+                       G.cstream);
+    if (e == cudaSuccess) e = cudaEventRecord(g->ready, G.cstream);
+    if (e != cudaSuccess) fail("staging weights ahead", e);
+    else {
+        g->owner = m->owner; g->kind = m->kind; g->shard = m->shard; g->off = m->off;
+        g->rows = m->rows; g->cols = m->cols;
+        G.h2d += wb + rsb;
+    }
+    pthread_mutex_unlock(&G.mu);
+}
+
+void gpu_unstage(void)
+{
+    if (!G.active) return;
+    pthread_mutex_lock(&G.mu);
+    if (G.cstream) {
+        const cudaError_t e = cudaStreamSynchronize(G.cstream);
+        if (e != cudaSuccess) fail("staging weights ahead", e);
+    }
+    for (int i = 0; i < GPU_STAGES; i++) G.stages[i].owner = NULL;
+    pthread_mutex_unlock(&G.mu);
+}
+
 int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
 {
-    if (!G.active || T <= 0) return 1;
-    if ((uint64_t)m->rows * (uint64_t)m->cols * (uint64_t)T < env_count("REMORA_GPU_MIN_WORK", GPU_MIN_WORK))
-        return 1;
+    if (!G.active || !worth_device(m, T)) return 1;
     pthread_mutex_lock(&G.mu);
     if (!G.active) { pthread_mutex_unlock(&G.mu); return 1; }
     const double t0 = now_s();
@@ -255,6 +413,7 @@ int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
     if (e != cudaSuccess) { fail("placing weights", e); pthread_mutex_unlock(&G.mu); return 1; }
     const void *P;
     const uint8_t *S = NULL;
+    stage *sg = NULL;
     const int nb = gpu_blocks(m->cols);
     if (u) {
         const size_t units = (size_t)r0 * nb * GPU_LANES;
@@ -262,6 +421,18 @@ int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
         if (u->S) S = u->S + (size_t)r0 * 4 * nb;
     } else {
         if (T < gpu_min_tokens()) { pthread_mutex_unlock(&G.mu); return 1; }
+        sg = staged(m);
+    }
+    if (sg) {
+        /* copied in ahead (gpu_stage): the product waits on the copy stream */
+        if ((e = cudaStreamWaitEvent(G.stream, sg->ready, 0)) != cudaSuccess) {
+            fail("staging weights ahead", e);
+            pthread_mutex_unlock(&G.mu);
+            return 1;
+        }
+        P = sg->P.p;
+        S = (const uint8_t *)sg->S.p;
+    } else if (!u) {
         size_t sb = 0;
         const size_t pb = gpu_packed_bytes(m->kind, m->rows, m->cols, &sb);
         if ((e = grow(&G.tmp, pb)) != cudaSuccess || (sb && (e = grow(&G.tmp_s, sb)) != cudaSuccess) ||
@@ -275,17 +446,24 @@ int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
     }
     const int ldx = nb * GPU_BLK;
     const size_t xb = (size_t)T * ldx * sizeof(float), yb = (size_t)T * m->rows * sizeof(float);
-    if ((e = grow(&G.x, xb)) != cudaSuccess || (e = grow(&G.y, yb)) != cudaSuccess) goto failed;
-    if (ldx != m->cols && (e = cudaMemsetAsync(G.x.p, 0, xb, G.stream)) != cudaSuccess) goto failed;
-    if ((e = cudaMemcpy2DAsync(G.x.p, (size_t)ldx * sizeof(float), X, (size_t)m->cols * sizeof(float),
-                               (size_t)m->cols * sizeof(float), (size_t)T, cudaMemcpyHostToDevice, G.stream)) !=
-        cudaSuccess)
+    if ((e = grow(&G.x, xb)) != cudaSuccess || (e = grow(&G.y, yb)) != cudaSuccess ||
+        (e = hgrow(&G.hy, yb)) != cudaSuccess)
         goto failed;
+    /* (the staging is free: every product ends with its stream synchronized) */
+    if ((e = send_input(X, m->cols, ldx, T)) != cudaSuccess) goto failed;
     if ((e = gpu_product(m->kind, P, S, m->rows, m->cols, (const float *)G.x.p, ldx, (float *)G.y.p, T, G.stream)) !=
         cudaSuccess)
         goto failed;
-    if ((e = cudaMemcpyAsync(Y, G.y.p, yb, cudaMemcpyDeviceToHost, G.stream)) != cudaSuccess) goto failed;
+    if (sg) {
+        if ((e = cudaEventRecord(sg->used, G.stream)) != cudaSuccess) goto failed;
+        sg->used_recorded = 1;
+    }
+    if ((e = cudaMemcpyAsync(G.hy.p, G.y.p, yb, cudaMemcpyDeviceToHost, G.stream)) != cudaSuccess) goto failed;
     if ((e = cudaStreamSynchronize(G.stream)) != cudaSuccess) goto failed;
+    {
+        rows_copy c = { (const float *)G.hy.p, Y, m->rows, m->rows };
+        pool_for(T, copy_rows, &c);
+    }
     G.h2d += (uint64_t)T * m->cols * sizeof(float);
     G.d2h += yb;
     G.products++;

@@ -389,6 +389,13 @@ int experts_wait(expert_cache *c, int idx, mlp_weights *w, volatile int *stop, r
     }
 }
 
+int experts_peek(const expert_cache *c, int idx, mlp_weights *w)
+{
+    if (idx < 0 || idx >= c->b_n || c->b_state[idx] != 1 || c->slots[c->b_slot[idx]].state != SLOT_READY) return 0;
+    bind((expert_cache *)c, c->b_layer * c->E + c->b_ids[idx], &c->slots[c->b_slot[idx]], w);
+    return 1;
+}
+
 void experts_abort(expert_cache *c)
 {
     for (int i = 0; i < c->b_n; i++)

@@ -116,6 +116,11 @@ int  experts_begin(expert_cache *c, int layer, const int *ids, int n, rm_err *er
  * error. */
 int  experts_wait(expert_cache *c, int idx, mlp_weights *w, volatile int *stop, rm_err *err);
 void experts_done(expert_cache *c, int idx);
+/* Binds entry idx's weights into *w if its bytes are in already, without
+ * waiting or taking it (experts_wait still does): 1 if bound, 0 if not
+ * (yet). Its slot stays pinned until experts_done(idx), so *w's memory is
+ * valid until then. */
+int  experts_peek(const expert_cache *c, int idx, mlp_weights *w);
 /* Ends the batch early (a stop): unpins what it held; reads in flight land
  * in their slots as usual. */
 void experts_abort(expert_cache *c);

@@ -145,6 +145,26 @@ float kern_read_probe(const float *p, size_t n)
     return impl()->read_probe(p, n);
 }
 
+/* Groups of 16 columns per call of kern_tile_probe: a 512-column block,
+ * as the gemm's blocking gives the tile (GEMM_KC). */
+#define PROBE_GROUPS 32
+
+double kern_tile_probe(long n)
+{
+    const kern_impl *k = impl();
+    const int R = k->tile_rows, TT = k->tile_toks;
+    /* the panels of the largest level (4 x 6 tiles: 8 KB + 12 KB + 1.5 KB),
+     * per thread so that concurrent probes share no lines */
+    static _Thread_local float wp[8 * PROBE_GROUPS * 16] __attribute__((aligned(64)));
+    static _Thread_local float xp[8 * PROBE_GROUPS * 16] __attribute__((aligned(64)));
+    static _Thread_local float acc[8 * 8 * 16] __attribute__((aligned(64)));
+    if (R > 8 || TT > 8) return 0;
+    for (int i = 0; i < 8 * PROBE_GROUPS * 16; i++) wp[i] = xp[i] = 1e-3f;
+    for (long i = 0; i < n; i++) k->gemm_tile(wp, xp, PROBE_GROUPS, TT, i == 0, acc);
+    probe_sink = acc[0];
+    return 2.0 * 16 * R * TT * PROBE_GROUPS * (double)n;
+}
+
 void kern_kda_step(float *S, const float *alpha, const float *k, const float *q,
                    const float *v, float beta, float *o, float *u, int hd)
 {

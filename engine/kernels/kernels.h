@@ -77,6 +77,12 @@ void kern_kda_step(float *S, const float *alpha, const float *k, const float *q,
  * what the memory gives, and returns their sum. */
 double kern_fma_probe(long n);
 float kern_read_probe(const float *p, size_t n);
+/* The gemm micro-kernel's own ceiling: n calls of the level's tile (a full
+ * tile of weight rows x inputs over 32 groups of 16 columns) on panels that
+ * stay in L1, on the calling thread; returns the flops it made. What the
+ * gemm loses below this goes to its blocking and its operands' journey
+ * through the caches, not to the tile's instructions. */
+double kern_tile_probe(long n);
 
 /* The SIMD level in use: "avx512", "avx2" or "scalar". Chosen once from
  * CPUID; the environment variable REMORA_SIMD=scalar|avx2|avx512 lowers it

@@ -313,6 +313,18 @@ static void expert_rows(const rm_config *c, const mlp_weights *ex, int e, moe_bu
     }
 }
 
+/* Entry idx's weights start copying to the GPU, if its bytes are in, while
+ * the entry before computes (wmat_stage: nothing without a GPU). */
+static void stage_next(const expert_cache *cache, const moe_buf *b, int idx, int nu)
+{
+    mlp_weights ex;
+    if (idx >= nu || !experts_peek(cache, idx, &ex)) return;
+    const int e = b->uniq[idx], nr = b->start[e + 1] - b->start[e], n = nr < FFN_BLOCK ? nr : FFN_BLOCK;
+    wmat_stage(&ex.gate, n);
+    wmat_stage(&ex.up, n);
+    wmat_stage(&ex.down, n);
+}
+
 /* Y = up(norm(Σ_i w_i · E_i)) + Y, where Y holds the shared experts'
  * output (moe_infer's sum, then the latent projection; vLLM's
  * latent_moe_runner.py), FFN_BLOCK rows at a time. */
@@ -373,16 +385,18 @@ int moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, p
         rc = experts_wait(cache, idx, &ex, stop, err);
         phase_mark(pt, RM_PHASE_WAIT_IO);
         if (rc) goto out;
+        stage_next(cache, &b, idx + 1, nu);
         expert_rows(c, &ex, b.uniq[idx], &b, zin);
         experts_done(cache, idx);
         phase_mark(pt, RM_PHASE_EXPERTS);
         if (stop && *stop) { rc = 1; goto out; }
     }
     begun = 0;
+    wmat_unstage();
     rc = combine(c, w, &b, Y, T, err);
     phase_mark(pt, RM_PHASE_SPINE);
 out:
-    if (begun) experts_abort(cache);
+    if (begun) { wmat_unstage(); experts_abort(cache); }
     moe_buf_free(&b);
     return rc;
 }

@@ -162,6 +162,9 @@ snap_out *snap_begin(rm_session *s, const char *path, const int32_t *ids, int po
         rm_errf(err, "%s: the name is too long", path);
         return NULL;
     }
+    /* a save killed midway (SIGKILL, a power cut) left its temporary file:
+     * a K3 snapshot's is gigabytes, so the next save of the name removes it */
+    file_sweep_stale_tmps(path);
     file_tmp_name(o->tmp, sizeof o->tmp, path);
     o->fd = open(o->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (o->fd < 0) {

@@ -2,7 +2,8 @@
  * to the machine's ceilings, measured in the same run.
  *
  * The ceilings: the FMA peak (kern_fma_probe's register-only fmas, on one
- * thread and on every thread at once) and the memory read bandwidth
+ * thread and on every thread at once), the gemm micro-kernel's own rate on
+ * operands in L1 (kern_tile_probe, likewise) and the memory read bandwidth
  * (kern_read_probe streaming a buffer much larger than the last-level
  * cache). Then it times gemv over the K3 shapes (expert matrices 3072x3584
  * and 3584x3072, spine 12288x7168) in MXFP4 and bf16, cycling over enough
@@ -11,7 +12,8 @@
  * codes + scales for MXFP4) and printed as a fraction of the read
  * bandwidth at the same thread count; and gemm at T = 1, 16, 64, 256 and
  * 1024 inputs over K3's expert and spine shapes, weights in cache, as a
- * fraction of the FMA peak at the same thread count (rm_bench_gemm, which
+ * fraction of the FMA peak and of the tile's rate at the same thread
+ * count (rm_bench_gemm, which
  * `remora bench --prompt-tokens` also calls). This is the one engine
  * function that prints: it is the body of a command, declared as such in
  * engine.h.
@@ -38,14 +40,15 @@
  * With `typical`, the median window's instead: what a long run on cores
  * shared as they are now gets (the forecast's figure: on this 2-core host
  * under a load of 10, best windows of the bf16 gemv gave 4.4-6.4 GB/s while
- * a decode's weights went at 3.5-3.9 GB/s). */
+ * a decode's weights went at 3.5-3.9 GB/s). best_out, when not NULL, gets
+ * the best window's either way. */
 static int cmp_rate(const void *a, const void *b)
 {
     const double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static double window_rate(size_t (*step)(void *ctx, int i), void *ctx, double seconds, int typical)
+static double window_rate(size_t (*step)(void *ctx, int i), void *ctx, double seconds, int typical, double *best_out)
 {
     double best = 0, rates[64], end = rm_now() + seconds;
     int i = 0, n = 0, windows = 0;
@@ -57,6 +60,7 @@ static double window_rate(size_t (*step)(void *ctx, int i), void *ctx, double se
         if (bytes / t / 1e9 > best) best = bytes / t / 1e9;
         if (n < 64) rates[n++] = bytes / t / 1e9;
     } while (rm_now() < end || ++windows < 3);     /* at least three windows of long steps */
+    if (best_out) *best_out = best;
     if (!typical) return best;
     qsort(rates, (size_t)n, sizeof *rates, cmp_rate);
     return rates[n / 2];
@@ -64,7 +68,7 @@ static double window_rate(size_t (*step)(void *ctx, int i), void *ctx, double se
 
 static double best_rate(size_t (*step)(void *ctx, int i), void *ctx, double seconds)
 {
-    return window_rate(step, ctx, seconds, 0);
+    return window_rate(step, ctx, seconds, 0, NULL);
 }
 
 /* ---- memory read bandwidth --------------------------------------------- */
@@ -109,16 +113,32 @@ static void peak_task(void *ud, int b, int e)
     for (int i = b; i < e; i++) flops[i] = kern_fma_probe(PEAK_ROUNDS);
 }
 
+/* Calls of kern_tile_probe per pool item: under a millisecond with AVX-512,
+ * 0.16 s at the scalar level (0.5 GFLOP/s). */
+#define TILE_ROUNDS 5000L
+
+static void tile_task(void *ud, int b, int e)
+{
+    double *flops = ud;
+    for (int i = b; i < e; i++) flops[i] = kern_tile_probe(TILE_ROUNDS);
+}
+
+/* A compute ceiling: one of the tasks above on n threads. */
+typedef struct {
+    int n;
+    void (*task)(void *ud, int b, int e);
+} probe;
+
 /* One probe on every thread of the pool; returns its flops (as bytes for
  * best_rate, which then reports GFLOP/s). */
 static size_t peak_step(void *ctx, int i)
 {
     (void)i;
-    const int n = *(const int *)ctx;
+    const probe *pr = ctx;
     double flops[256];
-    pool_for(n, peak_task, flops);
+    pool_for(pr->n, pr->task, flops);
     double sum = 0;
-    for (int k = 0; k < n; k++) sum += flops[k];
+    for (int k = 0; k < pr->n; k++) sum += flops[k];
     return (size_t)sum;
 }
 
@@ -197,10 +217,10 @@ static size_t gemm_step(void *ctx, int i)
 
 double rm_bench_gemm(int mxfp4, int T, int rows, int cols, double seconds)
 {
-    return rm_bench_gemm_rate(mxfp4, T, rows, cols, seconds, 0);
+    return rm_bench_gemm_rate(mxfp4, T, rows, cols, seconds, 0, NULL);
 }
 
-double rm_bench_gemm_rate(int mxfp4, int T, int rows, int cols, double seconds, int typical)
+double rm_bench_gemm_rate(int mxfp4, int T, int rows, int cols, double seconds, int typical, double *best)
 {
     if (T < 1 || rows < 1 || cols < 32 || cols % 32 || !(seconds > 0)) return -1;
     const size_t wbytes = mxfp4 ? (size_t)rows * cols / 2 + (size_t)rows * cols / 32 : (size_t)rows * cols * 2;
@@ -211,7 +231,7 @@ double rm_bench_gemm_rate(int mxfp4, int T, int rows, int cols, double seconds, 
         fill_weights(w, wbytes);
         for (size_t i = 0; i < (size_t)T * cols; i++) X[i] = (float)((i * 37) % 101 - 50) / 50.0f;
         gemm_bench g = { mxfp4, T, rows, cols, w, X, Y };
-        r = window_rate(gemm_step, &g, seconds, typical);
+        r = window_rate(gemm_step, &g, seconds, typical, best);
     }
     free(w);
     free(X);
@@ -227,7 +247,7 @@ double rm_bench_memory(double seconds, int typical)
     if (!buf || !(seconds > 0)) { free(buf); return -1; }
     for (size_t i = 0; i < BW_BYTES / sizeof *buf; i++) buf[i] = 1.0f;   /* faults the pages in */
     stream st = { .buf = buf, .n = BW_BYTES / sizeof *buf, .chunks = 256 };
-    double r = window_rate(stream_step, &st, seconds, typical);
+    double r = window_rate(stream_step, &st, seconds, typical, NULL);
     free(buf);
     return r;
 }
@@ -247,7 +267,7 @@ double rm_bench_gemv(int mxfp4, int rows, int cols, size_t arena_bytes, double s
         fill_weights(arena, arena_bytes);
         for (int i = 0; i < cols; i++) x[i] = (float)((i * 37) % 101 - 50) / 50.0f;
         gemv_bench g = { .s = &s, .arena = arena, .count = (int)(arena_bytes / mb), .x = x, .y = y };
-        r = window_rate(gemv_step, &g, seconds, typical);
+        r = window_rate(gemv_step, &g, seconds, typical, NULL);
     }
     free(arena);
     free(x);
@@ -299,18 +319,19 @@ static int gemv_table(const int *nt, const double *bw, int nconf, double seconds
 }
 
 /* The gemm table: weights in cache, as a fraction of the FMA peak pk[c]
- * at thread count nt[c]: K3's routed experts (MXFP4, 3072 wide on the
+ * and of the micro-kernel's own rate in L1 tk[c] at thread count nt[c]: K3's routed experts (MXFP4, 3072 wide on the
  * 3584-wide latent: 3072x3584 up and gate, 3584x3072 down) and bf16 spine
  * shapes (a 7168 -> 2048 projection, the 12288x7168 gate and its
  * 7168x12288 transpose, the output projection). */
-static void gemm_table(const int *nt, const double *pk, int nconf, double seconds)
+static void gemm_table(const int *nt, const double *pk, const double *tk, int nconf, double seconds)
 {
     static const shape gemms[] = {
         { "MXFP4", 3072, 3584 }, { "MXFP4", 3584, 3072 },
         { "bf16", 2048, 7168 },  { "bf16", 12288, 7168 }, { "bf16", 7168, 12288 },
     };
     static const int Ts[] = { 1, 16, 64, 256, 1024 };
-    printf("\n%-7s %-12s %6s %8s %10s %8s\n", "weights", "gemm", "T", "threads", "GFLOP/s", "of peak");
+    printf("\n%-7s %-12s %6s %8s %10s %8s %8s\n", "weights", "gemm", "T", "threads", "GFLOP/s", "of peak",
+           "of tile");
     for (size_t i = 0; i < sizeof gemms / sizeof gemms[0]; i++) {
         const shape *s = &gemms[i];
         char dims[32];
@@ -319,7 +340,8 @@ static void gemm_table(const int *nt, const double *pk, int nconf, double second
             for (int c = 0; c < nconf; c++) {
                 pool_set_threads(nt[c]);
                 double r = rm_bench_gemm(!strcmp(s->enc, "MXFP4"), Ts[ti], s->rows, s->cols, seconds);
-                printf("%-7s %-12s %6d %8d %10.1f %8.2f\n", s->enc, dims, Ts[ti], nt[c], r, r / pk[c]);
+                printf("%-7s %-12s %6d %8d %10.1f %8.2f %8.2f\n", s->enc, dims, Ts[ti], nt[c], r, r / pk[c],
+                       r / tk[c]);
                 fflush(stdout);
             }
     }
@@ -333,11 +355,21 @@ int rm_bench_kernels(int nthreads, double seconds, int tables)
     printf("SIMD level: %s\n", kern_level());
 
     /* The FMA peak: register-only fmas on every thread at once. */
-    double pk[2];
+    double pk[2], tk[2];
     for (int c = 0; c < nconf; c++) {
         pool_set_threads(nt[c]);
-        pk[c] = best_rate(peak_step, &nt[c], seconds);
+        probe pr = { nt[c], peak_task };
+        pk[c] = best_rate(peak_step, &pr, seconds);
         printf("fma peak, %d thread%s: %8.1f GFLOP/s\n", nt[c], nt[c] > 1 ? "s" : "", pk[c]);
+    }
+    /* The gemm micro-kernel on operands in L1: the ceiling of the gemm
+     * rows' tile, beside the FMA peak. */
+    for (int c = 0; c < nconf && (tables & RM_BENCH_GEMM); c++) {
+        pool_set_threads(nt[c]);
+        probe pr = { nt[c], tile_task };
+        tk[c] = best_rate(peak_step, &pr, seconds);
+        printf("gemm tile in L1, %d thread%s: %8.1f GFLOP/s (%.2f of peak)\n", nt[c], nt[c] > 1 ? "s" : "",
+               tk[c], tk[c] / pk[c]);
     }
 
     /* Memory read bandwidth. */
@@ -365,7 +397,7 @@ int rm_bench_kernels(int nthreads, double seconds, int tables)
         }
     }
     if (tables & RM_BENCH_GEMM)
-        gemm_table(nt, pk, nconf, seconds);
+        gemm_table(nt, pk, tk, nconf, seconds);
     pool_free();
     return 0;
 }

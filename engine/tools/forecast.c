@@ -22,8 +22,8 @@
  * every distinct expert the pass's routes choose once (each of the E
  * experts of a layer is chosen with probability 1 − (1 − k/E)^T, and then
  * multiplies the T·k/distinct positions that chose it), against the
- * products, each timed between the gemv's rate (one position) and the
- * gemm's at the pass's block of 256:
+ * products, each timed at its own row count from the gemv's rate (one
+ * position) and the gemm's measured at 16, 64 and 256 rows:
  *   pass = max(reads ÷ disk, Σ products)
  * With a GPU (a CUDA build on a machine with one), the spine is placed in
  * VRAM up to its budget and its products run there at the device's
@@ -407,9 +407,19 @@ int rm_machine_probe(const rm_fmodel *f, const char *dir, double seconds, rm_mac
     const int Z = c->latent ? c->latent : D;
     mc->gemv_bf16_gbps = rm_bench_gemv(0, P, D, (size_t)512 << 20, s / 2, 1);
     mc->gemv_expert_gbps = c->num_experts ? rm_bench_gemv(c->experts_mxfp4, I, Z, (size_t)512 << 20, s / 2, 1) : 0;
-    /* prefill: bench_prefill.c's ceilings, the same shapes */
-    mc->gemm_bf16_gflops = rm_bench_gemm_rate(0, 256, 1024, D, s / 2, 1);
-    mc->gemm_expert_gflops = c->num_experts ? rm_bench_gemm_rate(c->experts_mxfp4, 256, I, Z, s / 2, 1) : 0;
+    /* prefill: bench_prefill.c's ceilings, the same shapes, at the row
+     * counts of rm_gemm_rows; the last is T = 256 */
+    for (int i = 0; i < RM_GEMM_POINTS; i++) {
+        const int T = rm_gemm_rows[i], last = i == RM_GEMM_POINTS - 1;
+        mc->gemm_bf16_by_rows[i] = rm_bench_gemm_rate(0, T, 1024, D, s / 2, 1, last ? &mc->gemm_bf16_best_gflops : NULL);
+        mc->gemm_expert_by_rows[i] = c->num_experts ? rm_bench_gemm_rate(c->experts_mxfp4, T, I, Z, s / 2, 1,
+                                                                          last ? &mc->gemm_expert_best_gflops : NULL)
+                                                    : 0;
+        if (mc->gemm_bf16_by_rows[i] <= 0 || (c->num_experts && mc->gemm_expert_by_rows[i] <= 0))
+            return rm_errf_runtime(err, "out of memory for the kernel measurements");
+    }
+    mc->gemm_bf16_gflops = mc->gemm_bf16_by_rows[RM_GEMM_POINTS - 1];
+    mc->gemm_expert_gflops = mc->gemm_expert_by_rows[RM_GEMM_POINTS - 1];
     probe_gpu(c, mc);
     mc->seconds = rm_now() - t0;
     if (mc->mem_gbps <= 0 || mc->gemv_bf16_gbps <= 0 || mc->gemm_bf16_gflops <= 0 ||
@@ -425,16 +435,40 @@ const char *rm_bound_name(int bound)
     return bound == RM_BOUND_STORAGE ? "storage" : bound == RM_BOUND_MEMORY ? "memory bandwidth" : "compute";
 }
 
+/* A product's rates: the gemv's at T = 1 and the gemm's at n row counts. */
+typedef struct rates {
+    double gemv_gbps;
+    const double *gflops;
+    const int *rows;
+    int n;
+} rates;
+
+const int rm_gemm_rows[RM_GEMM_POINTS] = { 16, 64, 256 };
+static const int gpu_rows[1] = { 256 };
+
 /* Seconds of one product of T positions over a matrix of `weights`
  * weights (`bytes` of them): the gemv's time at T = 1 (DRAM-bound), the
- * gemm's at T = 256 (the forward pass's block), in between linearly, and
- * block by block past it. */
-static double product_s(double weights, double bytes, double T, double gemv_gbps, double gemm_gflops)
+ * gemm's measured at each row count of r, in between linearly in T, and
+ * past the last in proportion to T (the kernel takes inputs in blocks of
+ * at most 192, each block paying the same per input). The row counts
+ * matter: the kernel decodes each weight once per block of inputs and its
+ * tiles take 6 inputs at a time, so a weight costs more per input in a
+ * small block; per CPU-second on the 2-core development machine (1024 x
+ * 7168 bf16, 3072 x 3584 MXFP4; two runs) 16 rows ran at 0.65-0.69 (bf16)
+ * and 0.78-0.84 (MXFP4) of 256 rows' rate, 64 rows at 1.04-1.13 of it, so
+ * the line from the gemv at T = 1 to the gemm at 256 that stood here put
+ * 64 rows (the synthetic test's passes) 1.1-1.3x too slow. */
+static double product_s(double weights, double bytes, double T, const rates *r)
 {
     if (T <= 0) return 0;
-    const double t1 = bytes / (gemv_gbps * 1e9), t256 = 2 * weights * 256 / (gemm_gflops * 1e9);
-    if (T >= 256) return t256 * T / 256;
-    return t1 + (T - 1) / 255 * (t256 > t1 ? t256 - t1 : 0);
+    double t0 = bytes / (r->gemv_gbps * 1e9), x0 = 1;
+    for (int i = 0; i < r->n; i++) {
+        const double x1 = r->rows[i], t1 = 2 * weights * x1 / (r->gflops[i] * 1e9);
+        if (T <= x1) return t0 + (T - x0) / (x1 - x0) * (t1 > t0 ? t1 - t0 : 0);
+        t0 = t1;
+        x0 = x1;
+    }
+    return t0 * T / x0;
 }
 
 int rm_forecast(const rm_fmodel *f, const rm_machine *mc, double ram_gb, int prompt_tokens, rm_prediction *p)
@@ -503,25 +537,29 @@ int rm_forecast(const rm_fmodel *f, const rm_machine *mc, double ram_gb, int pro
         const double pio = streamed / seq + (reads - streamed) / disk;
         const double body = spine_bytes - (double)f->units[f->nunits - 1];
         const double sw = (double)f->spine_weights;
+        const rates cpu_spine = { mc->gemv_bf16_gbps, mc->gemm_bf16_by_rows, rm_gemm_rows, RM_GEMM_POINTS };
+        const rates cpu_expert = { mc->gemv_expert_gbps, mc->gemm_expert_by_rows, rm_gemm_rows, RM_GEMM_POINTS };
+        const rates dev_spine = { mc->gpu_gemv_bf16_gbps, &mc->gpu_gemm_bf16_gflops, gpu_rows, 1 };
+        const rates dev_expert = { mc->gpu_gemv_expert_gbps, &mc->gpu_gemm_expert_gflops, gpu_rows, 1 };
         double pc;
         if (!mc->gpu) {
-            pc = product_s(sw, body, T, mc->gemv_bf16_gbps, mc->gemm_bf16_gflops) +
+            pc = product_s(sw, body, T, &cpu_spine) +
                  (all ? (double)in->moe_layers * distinct *
-                            product_s(exp_w, (double)slot, per_expert, mc->gemv_expert_gbps, mc->gemm_expert_gflops)
+                            product_s(exp_w, (double)slot, per_expert, &cpu_expert)
                       : 0);
         } else {
             /* the placed spine on the device; the rest staged over PCIe once
              * a product has gpu_min_tokens rows, else on the CPU; an expert
              * likewise by the rows that chose it */
-            const double gpu_spine = product_s(sw * fv, body * fv, T, mc->gpu_gemv_bf16_gbps, mc->gpu_gemm_bf16_gflops);
+            const double gpu_spine = product_s(sw * fv, body * fv, T, &dev_spine);
             const double rest = T >= mc->gpu_min_tokens
-                ? product_s(sw * (1 - fv), body * (1 - fv), T, mc->gpu_gemv_bf16_gbps, mc->gpu_gemm_bf16_gflops) +
+                ? product_s(sw * (1 - fv), body * (1 - fv), T, &dev_spine) +
                       body * (1 - fv) / (mc->gpu_h2d_gbps * 1e9)
-                : product_s(sw * (1 - fv), body * (1 - fv), T, mc->gemv_bf16_gbps, mc->gemm_bf16_gflops);
+                : product_s(sw * (1 - fv), body * (1 - fv), T, &cpu_spine);
             const double one = per_expert >= mc->gpu_min_tokens
-                ? product_s(exp_w, (double)slot, per_expert, mc->gpu_gemv_expert_gbps, mc->gpu_gemm_expert_gflops) +
+                ? product_s(exp_w, (double)slot, per_expert, &dev_expert) +
                       (double)slot / (mc->gpu_h2d_gbps * 1e9)
-                : product_s(exp_w, (double)slot, per_expert, mc->gemv_expert_gbps, mc->gemm_expert_gflops);
+                : product_s(exp_w, (double)slot, per_expert, &cpu_expert);
             pc = gpu_spine + rest + (all ? (double)in->moe_layers * distinct * one : 0);
         }
         p->prefill_gb += reads / 1e9;

@@ -60,12 +60,16 @@ dec = bd["s_per_token"]
 # The disk of this host drifts (0.8-1.4 GB/s within minutes) and its cores
 # are shared: the forecast's storage seconds are scaled by its disk figure
 # over the one bench measured in the same run as each figure, its products
-# by the gemm rates bench_prefill measured right after the prompt.
+# by the gemm rates bench_prefill measured right after the prompt, like for
+# like: the best windows of each (the forecast predicts from its median
+# windows; its median over bench's best made the products look 12-28% too
+# fast on a loaded machine).
 kd = m["disk_gbps"] / bd["device_gbps"]
 pd = max(p["decode_io_s"] * kd, p["decode_mem_s"])
 if bp:
     kp = m["disk_gbps"] / bp["device_gbps"]
-    kc = (m["gemm_bf16_gflops"] / bp["gemm_bf16_gflops"] + m["gemm_expert_gflops"] / bp["gemm_expert_gflops"]) / 2
+    kc = (m["gemm_bf16_best_gflops"] / bp["gemm_bf16_gflops"] +
+          m["gemm_expert_best_gflops"] / bp["gemm_expert_gflops"]) / 2
     pp = max(p["prefill_io_s"] * kp, p["prefill_compute_s"] * kc) / p["prompt_tokens"]
 # Seconds are judged only on quiet cores: with more runnable work than
 # cores, the same decode took 0.83 and 1.40 s/token a minute apart here.
@@ -78,9 +82,10 @@ plan = re.search(r"spine ([0-9.]+) of [0-9.]+ GB resident, expert cache [0-9.]+ 
 plan_ok = plan and abs(float(plan.group(1)) - p["spine_resident_gb"]) <= 0.02 and int(plan.group(2)) == p["cache_slots"]
 load, cores = os.getloadavg()[0], os.cpu_count()
 # The seconds fail the test only with REMORA_FORECAST_STRICT=1 on quiet
-# cores: with the spine streamed the forecast's decode was 1.66x bench's
-# (the ring read the spine at 1.9 GB/s, the probe's in-order reads 1.2), a
-# gap still open, and make test must not turn on how busy the machine is.
+# cores: at a load of 6-14 on the 2-core development machine single runs'
+# ratios ranged 0.48-1.54 (the disk's rate moves 2x within seconds, the
+# cores' share as much), and make test must not turn on how busy the
+# machine is.
 strict = os.environ.get("REMORA_FORECAST_STRICT") == "1"
 quiet = load < cores and strict
 ok = abs(pd / dec - 1) <= 0.15 and (not bp or abs(pp / bp["prefill_s_per_token"] - 1) <= 0.15)

@@ -122,6 +122,27 @@ TEST(file_tmp_names)
     CHECK(!file_tmp_stale("E1.bin"));
 }
 
+TEST(file_sweep_removes_only_dead_writers_tmps)
+{
+    char dir[] = "/tmp/remora-sweep-XXXXXX", p[600], dead[700], other[700], live[700];
+    REQUIRE(mkdtemp(dir));
+    snprintf(p, sizeof p, "%s/chat.state", dir);
+    snprintf(dead, sizeof dead, "%s.tmp.2147483646.5", p);           /* a killed save: no such process */
+    snprintf(other, sizeof other, "%s/other.state.tmp.2147483646.5", dir);  /* another file's */
+    file_tmp_name(live, sizeof live, p);                             /* ours: a save in progress */
+    const char *all[] = { p, dead, other, live };
+    for (int i = 0; i < 4; i++) {
+        FILE *f = fopen(all[i], "w");
+        REQUIRE(f);
+        fclose(f);
+    }
+    CHECK(file_sweep_stale_tmps(p) == 1);
+    CHECK(access(dead, F_OK) != 0);
+    CHECK(access(p, F_OK) == 0 && access(other, F_OK) == 0 && access(live, F_OK) == 0);
+    for (int i = 0; i < 4; i++) unlink(all[i]);
+    rmdir(dir);
+}
+
 TEST(file_read_whole_files)
 {
     char dir[] = "/tmp/remora-read-XXXXXX";

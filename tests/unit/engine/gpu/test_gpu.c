@@ -9,7 +9,8 @@
  * with values chosen to expose any change of order (huge, tiny, subnormal
  * magnitudes, signed zeros, every MXFP4 code, scale bytes 0..254). Weights
  * are taken both ways the backend holds them: placed in VRAM (and a row
- * range found inside a placed matrix) and staged for one product. Built
+ * range found inside a placed matrix), staged by the product and staged
+ * ahead on the copy stream (gpu_stage). Built
  * without CUDA, or on a machine without a GPU, the test says so and
  * passes: the CPU path is what the other tests check there.
  */
@@ -113,7 +114,7 @@ static gpu_mat view(const mat *m, int shard, int r0, int rows, int spine)
 }
 
 /* One product both ways; returns the number of differing outputs. */
-static int compare(const mat *m, int shard, int r0, int rows, int spine, int T)
+static int compare(const mat *m, int shard, int r0, int rows, int spine, int T, int ahead)
 {
     float *X = malloc((size_t)T * m->cols * sizeof *X);
     float *a = malloc((size_t)T * rows * sizeof *a), *b = malloc((size_t)T * rows * sizeof *b);
@@ -121,7 +122,9 @@ static int compare(const mat *m, int shard, int r0, int rows, int spine, int T)
     for (size_t i = 0; i < (size_t)T * rows; i++) { a[i] = 1234.5f; b[i] = -777.0f; }   /* poison */
     cpu(m, X, a, T, r0, rows);
     const gpu_mat g = view(m, shard, r0, rows, spine);
+    if (ahead) gpu_stage(&g, T);        /* copied in on the copy stream before the product */
     int bad = gpu_gemm(&g, X, b, T) ? -1 : 0;
+    if (ahead) gpu_unstage();
     for (size_t i = 0; !bad && i < (size_t)T * rows; i++)
         if (!same(a[i], b[i])) {
             fprintf(stderr, "    kind %d %dx%d T=%d spine=%d: output %zu: cpu %a gpu %a\n", m->kind, rows, m->cols,
@@ -140,17 +143,19 @@ TEST(gpu_products_equal_cpu_kernels)
         { GPU_W_BF16, 3, 7 },    { GPU_W_BF16, 17, 129 },  { GPU_W_BF16, 64, 1000 }, { GPU_W_BF16, 300, 7168 },
         { GPU_W_MXFP4, 2, 32 },  { GPU_W_MXFP4, 31, 160 }, { GPU_W_MXFP4, 96, 3584 }, { GPU_W_MXFP4, 129, 3072 },
     };
-    static const int Ts[] = { 1, 2, 7, 8, 9, 31, 33, 100, 257 };
+    /* both sides of the gemv/gemm switch (8) and of the 16/32-token tiles (48) */
+    static const int Ts[] = { 1, 2, 7, 8, 9, 17, 31, 33, 47, 48, 49, 100, 257 };
     rs = 0x1234567;
     int shard = 1 << 20, cases = 0;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         mat m = make(shapes[s].kind, shapes[s].rows, shapes[s].cols);
         for (size_t t = 0; t < sizeof Ts / sizeof Ts[0]; t++) {
-            CHECK(compare(&m, shard, 0, m.rows, 0, Ts[t]) == 0);      /* staged */
-            CHECK(compare(&m, shard + 1, 0, m.rows, 1, Ts[t]) == 0);  /* placed at the first T, found after */
-            cases += 2;
-            if (m.rows > 2) {                                         /* rows inside the placed matrix */
-                CHECK(compare(&m, shard + 1, 1, m.rows - 2, 1, Ts[t]) == 0);
+            CHECK(compare(&m, shard, 0, m.rows, 0, Ts[t], 0) == 0);      /* staged by the product */
+            CHECK(compare(&m, shard, 0, m.rows, 0, Ts[t], 1) == 0);      /* staged ahead (gpu_stage) */
+            CHECK(compare(&m, shard + 1, 0, m.rows, 1, Ts[t], 0) == 0);  /* placed at the first T, found after */
+            cases += 3;
+            if (m.rows > 2) {                                            /* rows inside the placed matrix */
+                CHECK(compare(&m, shard + 1, 1, m.rows - 2, 1, Ts[t], 0) == 0);
                 cases++;
             }
         }

@@ -454,6 +454,44 @@ TEST(kernels_gemm_tiles_and_tails_levels_bitexact)
     best_level();
 }
 
+/* Every input count from 1 to 17 (every tail of the micro-kernels' input
+ * tiles: avx512 6, avx2 3, scalar 4, and one past 16) and a few about three
+ * tiles' worth, on every level and every encoding, against the scalar gemv:
+ * rows short of and past a tile with a remainder (9: not a multiple of 2 or
+ * 4), columns past one column block (512) that fill no whole block, with a
+ * tail of fewer than 16 for the dense encodings (530) and none for MXFP4
+ * (576, blocks of 32), and fewer than one group (7). */
+TEST(kernels_gemm_every_small_T_levels_bitexact)
+{
+    static const int Ts[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 23, 24, 25 };
+    const int nT = (int)(sizeof Ts / sizeof Ts[0]), TM = 25;
+    const struct { int enc, rows, cols; } shapes[] = {
+        { F32, 9, 530 }, { BF16, 9, 530 }, { MXFP4, 9, 576 }, { BF16, 5, 7 }, { F32, 3, 16 },
+    };
+    rng_seed(1234);
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const int rows = shapes[si].rows, cols = shapes[si].cols, enc = shapes[si].enc;
+        mat m = enc == MXFP4 ? make_mxfp4(rows, cols, 112, 134) : make_dense(enc, rows, cols);
+        float *X = malloc((size_t)TM * cols * sizeof *X);
+        float *ref = malloc((size_t)TM * rows * sizeof *ref), *got = malloc((size_t)TM * rows * sizeof *got);
+        for (size_t i = 0; i < (size_t)TM * cols; i++) X[i] = adversarial();
+        REQUIRE(kern_set_level("scalar") == 0);
+        for (int t = 0; t < TM; t++) gemv(&m, X + (size_t)t * cols, ref + (size_t)t * rows);
+        for (int l = 0; l < 3; l++) {
+            if (kern_set_level(level_names[l]) != 0) continue;
+            for (int ti = 0; ti < nT; ti++) {
+                for (int i = 0; i < TM * rows; i++) got[i] = NAN;
+                gemm(&m, X, got, Ts[ti]);
+                CHECKF(same_vec(ref, got, Ts[ti] * rows), "%s gemm enc %d %dx%d T=%d", level_names[l], enc, rows,
+                       cols, Ts[ti]);
+            }
+        }
+        free(X); free(ref); free(got);
+        mat_free(&m);
+    }
+    best_level();
+}
+
 /* A product whose packed inputs pass the kernels' 16 MB in one go runs in
  * input ranges (kernels.c: XG_FLOATS): the same bits as the gemv. */
 TEST(kernels_gemm_input_ranges_equal_gemv)
