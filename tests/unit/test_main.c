@@ -1,7 +1,10 @@
 /* test_main.c — runner for the unit tests: runs every registered test (or
  * those whose names contain argv[1]), prints PASS/FAIL per test and ends with
- * "N passed, N failed"; a test that took a second or more (wall) has its
- * seconds on its line, so a slow run shows what fills it. Exit status 1
+ * "N passed, N failed"; a test that took a second or more (wall) or a
+ * CPU-second has both on its line (the CPU-seconds of every thread of the
+ * process, the engine's pool included, and of the children it waited for:
+ * a loaded machine inflates them far less than the wall), so a slow run
+ * shows what fills it. Exit status 1
  * if any test failed. `--child NAME`
  * runs a CHILD entry point instead (test.h). The prefix cache
  * of sessions is off (REMORA_PREFIX_CACHE_GB=0) unless a test opens one in
@@ -10,6 +13,7 @@
 #include <time.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include "test.h"
@@ -115,6 +119,19 @@ char *t_read_file(const char *path, size_t *len)
     return p;
 }
 
+/* User and system seconds of every thread of this process and of the
+ * children it waited for (a test's CHILD runs). */
+static double cpu_seconds(void)
+{
+    double sum = 0;
+    struct rusage ru;
+    if (!getrusage(RUSAGE_SELF, &ru))
+        sum += ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+    if (!getrusage(RUSAGE_CHILDREN, &ru))
+        sum += ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+    return sum;
+}
+
 int main(int argc, char **argv)
 {
     int pass = 0, fail = 0;
@@ -132,11 +149,13 @@ int main(int argc, char **argv)
         cur_failed = 0;
         struct timespec t0, t1;
         clock_gettime(CLOCK_MONOTONIC, &t0);
+        const double cpu0 = cpu_seconds();
         tests[i].fn();
         clock_gettime(CLOCK_MONOTONIC, &t1);
         double s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
-        char took[32] = "";
-        if (s >= 1.0) snprintf(took, sizeof took, " (%.1f s)", s);
+        double cpu = cpu_seconds() - cpu0;
+        char took[48] = "";
+        if (s >= 1.0 || cpu >= 1.0) snprintf(took, sizeof took, " (%.1f s, %.1f CPU-s)", s, cpu);
         if (cur_failed) { fail++; printf("FAIL %s%s\n", tests[i].name, took); }
         else { pass++; printf("PASS %s%s\n", tests[i].name, took); }
         fflush(stdout);

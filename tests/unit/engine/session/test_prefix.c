@@ -136,7 +136,10 @@ static void check_prefix(const char *model)
     scratch_remove(cache);
 }
 
-TEST(prefix_embedded_exact_prefixes_only) { check_prefix("embedded"); }
+/* Under ASan on k3-tiny, the same K3 layers as the embedded model at a
+ * quarter of its weights: the embedded model there took 10.9 of the ASan
+ * unit run's 111 CPU-seconds, for no path of its own. */
+TEST(prefix_embedded_exact_prefixes_only) { check_prefix(T_ASAN ? "k3-tiny" : "embedded"); }
 TEST(prefix_kl_exact_prefixes_only) { check_prefix("kl-tiny"); }
 
 /* A prompt stopped in its fourth pass (of at most 16 tokens) leaves the
