@@ -225,28 +225,21 @@ static const placed *find(const gpu_mat *m, int *r0)
     return NULL;
 }
 
-static cudaError_t grow(dbuf *b, size_t need)
+/* A buffer of at least `need` bytes, regrown (contents lost) when smaller:
+ * device memory, or page-locked host memory for `host`. */
+static cudaError_t grow_in(dbuf *b, size_t need, int host)
 {
     if (need <= b->cap) return cudaSuccess;
-    if (b->p) cudaFree(b->p);
+    if (b->p) host ? cudaFreeHost(b->p) : cudaFree(b->p);
     b->p = NULL;
     b->cap = 0;
-    cudaError_t e = cudaMalloc(&b->p, need);
+    cudaError_t e = host ? cudaMallocHost(&b->p, need) : cudaMalloc(&b->p, need);
     if (e == cudaSuccess) b->cap = need;
     return e;
 }
 
-/* A page-locked host buffer of at least `need` bytes. */
-static cudaError_t hgrow(dbuf *b, size_t need)
-{
-    if (need <= b->cap) return cudaSuccess;
-    if (b->p) cudaFreeHost(b->p);
-    b->p = NULL;
-    b->cap = 0;
-    cudaError_t e = cudaMallocHost(&b->p, need);
-    if (e == cudaSuccess) b->cap = need;
-    return e;
-}
+static cudaError_t grow(dbuf *b, size_t need) { return grow_in(b, need, 0); }
+static cudaError_t hgrow(dbuf *b, size_t need) { return grow_in(b, need, 1); }
 
 /* Rows of a product's input copied into the pinned staging, each padded
  * with zeros to ldx floats, or its output copied out of it: on the compute
