@@ -407,6 +407,29 @@ TEST(kernels_gemm_many_tiles_equals_gemv)
     }
 }
 
+/* The gemm of m over TM adversarial inputs, at each of the nT input counts
+ * and on every level, against the scalar gemv row by row (outputs
+ * pre-filled with NaN, so a row the gemm skips fails too). */
+static void check_gemm_levels(const mat *m, int enc, const int *Ts, int nT, int TM)
+{
+    const int rows = m->rows, cols = m->cols;
+    float *X = malloc((size_t)TM * cols * sizeof *X);
+    float *ref = malloc((size_t)TM * rows * sizeof *ref), *got = malloc((size_t)TM * rows * sizeof *got);
+    for (size_t i = 0; i < (size_t)TM * cols; i++) X[i] = adversarial();
+    REQUIRE(kern_set_level("scalar") == 0);
+    for (int t = 0; t < TM; t++) gemv(m, X + (size_t)t * cols, ref + (size_t)t * rows);
+    for (int l = 0; l < 3; l++) {
+        if (kern_set_level(level_names[l]) != 0) continue;
+        for (int ti = 0; ti < nT; ti++) {
+            for (int i = 0; i < TM * rows; i++) got[i] = NAN;
+            gemm(m, X, got, Ts[ti]);
+            CHECKF(same_vec(ref, got, Ts[ti] * rows), "%s gemm enc %d %dx%d T=%d", level_names[l], enc, rows, cols,
+                   Ts[ti]);
+        }
+    }
+    free(X); free(ref); free(got);
+}
+
 /* The gemm blocking's edges on every level, against the scalar gemv:
  * input counts that fill no micro-kernel tile (avx512 4x6, avx2 2x3,
  * scalar 4x4), one, and not a whole number of them, and more than one input
@@ -433,21 +456,7 @@ TEST(kernels_gemm_tiles_and_tails_levels_bitexact)
             const int rows = e == MXFP4 ? mx[si].rows : dense[si].rows;
             const int cols = e == MXFP4 ? mx[si].cols : dense[si].cols;
             mat m = e == MXFP4 ? make_mxfp4(rows, cols, 110, 135) : make_dense(e, rows, cols);
-            const int TM = 200;
-            float *X = malloc((size_t)TM * cols * sizeof *X);
-            float *ref = malloc((size_t)TM * rows * sizeof *ref), *got = malloc((size_t)TM * rows * sizeof *got);
-            for (size_t i = 0; i < (size_t)TM * cols; i++) X[i] = adversarial();
-            REQUIRE(kern_set_level("scalar") == 0);
-            for (int t = 0; t < TM; t++) gemv(&m, X + (size_t)t * cols, ref + (size_t)t * rows);
-            for (int l = 0; l < 3; l++) {
-                if (kern_set_level(level_names[l]) != 0) continue;
-                for (int ti = 0; ti < 6; ti++) {
-                    gemm(&m, X, got, Ts[ti]);
-                    CHECKF(same_vec(ref, got, Ts[ti] * rows), "%s gemm enc %d %dx%d T=%d", level_names[l], e,
-                           rows, cols, Ts[ti]);
-                }
-            }
-            free(X); free(ref); free(got);
+            check_gemm_levels(&m, e, Ts, 6, 200);
             mat_free(&m);
         }
     }
@@ -472,21 +481,7 @@ TEST(kernels_gemm_every_small_T_levels_bitexact)
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         const int rows = shapes[si].rows, cols = shapes[si].cols, enc = shapes[si].enc;
         mat m = enc == MXFP4 ? make_mxfp4(rows, cols, 112, 134) : make_dense(enc, rows, cols);
-        float *X = malloc((size_t)TM * cols * sizeof *X);
-        float *ref = malloc((size_t)TM * rows * sizeof *ref), *got = malloc((size_t)TM * rows * sizeof *got);
-        for (size_t i = 0; i < (size_t)TM * cols; i++) X[i] = adversarial();
-        REQUIRE(kern_set_level("scalar") == 0);
-        for (int t = 0; t < TM; t++) gemv(&m, X + (size_t)t * cols, ref + (size_t)t * rows);
-        for (int l = 0; l < 3; l++) {
-            if (kern_set_level(level_names[l]) != 0) continue;
-            for (int ti = 0; ti < nT; ti++) {
-                for (int i = 0; i < TM * rows; i++) got[i] = NAN;
-                gemm(&m, X, got, Ts[ti]);
-                CHECKF(same_vec(ref, got, Ts[ti] * rows), "%s gemm enc %d %dx%d T=%d", level_names[l], enc, rows,
-                       cols, Ts[ti]);
-            }
-        }
-        free(X); free(ref); free(got);
+        check_gemm_levels(&m, enc, Ts, nT, TM);
         mat_free(&m);
     }
     best_level();
