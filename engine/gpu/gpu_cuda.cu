@@ -347,8 +347,9 @@ static int worth_device(const gpu_mat *m, int T)
 
 void gpu_stage(const gpu_mat *m, int T)
 {
+    if (!G.active || m->spine || !worth_device(m, T) || T < gpu_min_tokens()) return;
     const char *env = getenv("REMORA_GPU_STAGE");
-    if (!G.active || m->spine || !worth_device(m, T) || T < gpu_min_tokens() || (env && !strcmp(env, "0"))) return;
+    if (env && !strcmp(env, "0")) return;
     pthread_mutex_lock(&G.mu);
     int r0 = 0;
     if (!G.active || !G.cstream || staged(m) || find(m, &r0)) { pthread_mutex_unlock(&G.mu); return; }
