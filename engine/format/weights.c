@@ -169,6 +169,20 @@ void wmat_stage(const wmat *m, int T)
 
 void wmat_unstage(void) { gpu_unstage(); }
 
+int wmat_expert(const wmat *gate, const wmat *up, const wmat *down, int situ, float beta, float linear_beta,
+                const float *X, int T)
+{
+    if (gate->kind == WM_NONE || up->kind == WM_NONE || down->kind == WM_NONE) return 1;
+    const gpu_mat g = gpu_view(gate), u = gpu_view(up), d = gpu_view(down);
+    if (gpu_expert(&g, &u, &d, situ, beta, linear_beta, X, T)) return 1;
+    count(gate, T);
+    count(up, T);
+    count(down, T);
+    return 0;
+}
+
+int wmat_expert_collect(float *Y) { return gpu_expert_collect(Y); }
+
 void wmat_gemv(const wmat *m, const float *x, float *y)
 {
     count(m, 1);

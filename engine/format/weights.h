@@ -58,6 +58,16 @@ void wmat_gemm(const wmat *m, const float *X, float *Y, int T);
  * is released. Nothing on the CPU. */
 void wmat_stage(const wmat *m, int T);
 void wmat_unstage(void);
+/* A routed expert's T rows computed whole on the GPU, launched without
+ * waiting (gpu_expert: gate and up, the GLU given by act and its betas,
+ * down); 0 when launched, 1 when the GPU declines (compute it with
+ * wmat_gemm and the GLU on the CPU: the same bits). wmat_expert_collect
+ * waits for the oldest launched one and writes its output to Y; -1 when
+ * the device failed (compute that expert on the CPU). The weights' memory
+ * stays until it is collected; wmat_unstage drops what was not. */
+int  wmat_expert(const wmat *gate, const wmat *up, const wmat *down, int situ, float beta, float linear_beta,
+                 const float *X, int T);
+int  wmat_expert_collect(float *Y);
 /* Flops of all products so far (2 per weight per row), process-wide. */
 uint64_t wmat_flops(void);
 

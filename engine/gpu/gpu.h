@@ -87,6 +87,26 @@ void gpu_stage(const gpu_mat *m, int T);
  * the host memory they read is released (the end of a MoE layer, a stop). */
 void gpu_unstage(void);
 
+/* A routed expert's rows whole on the device, launched without waiting:
+ * Y[T, down.rows] = down(glu(gate(X), up(X))), where glu is the model's
+ * (SiLU: g * sigmoid(g) * u; situ: beta * tanh(g / beta) * sigmoid(g),
+ * times linear_beta * tanh(u / linear_beta) when linear_beta > 0, else u)
+ * with kernels/crmath.h's functions, so the bits are the CPU's. One input
+ * copy, one output copy and no round trip between the four products (which
+ * cost three of each and three synchronizations one by one), and two can
+ * be in flight, on streams of their own: the device computes one while the
+ * CPU gathers and launches the next. X is read before the call returns;
+ * the weights' host memory must stay until the expert is collected.
+ * Returns 0 when launched, 1 when declined (as gpu_gemm declines; also
+ * while two are in flight): the caller computes it on the CPU. */
+int  gpu_expert(const gpu_mat *gate, const gpu_mat *up, const gpu_mat *down, int situ, float beta, float linear_beta,
+                const float *X, int T);
+/* Waits for the oldest expert launched and not yet collected and copies its
+ * output to Y; 0, or -1 when the device failed (it is then closed, and the
+ * caller computes that expert on the CPU). gpu_unstage drops experts not
+ * collected (a stop). */
+int  gpu_expert_collect(float *Y);
+
 /* Drops what is placed for owner (a model being closed), so its memory
  * and its names can serve another. */
 void gpu_forget(const void *owner);

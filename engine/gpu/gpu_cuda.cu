@@ -49,8 +49,11 @@ typedef struct dbuf { void *p; size_t cap; } dbuf;
 /* A streamed matrix copied in ahead of its product (gpu_stage): its
  * checkpoint identity, the device copy (raw, then repacked), and two
  * events: `ready` when the copy and repack on the copy stream are done,
- * `used` when the last product that read it is done. */
-#define GPU_STAGES 8    /* a routed expert's three matrices, for the one computing and the next, and slack */
+ * `used[k]` when the last product that read it on stream k is done (k = 0
+ * the products' stream, 1 + j expert job j's: two experts in flight may be
+ * two blocks of one expert's rows, reading the same stage). */
+#define GPU_JOBS 2      /* experts in flight (gpu_expert; see expert_job) */
+#define GPU_STAGES 12   /* a routed expert's three matrices, for the one in flight, the one launching, the next, and slack */
 
 typedef struct stage {
     const void *owner;  /* NULL: empty */
@@ -58,9 +61,25 @@ typedef struct stage {
     int shard, rows, cols;
     uint64_t off;
     dbuf raw, raw_s, P, S;
-    cudaEvent_t ready, used;
-    int used_recorded;
+    cudaEvent_t ready, used[1 + GPU_JOBS];
+    int used_recorded[1 + GPU_JOBS];
 } stage;
+
+/* A routed expert's block of rows launched whole (gpu_expert): the four
+ * products and the GLU on a stream of its own, its input, intermediates
+ * and output in device buffers of its own and its output copied back to
+ * page-locked memory, collected later by gpu_expert_collect. Two
+ * (GPU_JOBS), so one computes while the next is staged and launched. */
+
+typedef struct expert_job {
+    cudaStream_t stream;
+    cudaEvent_t done;
+    dbuf x, g, u, h, y;         /* device: input, gate and up outputs, GLU output (padded), output */
+    dbuf hx, hy;                /* page-locked input and output */
+    int busy, T, rows;
+    uint64_t seq;
+    double t0;
+} expert_job;
 
 static struct {
     pthread_mutex_t mu;
@@ -75,6 +94,10 @@ static struct {
     int nunits, capunits;
     dbuf raw, raw_s, tmp, tmp_s, x, y;
     dbuf hx, hy;                /* page-locked host staging of a product's input and output */
+    expert_job jobs[GPU_JOBS];
+    int jobs_ok;                /* the jobs' streams exist */
+    uint64_t job_seq;
+    double jobs_until;          /* the end of the last collected job's time (seconds counted once) */
     uint64_t h2d, d2h, products, flops;
     double seconds;
 } G = { PTHREAD_MUTEX_INITIALIZER };
@@ -113,10 +136,18 @@ static void fail(const char *what, cudaError_t e)
 static void open_staging(void)
 {
     if (cudaStreamCreateWithFlags(&G.cstream, cudaStreamNonBlocking) != cudaSuccess) goto off;
-    for (int i = 0; i < GPU_STAGES; i++)
-        if (cudaEventCreateWithFlags(&G.stages[i].ready, cudaEventDisableTiming) != cudaSuccess ||
-            cudaEventCreateWithFlags(&G.stages[i].used, cudaEventDisableTiming) != cudaSuccess)
-            goto off;
+    for (int i = 0; i < GPU_STAGES; i++) {
+        if (cudaEventCreateWithFlags(&G.stages[i].ready, cudaEventDisableTiming) != cudaSuccess) goto off;
+        for (int k = 0; k < 1 + GPU_JOBS; k++)
+            if (cudaEventCreateWithFlags(&G.stages[i].used[k], cudaEventDisableTiming) != cudaSuccess) goto off;
+    }
+    G.jobs_ok = 1;
+    for (int i = 0; i < GPU_JOBS; i++)
+        if (cudaStreamCreateWithFlags(&G.jobs[i].stream, cudaStreamNonBlocking) != cudaSuccess ||
+            cudaEventCreateWithFlags(&G.jobs[i].done, cudaEventDisableTiming) != cudaSuccess) {
+            cudaGetLastError();
+            G.jobs_ok = 0;
+        }
     return;
 off:
     cudaGetLastError();
@@ -345,14 +376,10 @@ static int worth_device(const gpu_mat *m, int T)
     return T > 0 && (uint64_t)m->rows * (uint64_t)m->cols * (uint64_t)T >= env_count("REMORA_GPU_MIN_WORK", GPU_MIN_WORK);
 }
 
-void gpu_stage(const gpu_mat *m, int T)
+/* Starts the copy of m into the next stage on the copy stream (under G.mu,
+ * G.cstream open); NULL when a device call failed (the device is closed). */
+static stage *stage_in(const gpu_mat *m)
 {
-    if (!G.active || m->spine || !worth_device(m, T) || T < gpu_min_tokens()) return;
-    const char *env = getenv("REMORA_GPU_STAGE");
-    if (env && !strcmp(env, "0")) return;
-    pthread_mutex_lock(&G.mu);
-    int r0 = 0;
-    if (!G.active || !G.cstream || staged(m) || find(m, &r0)) { pthread_mutex_unlock(&G.mu); return; }
     stage *g = &G.stages[G.next_stage];
     G.next_stage = (G.next_stage + 1) % GPU_STAGES;
     g->owner = NULL;
@@ -362,7 +389,8 @@ void gpu_stage(const gpu_mat *m, int T)
     const size_t pb = gpu_packed_bytes(m->kind, m->rows, m->cols, &sb);
     cudaError_t e = cudaSuccess;
     /* the stage's last reader must be done before it is overwritten */
-    if (g->used_recorded) e = cudaStreamWaitEvent(G.cstream, g->used, 0);
+    for (int k = 0; k < 1 + GPU_JOBS && e == cudaSuccess; k++)
+        if (g->used_recorded[k]) e = cudaStreamWaitEvent(G.cstream, g->used[k], 0);
     if (e == cudaSuccess) e = grow(&g->raw, wb);
     if (e == cudaSuccess && rsb) e = grow(&g->raw_s, rsb);
     if (e == cudaSuccess) e = grow(&g->P, pb);
@@ -373,12 +401,21 @@ void gpu_stage(const gpu_mat *m, int T)
         e = gpu_repack(m->kind, g->raw.p, (const uint8_t *)g->raw_s.p, m->rows, m->cols, g->P.p, (uint8_t *)g->S.p,
                        G.cstream);
     if (e == cudaSuccess) e = cudaEventRecord(g->ready, G.cstream);
-    if (e != cudaSuccess) fail("staging weights ahead", e);
-    else {
-        g->owner = m->owner; g->kind = m->kind; g->shard = m->shard; g->off = m->off;
-        g->rows = m->rows; g->cols = m->cols;
-        G.h2d += wb + rsb;
-    }
+    if (e != cudaSuccess) { fail("staging weights", e); return NULL; }
+    g->owner = m->owner; g->kind = m->kind; g->shard = m->shard; g->off = m->off;
+    g->rows = m->rows; g->cols = m->cols;
+    G.h2d += wb + rsb;
+    return g;
+}
+
+void gpu_stage(const gpu_mat *m, int T)
+{
+    if (!G.active || m->spine || !worth_device(m, T) || T < gpu_min_tokens()) return;
+    const char *env = getenv("REMORA_GPU_STAGE");
+    if (env && !strcmp(env, "0")) return;
+    pthread_mutex_lock(&G.mu);
+    int r0 = 0;
+    if (G.active && G.cstream && !staged(m) && !find(m, &r0)) stage_in(m);
     pthread_mutex_unlock(&G.mu);
 }
 
@@ -386,12 +423,145 @@ void gpu_unstage(void)
 {
     if (!G.active) return;
     pthread_mutex_lock(&G.mu);
+    cudaError_t e = cudaSuccess;
+    /* experts launched and not collected (a stop): their results are dropped */
+    for (int i = 0; i < GPU_JOBS; i++)
+        if (G.jobs[i].busy) {
+            const cudaError_t ej = cudaStreamSynchronize(G.jobs[i].stream);
+            if (e == cudaSuccess) e = ej;
+            G.jobs[i].busy = 0;
+        }
     if (G.cstream) {
-        const cudaError_t e = cudaStreamSynchronize(G.cstream);
-        if (e != cudaSuccess) fail("staging weights ahead", e);
+        const cudaError_t ec = cudaStreamSynchronize(G.cstream);
+        if (e == cudaSuccess) e = ec;
     }
+    if (e != cudaSuccess) fail("staging weights ahead", e);
     for (int i = 0; i < GPU_STAGES; i++) G.stages[i].owner = NULL;
     pthread_mutex_unlock(&G.mu);
+}
+
+/* m's packed weights on the device for a product of T rows on `stream`:
+ * placed in VRAM, staged ahead (the stream waits for its copy), or staged
+ * now when T is worth the copy (gpu_gemm's rule). Under G.mu; 0, 1 when
+ * declined, -1 when a device call failed. */
+static int weights_on_device(const gpu_mat *m, int T, cudaStream_t stream, const void **P, const uint8_t **S,
+                             stage **sg)
+{
+    int r0 = 0;
+    *sg = NULL;
+    *S = NULL;
+    const placed *u = find(m, &r0);
+    if (!u && m->spine) {
+        cudaError_t e;
+        if (!(u = place(m, &e)) && e != cudaSuccess) { fail("placing weights", e); return -1; }
+        /* placed by a copy on the products' stream: done before another stream reads it */
+        if (u && (e = cudaStreamSynchronize(G.stream)) != cudaSuccess) { fail("placing weights", e); return -1; }
+    }
+    if (u) {
+        const size_t units = (size_t)r0 * gpu_blocks(m->cols) * GPU_LANES;
+        *P = (const char *)u->P + (m->kind == GPU_W_F32 ? units * 32 : m->kind == GPU_W_BF16 ? units * 16 : units * 4);
+        if (u->S) *S = u->S + (size_t)r0 * 4 * gpu_blocks(m->cols);
+        return 0;
+    }
+    stage *g = staged(m);
+    if (!g && T < gpu_min_tokens()) return 1;
+    if (!g && !(g = stage_in(m))) return -1;
+    const cudaError_t e = cudaStreamWaitEvent(stream, g->ready, 0);
+    if (e != cudaSuccess) { fail("staging weights", e); return -1; }
+    *P = g->P.p;
+    *S = (const uint8_t *)g->S.p;
+    *sg = g;
+    return 0;
+}
+
+int gpu_expert(const gpu_mat *gate, const gpu_mat *up, const gpu_mat *down, int situ, float beta, float linear_beta,
+               const float *X, int T)
+{
+    if (!G.active || !worth_device(gate, T) || (!gate->spine && T < gpu_min_tokens())) return 1;
+    pthread_mutex_lock(&G.mu);
+    expert_job *j = NULL;
+    for (int i = 0; i < GPU_JOBS; i++)
+        if (!G.jobs[i].busy) { j = &G.jobs[i]; break; }
+    if (!G.active || !G.cstream || !G.jobs_ok || !j) { pthread_mutex_unlock(&G.mu); return 1; }
+    const double t0 = now_s();
+    const gpu_mat *ms[3] = { gate, up, down };
+    const void *P[3];
+    const uint8_t *S[3];
+    stage *sg[3];
+    for (int i = 0; i < 3; i++)
+        if (weights_on_device(ms[i], T, j->stream, &P[i], &S[i], &sg[i])) { pthread_mutex_unlock(&G.mu); return 1; }
+    const int I = gate->rows, D = gate->cols, O = down->rows;
+    const int ldx = gpu_blocks(D) * GPU_BLK, ldh = gpu_blocks(I) * GPU_BLK;
+    const size_t xb = (size_t)T * ldx * sizeof(float), ib = (size_t)T * I * sizeof(float);
+    const size_t hb = (size_t)T * ldh * sizeof(float), yb = (size_t)T * O * sizeof(float);
+    cudaError_t e;
+    if ((e = grow(&j->x, xb)) != cudaSuccess || (e = grow(&j->g, ib)) != cudaSuccess ||
+        (e = grow(&j->u, ib)) != cudaSuccess || (e = grow(&j->h, hb)) != cudaSuccess ||
+        (e = grow(&j->y, yb)) != cudaSuccess || (e = hgrow(&j->hx, xb)) != cudaSuccess ||
+        (e = hgrow(&j->hy, yb)) != cudaSuccess)
+        goto failed;
+    {
+        rows_copy c = { X, (float *)j->hx.p, D, ldx };
+        pool_for(T, copy_rows, &c);
+    }
+    if ((e = cudaMemcpyAsync(j->x.p, j->hx.p, xb, cudaMemcpyHostToDevice, j->stream)) != cudaSuccess ||
+        (e = gpu_product(gate->kind, P[0], S[0], I, D, (const float *)j->x.p, ldx, (float *)j->g.p, T, j->stream)) !=
+            cudaSuccess ||
+        (e = gpu_product(up->kind, P[1], S[1], I, D, (const float *)j->x.p, ldx, (float *)j->u.p, T, j->stream)) !=
+            cudaSuccess ||
+        (e = gpu_glu(situ, beta, linear_beta, (const float *)j->g.p, (const float *)j->u.p, (float *)j->h.p, T, I,
+                     ldh, j->stream)) != cudaSuccess ||
+        (e = gpu_product(down->kind, P[2], S[2], O, I, (const float *)j->h.p, ldh, (float *)j->y.p, T, j->stream)) !=
+            cudaSuccess)
+        goto failed;
+    for (int i = 0; i < 3; i++)
+        if (sg[i]) {
+            const int k = 1 + (int)(j - G.jobs);
+            if ((e = cudaEventRecord(sg[i]->used[k], j->stream)) != cudaSuccess) goto failed;
+            sg[i]->used_recorded[k] = 1;
+        }
+    if ((e = cudaMemcpyAsync(j->hy.p, j->y.p, yb, cudaMemcpyDeviceToHost, j->stream)) != cudaSuccess ||
+        (e = cudaEventRecord(j->done, j->stream)) != cudaSuccess)
+        goto failed;
+    j->busy = 1;
+    j->T = T;
+    j->rows = O;
+    j->seq = ++G.job_seq;
+    j->t0 = t0;
+    G.h2d += (uint64_t)T * D * sizeof(float);
+    G.d2h += yb;
+    G.products += 3;
+    G.flops += 2ull * (uint64_t)T * (2ull * I * D + (uint64_t)O * I);
+    pthread_mutex_unlock(&G.mu);
+    return 0;
+failed:
+    fail("launching an expert", e);
+    pthread_mutex_unlock(&G.mu);
+    return 1;
+}
+
+int gpu_expert_collect(float *Y)
+{
+    pthread_mutex_lock(&G.mu);
+    expert_job *j = NULL;
+    for (int i = 0; i < GPU_JOBS; i++)
+        if (G.jobs[i].busy && (!j || G.jobs[i].seq < j->seq)) j = &G.jobs[i];
+    pthread_mutex_unlock(&G.mu);
+    if (!j) return -1;
+    /* waited for without the lock: the spine's products may go on meanwhile */
+    cudaError_t e = cudaEventSynchronize(j->done);
+    if (e == cudaSuccess) {
+        rows_copy c = { (const float *)j->hy.p, Y, j->rows, j->rows };
+        pool_for(j->T, copy_rows, &c);
+    }
+    pthread_mutex_lock(&G.mu);
+    j->busy = 0;
+    const double now = now_s();
+    G.seconds += now - (j->t0 > G.jobs_until ? j->t0 : G.jobs_until);  /* overlapping jobs counted once */
+    G.jobs_until = now;
+    if (e != cudaSuccess) fail("computing an expert", e);
+    pthread_mutex_unlock(&G.mu);
+    return e == cudaSuccess ? 0 : -1;
 }
 
 int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
@@ -449,8 +619,8 @@ int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
         cudaSuccess)
         goto failed;
     if (sg) {
-        if ((e = cudaEventRecord(sg->used, G.stream)) != cudaSuccess) goto failed;
-        sg->used_recorded = 1;
+        if ((e = cudaEventRecord(sg->used[0], G.stream)) != cudaSuccess) goto failed;
+        sg->used_recorded[0] = 1;
     }
     if ((e = cudaMemcpyAsync(G.hy.p, G.y.p, yb, cudaMemcpyDeviceToHost, G.stream)) != cudaSuccess) goto failed;
     if ((e = cudaStreamSynchronize(G.stream)) != cudaSuccess) goto failed;

@@ -35,6 +35,10 @@ cudaError_t gpu_repack(gpu_wkind kind, const void *raw, const uint8_t *raw_scale
  * columns of X are the inputs, the rest of each row is zero). */
 cudaError_t gpu_product(gpu_wkind kind, const void *packed, const uint8_t *packed_scale, int rows, int cols,
                         const float *X, int ldx, float *Y, int T, cudaStream_t s);
+/* h[T][ldh] = the model's GLU of g[T][I] and u[T][I] (gpu_expert), rows
+ * padded with zeros to ldh. */
+cudaError_t gpu_glu(int situ, float beta, float linear_beta, const float *g, const float *u, float *h, int T, int I,
+                    int ldh, cudaStream_t s);
 /* Probes: n iterations of a register-only FMA loop on every SM; a read of
  * `bytes` of device memory. */
 cudaError_t gpu_probe_fma(float *out, int iters, cudaStream_t s, double *flops);

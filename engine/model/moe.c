@@ -48,6 +48,14 @@ int mlp_forward(const rm_config *c, const mlp_weights *w, int inter, const float
     int rc = 0;
     for (int t0 = 0; t0 < T && !rc; t0 += nb) {
         const int n = T - t0 < nb ? T - t0 : nb;
+        /* the block whole on the GPU when it takes it: one copy each way
+         * instead of three (if the device fails, the CPU computes it) */
+        if (!wmat_expert(&w->gate, &w->up, &w->down, c->act != ACT_SILU, (float)c->situ_beta,
+                         (float)c->situ_linear_beta, X + (size_t)t0 * D, n) &&
+            !wmat_expert_collect(Y + (size_t)t0 * O)) {
+            if (stop && *stop) rc = 1;
+            continue;
+        }
         /* a stop is looked at between the products: each is a fraction of a
          * second even at K3's widths */
         wmat_gemm(&w->gate, X + (size_t)t0 * D, g, n);
@@ -294,22 +302,69 @@ static void rows_for(int n, void (*fn)(void *, int, int), expert_io *x)
     else pool_for(n, fn, x);
 }
 
-/* Expert e (weights ex) on the rows of zin that chose it, FFN_BLOCK rows at
- * a time; each row's weighted output is added to its running sum, so every
- * row adds its experts in expert order. */
-static void expert_rows(const rm_config *c, const mlp_weights *ex, int e, moe_buf *b, const float *zin)
+/* One block of n gathered rows (b->gin) through expert ex on the CPU, or
+ * product by product wherever wmat_gemm puts them, into b->eo. */
+static void expert_block(const rm_config *c, const mlp_weights *ex, moe_buf *b, int n)
 {
-    const int I = c->moe_inter;
+    wmat_gemm(&ex->gate, b->gin, b->eg, n);
+    wmat_gemm(&ex->up, b->gin, b->eu, n);
+    norm_glu(c, b->eg, b->eu, n * c->moe_inter);
+    wmat_gemm(&ex->down, b->eg, b->eo, n);
+}
+
+/* A block of an expert's rows launched whole on the GPU (wmat_expert) and
+ * not yet added in: it is collected once the next block has been launched,
+ * so the device computes one while the CPU gathers and stages the next, and
+ * the expert's slot stays pinned until then (`last`: its final block). */
+typedef struct gpu_pending {
+    int on, idx, last, n;
+    mlp_weights ex;
+    expert_io x;
+} gpu_pending;
+
+/* Adds the pending block in (computed on the CPU if the device failed, from
+ * its rows gathered again) and releases its expert after its last block;
+ * returns 1 when that recomputation used b->gin. */
+static int settle(const rm_config *c, expert_cache *cache, moe_buf *b, gpu_pending *p)
+{
+    if (!p->on) return 0;
+    p->on = 0;
+    int regathered = 0;
+    if (wmat_expert_collect(b->eo)) {
+        rows_for(p->n, gather_task, &p->x);
+        expert_block(c, &p->ex, b, p->n);
+        regathered = 1;
+    }
+    rows_for(p->n, scatter_task, &p->x);
+    if (p->last) experts_done(cache, p->idx);
+    return regathered;
+}
+
+/* Entry idx, expert e (weights ex), on the rows of zin that chose it,
+ * FFN_BLOCK rows at a time; each row's weighted output is added to its
+ * running sum, so every row adds its experts in expert order. With `pipe`
+ * a block goes to the GPU whole when it takes it, and is added in after
+ * the next one is launched (p); the expert is released after its last
+ * block is added in. */
+static void expert_rows(const rm_config *c, expert_cache *cache, const mlp_weights *ex, int idx, int e, moe_buf *b,
+                        const float *zin, int pipe, gpu_pending *p)
+{
     const int *ent = b->entry + b->start[e], nr = b->start[e + 1] - b->start[e];
+    const int situ = c->act != ACT_SILU;
     for (int r0 = 0; r0 < nr; r0 += FFN_BLOCK) {
-        const int n = nr - r0 < FFN_BLOCK ? nr - r0 : FFN_BLOCK;
+        const int n = nr - r0 < FFN_BLOCK ? nr - r0 : FFN_BLOCK, last = r0 + n >= nr;
         expert_io x = { c, b, zin, ent + r0 };
         rows_for(n, gather_task, &x);
-        wmat_gemm(&ex->gate, b->gin, b->eg, n);
-        wmat_gemm(&ex->up, b->gin, b->eu, n);
-        norm_glu(c, b->eg, b->eu, n * I);
-        wmat_gemm(&ex->down, b->eg, b->eo, n);
+        if (pipe && !wmat_expert(&ex->gate, &ex->up, &ex->down, situ, (float)c->situ_beta,
+                                 (float)c->situ_linear_beta, b->gin, n)) {
+            settle(c, cache, b, p);
+            *p = (gpu_pending){ 1, idx, last, n, *ex, x };
+            continue;
+        }
+        if (settle(c, cache, b, p)) rows_for(n, gather_task, &x);
+        expert_block(c, ex, b, n);
         rows_for(n, scatter_task, &x);
+        if (last) experts_done(cache, idx);
     }
 }
 
@@ -357,6 +412,7 @@ int moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, p
 {
     const int k = c->topk, D = c->hidden_size, Z = c->latent ? c->latent : D;
     moe_buf b;
+    gpu_pending pend = { 0 };
     int rc = 0, begun = 0;
     if (moe_buf_alloc(&b, c, T)) { rc = rm_errf(err, "out of memory in MoE layer %d", layer); goto out; }
     for (int t0 = 0; t0 < T; t0 += FFN_BLOCK) {
@@ -380,23 +436,31 @@ int moe_forward(const rm_config *c, const moe_weights *w, expert_cache *cache, p
      * in flight, into Y */
     if (c->num_shared && (rc = mlp_forward(c, &w->shared, c->moe_inter * c->num_shared, X, Y, T, stop, err))) goto out;
     phase_mark(pt, RM_PHASE_SPINE);
+    /* a block in flight on the GPU keeps its expert's slot while the next
+     * expert is waited for: that needs a second slot */
+    const int pipe = cache->nslots >= 2;
     for (int idx = 0; idx < nu; idx++) {
         mlp_weights ex;
         rc = experts_wait(cache, idx, &ex, stop, err);
         phase_mark(pt, RM_PHASE_WAIT_IO);
         if (rc) goto out;
         stage_next(cache, &b, idx + 1, nu);
-        expert_rows(c, &ex, b.uniq[idx], &b, zin);
-        experts_done(cache, idx);
+        expert_rows(c, cache, &ex, idx, b.uniq[idx], &b, zin, pipe, &pend);
         phase_mark(pt, RM_PHASE_EXPERTS);
         if (stop && *stop) { rc = 1; goto out; }
     }
+    settle(c, cache, &b, &pend);
+    phase_mark(pt, RM_PHASE_EXPERTS);
     begun = 0;
     wmat_unstage();
     rc = combine(c, w, &b, Y, T, err);
     phase_mark(pt, RM_PHASE_SPINE);
 out:
-    if (begun) { wmat_unstage(); experts_abort(cache); }
+    if (begun) {
+        wmat_unstage();         /* drops a block in flight (a stop, a failed read) ... */
+        if (pend.on) experts_done(cache, pend.idx);     /* ... and its expert (a last block: see expert_rows) */
+        experts_abort(cache);
+    }
     moe_buf_free(&b);
     return rc;
 }
