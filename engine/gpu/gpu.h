@@ -95,7 +95,10 @@ void gpu_unstage(void);
  * copy, one output copy and no round trip between the four products (which
  * cost three of each and three synchronizations one by one), and two can
  * be in flight, on streams of their own: the device computes one while the
- * CPU gathers and launches the next. X is read before the call returns;
+ * CPU gathers and launches the next (a 2048-token prompt on a 3-layer
+ * synthetic model at K3's widths, H200, medians of 3 interleaved: the
+ * experts' phase 1.6 -> 1.3 s, copied in 20.5 -> 18.2 GB, out 5.2 -> 2.9
+ * GB, the bits unchanged). X is read before the call returns;
  * the weights' host memory must stay until the expert is collected.
  * Returns 0 when launched, 1 when declined (as gpu_gemm declines; also
  * while two are in flight): the caller computes it on the CPU. */
@@ -133,7 +136,7 @@ typedef struct gpu_status {
     int units_resident;         /* matrices placed so far */
     uint64_t h2d_bytes, d2h_bytes;  /* copied in and out, since the start */
     uint64_t products, flops;   /* computed on the device, since the start */
-    double seconds;             /* spent in device products (copies included) */
+    double seconds;             /* the callers waited for device products (copies included) */
 } gpu_status;
 
 void gpu_status_get(gpu_status *st);

@@ -77,8 +77,7 @@ typedef struct expert_job {
     dbuf x, g, u, h, y;         /* device: input, gate and up outputs, GLU output (padded), output */
     dbuf hx, hy;                /* page-locked input and output */
     int busy, T, rows;
-    uint64_t seq;
-    double t0;
+    uint64_t seq;               /* launch order: the oldest is collected first */
 } expert_job;
 
 static struct {
@@ -97,7 +96,6 @@ static struct {
     expert_job jobs[GPU_JOBS];
     int jobs_ok;                /* the jobs' streams exist */
     uint64_t job_seq;
-    double jobs_until;          /* the end of the last collected job's time (seconds counted once) */
     uint64_t h2d, d2h, products, flops;
     double seconds;
 } G = { PTHREAD_MUTEX_INITIALIZER };
@@ -254,6 +252,15 @@ static const placed *find(const gpu_mat *m, int *r0)
         return u;
     }
     return NULL;
+}
+
+/* The packed weights (and scales) of m's rows inside placed matrix u, from
+ * its row r0 (find). */
+static void placed_rows(const placed *u, const gpu_mat *m, int r0, const void **P, const uint8_t **S)
+{
+    const size_t units = (size_t)r0 * gpu_blocks(m->cols) * GPU_LANES;
+    *P = (const char *)u->P + (m->kind == GPU_W_F32 ? units * 32 : m->kind == GPU_W_BF16 ? units * 16 : units * 4);
+    *S = u->S ? u->S + (size_t)r0 * 4 * gpu_blocks(m->cols) : NULL;
 }
 
 /* A buffer of at least `need` bytes, regrown (contents lost) when smaller:
@@ -458,9 +465,7 @@ static int weights_on_device(const gpu_mat *m, int T, cudaStream_t stream, const
         if (u && (e = cudaStreamSynchronize(G.stream)) != cudaSuccess) { fail("placing weights", e); return -1; }
     }
     if (u) {
-        const size_t units = (size_t)r0 * gpu_blocks(m->cols) * GPU_LANES;
-        *P = (const char *)u->P + (m->kind == GPU_W_F32 ? units * 32 : m->kind == GPU_W_BF16 ? units * 16 : units * 4);
-        if (u->S) *S = u->S + (size_t)r0 * 4 * gpu_blocks(m->cols);
+        placed_rows(u, m, r0, P, S);
         return 0;
     }
     stage *g = staged(m);
@@ -527,11 +532,11 @@ int gpu_expert(const gpu_mat *gate, const gpu_mat *up, const gpu_mat *down, int 
     j->T = T;
     j->rows = O;
     j->seq = ++G.job_seq;
-    j->t0 = t0;
     G.h2d += (uint64_t)T * D * sizeof(float);
     G.d2h += yb;
     G.products += 3;
     G.flops += 2ull * (uint64_t)T * (2ull * I * D + (uint64_t)O * I);
+    G.seconds += now_s() - t0;
     pthread_mutex_unlock(&G.mu);
     return 0;
 failed:
@@ -542,6 +547,7 @@ failed:
 
 int gpu_expert_collect(float *Y)
 {
+    const double t0 = now_s();
     pthread_mutex_lock(&G.mu);
     expert_job *j = NULL;
     for (int i = 0; i < GPU_JOBS; i++)
@@ -556,9 +562,7 @@ int gpu_expert_collect(float *Y)
     }
     pthread_mutex_lock(&G.mu);
     j->busy = 0;
-    const double now = now_s();
-    G.seconds += now - (j->t0 > G.jobs_until ? j->t0 : G.jobs_until);  /* overlapping jobs counted once */
-    G.jobs_until = now;
+    G.seconds += now_s() - t0;  /* the time the caller waited for the device, as for gpu_gemm (with the launch's) */
     if (e != cudaSuccess) fail("computing an expert", e);
     pthread_mutex_unlock(&G.mu);
     return e == cudaSuccess ? 0 : -1;
@@ -579,11 +583,8 @@ int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
     const uint8_t *S = NULL;
     stage *sg = NULL;
     const int nb = gpu_blocks(m->cols);
-    if (u) {
-        const size_t units = (size_t)r0 * nb * GPU_LANES;
-        P = (const char *)u->P + (m->kind == GPU_W_F32 ? units * 32 : m->kind == GPU_W_BF16 ? units * 16 : units * 4);
-        if (u->S) S = u->S + (size_t)r0 * 4 * nb;
-    } else {
+    if (u) placed_rows(u, m, r0, &P, &S);
+    else {
         if (T < gpu_min_tokens()) { pthread_mutex_unlock(&G.mu); return 1; }
         sg = staged(m);
     }

@@ -24,7 +24,12 @@
  *     the 32 KB of shared input cut the resident blocks per SM; and one
  *     holding two rows per lane group, so one input load serves two rows,
  *     also slower: 63% against 67% for bf16 12288x7168, medians of 3
- *     interleaved, 22.6% against 21.8% for MXFP4, not worth a variant);
+ *     interleaved, 22.6% against 21.8% for MXFP4, not worth a variant; and
+ *     one with four lanes a thread, so its inputs are one 16-byte load per
+ *     step and MXFP4 is decoded by shifts and masks instead of a table:
+ *     50.0% against 68.0% for bf16 12288x7168, 13.7% against 22.2% for
+ *     MXFP4, 93.2% against 99.8% for the K3 head, medians of 3 interleaved
+ *     — a quarter of the threads left too few loads in flight);
  *   - larger T (prompts): k_gemm, a tile of 32 rows x 32 tokens per block
  *     of 256 threads; each thread holds one lane of an 8 x 8 sub-tile (64
  *     accumulators) and reads its weights and inputs from shared memory as
@@ -127,128 +132,6 @@ __global__ void __launch_bounds__(256) k_gemv(const void *__restrict__ P, const 
     for (int t = 0; t < NT; t++) {
         const float v = lane_sum(acc[t], mask);
         if (l == 0) Y[(size_t)t * rows + r] = v;
-    }
-}
-
-/* ---- gemv with four lanes a thread ------------------------------------ */
-
-/* The MXFP4 weight of nibble i of a lane's word: the code's magnitude bits
- * moved to bits 22-24 and its sign to bit 31 make the float lut[code] *
- * 2^-126 (codes 0 and 1 come out as the subnormals 0 and 2^-127), so one
- * exact multiply by f = 2^(s-1) gives lut[code] * 2^(s-127), the CPU's
- * weight: the same real product, rounded once. Valid for s <= 128
- * (mx_fast); larger scales multiply twice, lut first, as load_lane does. No
- * table and no shared memory: the decode is three integer operations and a
- * multiply, where the table's load shared the L1's port with the inputs'. */
-template <int I>
-__device__ __forceinline__ float mx_weight(uint32_t word, float f, bool fast, uint32_t s)
-{
-    const uint32_t mag = (I <= 5 ? word << (22 - 4 * I) : word >> (4 * I - 22)) & 0x01c00000u;
-    const uint32_t sgn = (word << (28 - 4 * I)) & 0x80000000u;
-    const float v = __uint_as_float(mag | sgn);
-    return fast ? __fmul_rn(v, f) : __fmul_rn(__fmul_rn(v, 0x1p126f), e8m0f(s));
-}
-
-/* The weights of lanes 4q..4q+3 (one thread's) in block b: w[k][i] is lane
- * 4q+k's weight of column 128b + 16i + 4q + k. */
-template <int KIND>
-__device__ __forceinline__ void load_quad(const void *__restrict__ P, const uint8_t *__restrict__ S, size_t r, int nb,
-                                          int b, int q, float w[4][GPU_STEPS])
-{
-    const size_t unit = (r * (size_t)nb + (size_t)b) * GPU_LANES + 4 * (size_t)q;
-    if (KIND == GPU_W_F32) {
-        const uint4 *p = (const uint4 *)((const float *)P + unit * GPU_STEPS);
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const uint4 a = p[2 * k], c = p[2 * k + 1];
-            w[k][0] = __uint_as_float(a.x); w[k][1] = __uint_as_float(a.y);
-            w[k][2] = __uint_as_float(a.z); w[k][3] = __uint_as_float(a.w);
-            w[k][4] = __uint_as_float(c.x); w[k][5] = __uint_as_float(c.y);
-            w[k][6] = __uint_as_float(c.z); w[k][7] = __uint_as_float(c.w);
-        }
-    } else if (KIND == GPU_W_BF16) {
-        const uint4 *p = (const uint4 *)((const uint16_t *)P + unit * GPU_STEPS);
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            const uint4 v = p[k];
-            w[k][0] = bf16f(v.x & 0xffffu); w[k][1] = bf16f(v.x >> 16);
-            w[k][2] = bf16f(v.y & 0xffffu); w[k][3] = bf16f(v.y >> 16);
-            w[k][4] = bf16f(v.z & 0xffffu); w[k][5] = bf16f(v.z >> 16);
-            w[k][6] = bf16f(v.w & 0xffffu); w[k][7] = bf16f(v.w >> 16);
-        }
-    } else {
-        const uint4 v = *(const uint4 *)((const uint32_t *)P + unit);
-        const uint32_t sc = *(const uint32_t *)(S + r * 4 * (size_t)nb + 4 * (size_t)b);
-        /* steps 2j and 2j+1 of a lane are columns 32(4b+j) + ..., scale byte j */
-        const bool fast = __vcmpgtu4(sc, 0x80808080u) == 0;     /* every scale byte <= 128 */
-        float f[4];
-        uint32_t s[4];
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            s[j] = (sc >> (8 * j)) & 255u;
-            f[j] = __uint_as_float((s[j] + 126u) << 23);        /* 2^(s-1); used only when fast */
-        }
-        const uint32_t wd[4] = { v.x, v.y, v.z, v.w };
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            w[k][0] = mx_weight<0>(wd[k], f[0], fast, s[0]);
-            w[k][1] = mx_weight<1>(wd[k], f[0], fast, s[0]);
-            w[k][2] = mx_weight<2>(wd[k], f[1], fast, s[1]);
-            w[k][3] = mx_weight<3>(wd[k], f[1], fast, s[1]);
-            w[k][4] = mx_weight<4>(wd[k], f[2], fast, s[2]);
-            w[k][5] = mx_weight<5>(wd[k], f[2], fast, s[2]);
-            w[k][6] = mx_weight<6>(wd[k], f[3], fast, s[3]);
-            w[k][7] = mx_weight<7>(wd[k], f[3], fast, s[3]);
-        }
-    }
-}
-
-/* T <= 8: four threads a row, thread q holding lanes 4q..4q+3, so its
- * inputs are one 16-byte load per step (columns 16i + 4q .. +3) instead of
- * four 4-byte ones, and its weights 16 (MXFP4) to 128 (F32) contiguous
- * bytes a block. The tree runs as in lane_sum, two levels across the four
- * threads (xor 2: lanes i and i+8; xor 1: i and i+4) and two inside the
- * thread (k and k+2, then 0 and 1). */
-template <int KIND, int NT>
-__global__ void __launch_bounds__(256) k_gemv4(const void *__restrict__ P, const uint8_t *__restrict__ S,
-                                               const float *__restrict__ X, int ldx, float *__restrict__ Y, int rows,
-                                               int nb)
-{
-    const int q = threadIdx.x & 3;
-    const int r = blockIdx.x * 64 + (threadIdx.x >> 2);
-    const unsigned mask = 0xfu << (threadIdx.x & 28);
-    if (r >= rows) return;      /* a row's four threads leave together: its shuffles name only them */
-    float acc[4][NT];
-#pragma unroll
-    for (int k = 0; k < 4; k++)
-#pragma unroll
-        for (int t = 0; t < NT; t++) acc[k][t] = 0.0f;
-#pragma unroll 2
-    for (int b = 0; b < nb; b++) {
-        float w[4][GPU_STEPS];
-        load_quad<KIND>(P, S, (size_t)r, nb, b, q, w);
-        const float *x = X + (size_t)b * GPU_BLK + 4 * q;
-#pragma unroll
-        for (int i = 0; i < GPU_STEPS; i++)
-#pragma unroll
-            for (int t = 0; t < NT; t++) {
-                const float4 xv = *(const float4 *)(x + (size_t)t * ldx + GPU_LANES * i);
-                acc[0][t] = __fmaf_rn(w[0][i], xv.x, acc[0][t]);
-                acc[1][t] = __fmaf_rn(w[1][i], xv.y, acc[1][t]);
-                acc[2][t] = __fmaf_rn(w[2][i], xv.z, acc[2][t]);
-                acc[3][t] = __fmaf_rn(w[3][i], xv.w, acc[3][t]);
-            }
-    }
-#pragma unroll
-    for (int t = 0; t < NT; t++) {
-        float a[4];
-#pragma unroll
-        for (int k = 0; k < 4; k++) {
-            a[k] = __fadd_rn(acc[k][t], __shfl_xor_sync(mask, acc[k][t], 2));
-            a[k] = __fadd_rn(a[k], __shfl_xor_sync(mask, a[k], 1));
-        }
-        const float v = __fadd_rn(__fadd_rn(a[0], a[2]), __fadd_rn(a[1], a[3]));
-        if (q == 0) Y[(size_t)t * rows + r] = v;
     }
 }
 
@@ -410,30 +293,14 @@ static int tile_tokens(int T)
     return forced ? forced : T <= 48 ? 16 : 32;
 }
 
-/* k_gemv4 (four lanes a thread), unless $REMORA_GPU_GEMV=lane picks the
- * lane-a-thread k_gemv, kept for the benchmark's comparison. */
-static int gemv_quad(void)
-{
-    static int quad = -1;
-    if (quad < 0) {
-        const char *e = getenv("REMORA_GPU_GEMV");
-        quad = !(e && !strcmp(e, "lane"));
-    }
-    return quad;
-}
-
 cudaError_t gpu_product(gpu_wkind kind, const void *packed, const uint8_t *packed_scale, int rows, int cols,
                         const float *X, int ldx, float *Y, int T, cudaStream_t s)
 {
     const int nb = gpu_blocks(cols);
     if (T <= 8) {
-        const int quad = gemv_quad();
-        const dim3 grid((unsigned)(quad ? (rows + 63) / 64 : (rows + 15) / 16));
-#define GEMV_CASE(K, N)                                                                                  \
-    case N:                                                                                              \
-        if (quad) k_gemv4<K, N><<<grid, 256, 0, s>>>(packed, packed_scale, X, ldx, Y, rows, nb);           \
-        else k_gemv<K, N><<<grid, 256, 0, s>>>(packed, packed_scale, X, ldx, Y, rows, nb);                 \
-        break;
+        const dim3 grid((unsigned)((rows + 15) / 16));
+#define GEMV_CASE(K, N) \
+    case N: k_gemv<K, N><<<grid, 256, 0, s>>>(packed, packed_scale, X, ldx, Y, rows, nb); break;
 #define GEMV_KIND(K)                                                                                  \
     switch (T) {                                                                                      \
         GEMV_CASE(K, 1) GEMV_CASE(K, 2) GEMV_CASE(K, 3) GEMV_CASE(K, 4) GEMV_CASE(K, 5) GEMV_CASE(K, 6) \
