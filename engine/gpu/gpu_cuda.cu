@@ -254,6 +254,17 @@ static const placed *find(const gpu_mat *m, int *r0)
     return NULL;
 }
 
+/* The figures of products done (under G.mu): activations copied in and
+ * out, products, flops, and the caller's time since t0. */
+static void tally(uint64_t in, uint64_t out, int products, uint64_t flops, double t0)
+{
+    G.h2d += in;
+    G.d2h += out;
+    G.products += (uint64_t)products;
+    G.flops += flops;
+    G.seconds += now_s() - t0;
+}
+
 /* The packed weights (and scales) of m's rows inside placed matrix u, from
  * its row r0 (find). */
 static void placed_rows(const placed *u, const gpu_mat *m, int r0, const void **P, const uint8_t **S)
@@ -532,11 +543,7 @@ int gpu_expert(const gpu_mat *gate, const gpu_mat *up, const gpu_mat *down, int 
     j->T = T;
     j->rows = O;
     j->seq = ++G.job_seq;
-    G.h2d += (uint64_t)T * D * sizeof(float);
-    G.d2h += yb;
-    G.products += 3;
-    G.flops += 2ull * (uint64_t)T * (2ull * I * D + (uint64_t)O * I);
-    G.seconds += now_s() - t0;
+    tally((uint64_t)T * D * sizeof(float), yb, 3, 2ull * (uint64_t)T * (2ull * I * D + (uint64_t)O * I), t0);
     pthread_mutex_unlock(&G.mu);
     return 0;
 failed:
@@ -629,11 +636,7 @@ int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
         rows_copy c = { (const float *)G.hy.p, Y, m->rows, m->rows };
         pool_for(T, copy_rows, &c);
     }
-    G.h2d += (uint64_t)T * m->cols * sizeof(float);
-    G.d2h += yb;
-    G.products++;
-    G.flops += 2ull * m->rows * m->cols * (uint64_t)T;
-    G.seconds += now_s() - t0;
+    tally((uint64_t)T * m->cols * sizeof(float), yb, 1, 2ull * m->rows * m->cols * (uint64_t)T, t0);
     pthread_mutex_unlock(&G.mu);
     return 0;
 failed:
