@@ -43,13 +43,14 @@ static inline void prefetch(const void *p)
     _mm_prefetch((const char *)p, _MM_HINT_T0);
 }
 
-/* The same into L2 only, for the MXFP4 gemv: its rows are half as long
- * in bytes as bf16's, so one group of rows ahead is soon, and L1's few
- * outstanding misses held the stream back. Measured on the 2-core Zen 4
- * host (1 thread, weights from memory, per CPU-second, best of 5 windows,
- * 5 interleaved rounds): 3072x3584 10.0-10.6 GB/s with T0, 11.8-12.9 with
- * T1; 12288x7168 12.6-12.8 with either; bf16 lost 1-2% with T1, so it
- * keeps T0. */
+/* The same into L2 only, for the MXFP4 gemv: its rows are a quarter as
+ * long in bytes as bf16's, so one group of rows ahead is near, and into L1
+ * the stream of a 3584-column matrix fell behind. Measured on the 2-core
+ * Zen 4 host through kern_gemv_mxfp4 (1 thread, weights from memory, per
+ * CPU-second, best of 5 windows, 6 interleaved rounds, medians): 3072x3584
+ * 10.0 GB/s into L1, 11.6 into L2; 2048x7168 11.9 and 12.2; 12288x7168
+ * 12.2 and 12.3. bf16 seemed to lose 1-2% into L2 (two wall-clock rounds
+ * of bench-kernels), so it keeps L1. */
 static inline void prefetch_l2(const void *p)
 {
     _mm_prefetch((const char *)p, _MM_HINT_T1);
