@@ -32,10 +32,15 @@ static inline __m256 load_bf16x8(const uint16_t *w)
 }
 
 /* Software prefetch of the same columns of the next group of rows, as in
- * kernels_avx512.c. */
+ * kernels_avx512.c: into L1, and into L2 only for the MXFP4 gemv. */
 static inline void prefetch(const void *p)
 {
     _mm_prefetch((const char *)p, _MM_HINT_T0);
+}
+
+static inline void prefetch_l2(const void *p)
+{
+    _mm_prefetch((const char *)p, _MM_HINT_T1);
 }
 
 static inline int row_group(int r, int r1)
@@ -240,10 +245,10 @@ static void gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float 
         /* four blocks (one cache line of codes per row) per round */
         for (; k + 4 <= nblk; ) {
             for (int j = 0; j < ROWS; j++)
-                prefetch(next + j * pb + 16 * k);
+                prefetch_l2(next + j * pb + 16 * k);
             if ((k & 63) == 0)
                 for (int j = 0; j < ROWS; j++)
-                    prefetch(s0 + (ROWS + j) * sb + k);
+                    prefetch_l2(s0 + (ROWS + j) * sb + k);
             for (int u = 0; u < 4; u++, k++)
                 MX_BLOCK();
         }

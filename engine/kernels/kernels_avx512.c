@@ -43,6 +43,19 @@ static inline void prefetch(const void *p)
     _mm_prefetch((const char *)p, _MM_HINT_T0);
 }
 
+/* The same into L2 only, for the MXFP4 gemv: its rows are a quarter as
+ * long in bytes as bf16's, so one group of rows ahead is near, and into L1
+ * the stream of a 3584-column matrix fell behind. Measured on the 2-core
+ * Zen 4 host through kern_gemv_mxfp4 (1 thread, weights from memory, per
+ * CPU-second, best of 5 windows, 6 interleaved rounds, medians): 3072x3584
+ * 10.0 GB/s into L1, 11.6 into L2; 2048x7168 11.9 and 12.2; 12288x7168
+ * 12.2 and 12.3. bf16 seemed to lose 1-2% into L2 (two wall-clock rounds
+ * of bench-kernels), so it keeps L1. */
+static inline void prefetch_l2(const void *p)
+{
+    _mm_prefetch((const char *)p, _MM_HINT_T1);
+}
+
 /* Row pointers for a group of up to ROWS rows starting at r; missing rows
  * repeat the last one (computed and dropped) so the kernels stay uniform. */
 static inline int row_group(int r, int r1)
@@ -220,7 +233,24 @@ static inline __m512i mx_shifts(void)
  * codes per index (vpermps on bits 0-3, a zero-masked vpermw on 16-19) need
  * the same lane of two groups, 8 bytes apart, in one dword, which no single
  * op makes from the packed bytes. So with this format at 2 cores the decode,
- * not the memory, bounds the gemv; a faster one needs a repacked layout. */
+ * not the memory, bounds the gemv; a faster one needs a repacked layout.
+ *
+ * Repacked layouts measured on the 2-core Zen 4 host (a standalone harness,
+ * bit-identical to the scalar reference, 1 thread, per CPU-second, best of
+ * 5 windows, 3-5 interleaved rounds; this form 13.3-13.6 GB/s in L1,
+ * 15.5-15.9 in L2, 11.8-12.7 from memory at 12288x7168): each 64 bytes
+ * holding 8 groups of 16 codes as nibble fields of 16 dwords, one load
+ * then a vpsrld by 4 per group, no broadcast: 15.3-15.8 in L1, 15.4-16.1
+ * in L2, 12.3-13.7 from memory (+5-10%); the same with two groups per
+ * shift (vpermps on bits 0-3, vpermw on 16-19 plus an and): 11.1, 11.2,
+ * 9.3-10.0 (vpermw costs more than vpermps on Zen 4); byte-offset loads
+ * instead of the shifts (each crossing a line): 9.0, 8.9, 8.3. A model
+ * that fits these to ~10%: on Zen 4 a 512-bit fma, permute or shift each
+ * hold two of the pipes FP0-2 for a cycle (fma FP0/1, permutes and shifts
+ * FP1/2), so a permute and an fma per 16 weights take at least 1.33
+ * cycles, this form's shift makes it 2 and the nibble-field layout 1.92:
+ * with table lookups a repack buys ~10% here, not the 1.4x issue #30
+ * asks. */
 static inline __m512 mx_group(const uint8_t *p, __m512 table, __m512i sh)
 {
     __m512i codes = _mm512_srlv_epi32(_mm512_set1_epi64((long long)load_u64(p)), sh);
@@ -266,10 +296,10 @@ static void gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float 
         /* four blocks (one cache line of codes per row) per round */
         for (; k + 4 <= nblk; ) {
             for (int j = 0; j < ROWS; j++)
-                prefetch(next + j * pb + 16 * k);
+                prefetch_l2(next + j * pb + 16 * k);
             if ((k & 63) == 0)
                 for (int j = 0; j < ROWS; j++)
-                    prefetch(s0 + (ROWS + j) * sb + k);
+                    prefetch_l2(s0 + (ROWS + j) * sb + k);
             for (int u = 0; u < 4; u++, k++)
                 MX_BLOCK();
         }

@@ -6,14 +6,14 @@
  * operands in L1 (kern_tile_probe, likewise) and the memory read bandwidth
  * (kern_read_probe streaming a buffer much larger than the last-level
  * cache). Then it times gemv over the K3 shapes (expert matrices 3072x3584
- * and 3584x3072, spine 12288x7168) in MXFP4 and bf16, cycling over enough
- * distinct matrices (>= 512 MiB in all) that every product reads its
- * weights from memory, counted in weight bytes read per second (packed
- * codes + scales for MXFP4) and printed as a fraction of the read
- * bandwidth at the same thread count; and gemm at T = 1, 16, 64, 256 and
- * 1024 inputs over K3's expert and spine shapes, weights in cache, as a
- * fraction of the FMA peak and of the tile's rate at the same thread
- * count (rm_bench_gemm, which
+ * and 3584x3072, spine 12288x7168 and a 7168 -> 2048 projection) in MXFP4
+ * and bf16, cycling over enough distinct matrices (>= 512 MiB in all) that
+ * every product reads its weights from memory, counted in weight bytes
+ * read per second (packed codes + scales for MXFP4) and printed as a
+ * fraction of the read bandwidth at the same thread count; and gemm at
+ * T = 1, 16, 64, 256 and 1024 inputs over K3's expert and spine shapes,
+ * weights in cache, as a fraction of the FMA peak and of the tile's rate
+ * at the same thread count (rm_bench_gemm, which
  * `remora bench --prompt-tokens` also calls). This is the one engine
  * function that prints: it is the body of a command, declared as such in
  * engine.h.
@@ -295,8 +295,8 @@ static int gemv_table(const int *nt, const double *bw, int nconf, double seconds
         x[i] = (float)((i * 37) % 101 - 50) / 50.0f;
 
     static const shape shapes[] = {
-        { "MXFP4", 3072, 3584 }, { "MXFP4", 3584, 3072 }, { "MXFP4", 12288, 7168 },
-        { "bf16", 3072, 3584 },  { "bf16", 3584, 3072 },  { "bf16", 12288, 7168 },
+        { "MXFP4", 3072, 3584 }, { "MXFP4", 3584, 3072 }, { "MXFP4", 2048, 7168 }, { "MXFP4", 12288, 7168 },
+        { "bf16", 3072, 3584 },  { "bf16", 3584, 3072 },  { "bf16", 2048, 7168 },  { "bf16", 12288, 7168 },
     };
     printf("\n%-7s %-12s %8s %10s %8s\n", "weights", "gemv", "threads", "GB/s", "of read");
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
