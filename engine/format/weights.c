@@ -1,5 +1,6 @@
 /* weights.c — tensor lookups with dtype and shape checks, and the dispatch of
  * a typed matrix to the GPU backend or the matching CPU kernel. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -182,6 +183,19 @@ int wmat_expert(const wmat *gate, const wmat *up, const wmat *down, int situ, fl
 }
 
 int wmat_expert_collect(float *Y) { return gpu_expert_collect(Y); }
+
+int wmat_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T, int nh,
+                  const float *qa, const float *qr, float scale, float *ca)
+{
+    return gpu_mla_core(latent, lat, kvl, rope, n_ctx, pos0, T, nh, qa, qr, scale, ca);
+}
+
+int wmat_gpu_min_rows(void)
+{
+    gpu_status st;
+    gpu_status_get(&st);
+    return st.active ? gpu_min_tokens() : INT_MAX;
+}
 
 void wmat_gemv(const wmat *m, const float *x, float *y)
 {

@@ -68,6 +68,14 @@ void wmat_unstage(void);
 int  wmat_expert(const wmat *gate, const wmat *up, const wmat *down, int situ, float beta, float linear_beta,
                  const float *X, int T);
 int  wmat_expert_collect(float *Y);
+/* MLA's attention core on the GPU (gpu_mla_core: scores, causal softmax,
+ * weighted sums for nh heads of a T-position pass); 0, or 1 when the CPU
+ * must compute it. wmat_gpu_min_rows: the passes shorter than that stay on
+ * the CPU (a huge number without a device), so the caller need not
+ * prepare the device's inputs. */
+int  wmat_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T, int nh,
+                   const float *qa, const float *qr, float scale, float *ca);
+int  wmat_gpu_min_rows(void);
 /* Flops of all products so far (2 per weight per row), process-wide. */
 uint64_t wmat_flops(void);
 

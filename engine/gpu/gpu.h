@@ -110,6 +110,19 @@ int  gpu_expert(const gpu_mat *gate, const gpu_mat *up, const gpu_mat *down, int
  * collected (a stop). */
 int  gpu_expert_collect(float *Y);
 
+/* MLA's attention core for a pass of T positions from pos0 (model/mla.c):
+ * for each of nh heads and positions t, the scores of qa[h][t][:kvl] and
+ * qr[h][t][:rope] against the latent cache's n_ctx rows (lat floats each:
+ * kvl of latent, then rope), their causal softmax over s <= pos0 + t
+ * (kernels/softmax.h) and ca[h][t][:kvl] = Σ_s p_s · latent[s][:kvl], with
+ * the CPU's order of every sum, so the bits are its own. The context's
+ * rows are copied in once for all heads; the heads go in groups whose
+ * scores fit 1 GiB of VRAM. Returns 0, or 1 when declined (no device, a
+ * pass under gpu_min_tokens() rows, no VRAM for the scores) or failed: the
+ * caller computes the heads on the CPU. */
+int  gpu_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T, int nh, const float *qa,
+                  const float *qr, float scale, float *ca);
+
 /* Drops what is placed for owner (a model being closed), so its memory
  * and its names can serve another. */
 void gpu_forget(const void *owner);

@@ -93,6 +93,10 @@ static struct {
     int nunits, capunits;
     dbuf raw, raw_s, tmp, tmp_s, x, y;
     dbuf hx, hy;                /* page-locked host staging of a product's input and output */
+    struct {                    /* gpu_mla_core's buffers: device, then page-locked */
+        dbuf lat, l1, l2, p1, p2, qa, qr, s1, s2, ca;
+        dbuf hqa, hqr, hca;
+    } mla;
     expert_job jobs[GPU_JOBS];
     int jobs_ok;                /* the jobs' streams exist */
     uint64_t job_seq;
@@ -548,6 +552,85 @@ int gpu_expert(const gpu_mat *gate, const gpu_mat *up, const gpu_mat *down, int 
     return 0;
 failed:
     fail("launching an expert", e);
+    pthread_mutex_unlock(&G.mu);
+    return 1;
+}
+
+/* Scores of one group of heads over the context take two floats a row and
+ * context position in VRAM: the groups are sized to this. */
+#define MLA_SCORE_BYTES (1ull << 30)
+
+int gpu_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T, int nh, const float *qa,
+                 const float *qr, float scale, float *ca)
+{
+    if (!G.active || T < gpu_min_tokens()) return 1;
+    pthread_mutex_lock(&G.mu);
+    if (!G.active) { pthread_mutex_unlock(&G.mu); return 1; }
+    const double t0 = now_s();
+    const int ld1 = gpu_blocks(kvl) * GPU_BLK, ld2 = gpu_blocks(rope) * GPU_BLK;
+    size_t hg = MLA_SCORE_BYTES / (8ull * (size_t)T * (size_t)n_ctx);
+    if (hg < 1) hg = 1;
+    if (hg > (size_t)nh) hg = (size_t)nh;
+    const size_t gr = hg * (size_t)T;      /* rows of a group */
+    const size_t p1b = gpu_packed_bytes(GPU_W_F32, n_ctx, kvl, NULL), p2b = gpu_packed_bytes(GPU_W_F32, n_ctx, rope, NULL);
+    cudaError_t e;
+    if ((e = grow(&G.mla.lat, (size_t)n_ctx * lat * 4)) != cudaSuccess ||
+        (e = grow(&G.mla.l1, (size_t)n_ctx * kvl * 4)) != cudaSuccess ||
+        (e = grow(&G.mla.l2, (size_t)n_ctx * rope * 4)) != cudaSuccess || (e = grow(&G.mla.p1, p1b)) != cudaSuccess ||
+        (e = grow(&G.mla.p2, p2b)) != cudaSuccess || (e = grow(&G.mla.qa, gr * ld1 * 4)) != cudaSuccess ||
+        (e = grow(&G.mla.qr, gr * ld2 * 4)) != cudaSuccess || (e = grow(&G.mla.s1, gr * n_ctx * 4)) != cudaSuccess ||
+        (e = grow(&G.mla.s2, gr * n_ctx * 4)) != cudaSuccess || (e = grow(&G.mla.ca, gr * kvl * 4)) != cudaSuccess ||
+        (e = hgrow(&G.mla.hqa, gr * ld1 * 4)) != cudaSuccess || (e = hgrow(&G.mla.hqr, gr * ld2 * 4)) != cudaSuccess ||
+        (e = hgrow(&G.mla.hca, gr * kvl * 4)) != cudaSuccess) {
+        /* no room for the scores is not a failure of the device: the CPU computes them */
+        if (e == cudaErrorMemoryAllocation) { cudaGetLastError(); pthread_mutex_unlock(&G.mu); return 1; }
+        goto failed;
+    }
+    /* the context's latent rows, as two matrices in the device layout */
+    if ((e = cudaMemcpyAsync(G.mla.lat.p, latent, (size_t)n_ctx * lat * 4, cudaMemcpyHostToDevice, G.stream)) !=
+            cudaSuccess ||
+        (e = gpu_cols((const float *)G.mla.lat.p, lat, 0, kvl, (float *)G.mla.l1.p, n_ctx, G.stream)) != cudaSuccess ||
+        (e = gpu_cols((const float *)G.mla.lat.p, lat, kvl, rope, (float *)G.mla.l2.p, n_ctx, G.stream)) !=
+            cudaSuccess ||
+        (e = gpu_repack(GPU_W_F32, G.mla.l1.p, NULL, n_ctx, kvl, G.mla.p1.p, NULL, G.stream)) != cudaSuccess ||
+        (e = gpu_repack(GPU_W_F32, G.mla.l2.p, NULL, n_ctx, rope, G.mla.p2.p, NULL, G.stream)) != cudaSuccess)
+        goto failed;
+    for (size_t h0 = 0; h0 < (size_t)nh; h0 += hg) {
+        const int rows = (int)((h0 + hg <= (size_t)nh ? hg : nh - h0) * T);
+        const size_t r0 = h0 * T;
+        {
+            rows_copy a = { qa + r0 * kvl, (float *)G.mla.hqa.p, kvl, ld1 };
+            pool_for(rows, copy_rows, &a);
+            rows_copy b = { qr + r0 * rope, (float *)G.mla.hqr.p, rope, ld2 };
+            pool_for(rows, copy_rows, &b);
+        }
+        if ((e = cudaMemcpyAsync(G.mla.qa.p, G.mla.hqa.p, (size_t)rows * ld1 * 4, cudaMemcpyHostToDevice, G.stream)) !=
+                cudaSuccess ||
+            (e = cudaMemcpyAsync(G.mla.qr.p, G.mla.hqr.p, (size_t)rows * ld2 * 4, cudaMemcpyHostToDevice, G.stream)) !=
+                cudaSuccess ||
+            (e = gpu_product(GPU_W_F32, G.mla.p1.p, NULL, n_ctx, kvl, (const float *)G.mla.qa.p, ld1,
+                             (float *)G.mla.s1.p, rows, G.stream)) != cudaSuccess ||
+            (e = gpu_product(GPU_W_F32, G.mla.p2.p, NULL, n_ctx, rope, (const float *)G.mla.qr.p, ld2,
+                             (float *)G.mla.s2.p, rows, G.stream)) != cudaSuccess ||
+            (e = gpu_softmax((float *)G.mla.s1.p, (const float *)G.mla.s2.p, n_ctx, T, pos0, scale, rows,
+                             G.stream)) != cudaSuccess ||
+            (e = gpu_wsum((const float *)G.mla.s1.p, n_ctx, (const float *)G.mla.lat.p, lat, kvl, T, pos0,
+                          (float *)G.mla.ca.p, rows, G.stream)) != cudaSuccess ||
+            (e = cudaMemcpyAsync(G.mla.hca.p, G.mla.ca.p, (size_t)rows * kvl * 4, cudaMemcpyDeviceToHost, G.stream)) !=
+                cudaSuccess ||
+            (e = cudaStreamSynchronize(G.stream)) != cudaSuccess)
+            goto failed;
+        rows_copy c = { (const float *)G.mla.hca.p, ca + r0 * kvl, kvl, kvl };
+        pool_for(rows, copy_rows, &c);
+        const uint64_t sc = (uint64_t)rows * n_ctx;
+        tally((uint64_t)rows * (ld1 + ld2) * 4, (uint64_t)rows * kvl * 4, 2,
+              2ull * sc * (uint64_t)(kvl + rope) + 2ull * sc / 2 * (uint64_t)kvl, t0);
+    }
+    G.h2d += (uint64_t)n_ctx * lat * 4;
+    pthread_mutex_unlock(&G.mu);
+    return 0;
+failed:
+    fail("computing attention", e);
     pthread_mutex_unlock(&G.mu);
     return 1;
 }

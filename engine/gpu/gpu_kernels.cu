@@ -45,6 +45,7 @@
 #include <string.h>
 #include "gpu/gpu_kernels.h"
 #include "kernels/crmath.h"
+#include "kernels/softmax.h"
 
 /* ---- decoding ---------------------------------------------------------- */
 
@@ -355,6 +356,66 @@ cudaError_t gpu_glu(int situ, float beta, float linear_beta, const float *g, con
 {
     const size_t n = (size_t)T * ldh;
     k_glu<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(situ, beta, linear_beta, g, u, h, T, I, ldh);
+    return cudaGetLastError();
+}
+
+/* ---- MLA's attention core ---------------------------------------------- */
+
+/* dst[r][0..n) = src[r][c0..c0+n): a column range of the latent cache as a
+ * matrix of its own, for gpu_repack. */
+__global__ void k_cols(const float *__restrict__ src, int lds, int c0, int n, float *__restrict__ dst, int rows)
+{
+    const size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= (size_t)rows * n) return;
+    dst[i] = src[(i / n) * lds + c0 + i % n];
+}
+
+/* One thread a row of scores (row = head-major position r of the group,
+ * position t = r % T): the causal part through kern_attn_softmax, the CPU's
+ * own code. */
+__global__ void k_softmax(float *__restrict__ s1, const float *__restrict__ s2, int n_ctx, int T, int pos0,
+                          float scale, int rows)
+{
+    const int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows) return;
+    kern_attn_softmax(s1 + (size_t)r * n_ctx, s2 + (size_t)r * n_ctx, pos0 + r % T + 1, scale);
+}
+
+/* ca[r][c] = Σ_{s<ns} p[r][s] · lat[s][c], one fmaf per term in s order
+ * from +0: kern_matmul_f32's chain (attention's weighted sum). A warp takes
+ * 32 neighbouring c of one row: p[r][s] is one broadcast, lat[s][c] one
+ * coalesced read. */
+__global__ void k_wsum(const float *__restrict__ p, int n_ctx, const float *__restrict__ lat, int ldl, int kvl, int T,
+                       int pos0, float *__restrict__ ca, int rows)
+{
+    const size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= (size_t)rows * kvl) return;
+    const size_t r = i / kvl, c = i % kvl;
+    const int ns = pos0 + (int)(r % T) + 1;
+    const float *pr = p + r * n_ctx;
+    float acc = 0.0f;
+    for (int s = 0; s < ns; s++) acc = __fmaf_rn(pr[s], lat[(size_t)s * ldl + c], acc);
+    ca[i] = acc;
+}
+
+cudaError_t gpu_cols(const float *src, int lds, int c0, int n, float *dst, int rows, cudaStream_t s)
+{
+    const size_t k = (size_t)rows * n;
+    k_cols<<<(unsigned)((k + 255) / 256), 256, 0, s>>>(src, lds, c0, n, dst, rows);
+    return cudaGetLastError();
+}
+
+cudaError_t gpu_softmax(float *s1, const float *s2, int n_ctx, int T, int pos0, float scale, int rows, cudaStream_t s)
+{
+    k_softmax<<<(unsigned)((rows + 127) / 128), 128, 0, s>>>(s1, s2, n_ctx, T, pos0, scale, rows);
+    return cudaGetLastError();
+}
+
+cudaError_t gpu_wsum(const float *p, int n_ctx, const float *lat, int ldl, int kvl, int T, int pos0, float *ca,
+                     int rows, cudaStream_t s)
+{
+    const size_t k = (size_t)rows * kvl;
+    k_wsum<<<(unsigned)((k + 255) / 256), 256, 0, s>>>(p, n_ctx, lat, ldl, kvl, T, pos0, ca, rows);
     return cudaGetLastError();
 }
 

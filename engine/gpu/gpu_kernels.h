@@ -39,6 +39,14 @@ cudaError_t gpu_product(gpu_wkind kind, const void *packed, const uint8_t *packe
  * padded with zeros to ldh. */
 cudaError_t gpu_glu(int situ, float beta, float linear_beta, const float *g, const float *u, float *h, int T, int I,
                     int ldh, cudaStream_t s);
+/* MLA's attention core (gpu_mla_core): a column range of a row-major
+ * matrix copied out; the causal softmax of rows of scores s1 (+ s2),
+ * row r being position r % T, in place in s1; and the weighted sums
+ * ca[r][:kvl] = Σ_{s<=pos0+r%T} s1[r][s] · lat[s][:kvl]. */
+cudaError_t gpu_cols(const float *src, int lds, int c0, int n, float *dst, int rows, cudaStream_t s);
+cudaError_t gpu_softmax(float *s1, const float *s2, int n_ctx, int T, int pos0, float scale, int rows, cudaStream_t s);
+cudaError_t gpu_wsum(const float *p, int n_ctx, const float *lat, int ldl, int kvl, int T, int pos0, float *ca,
+                     int rows, cudaStream_t s);
 /* Probes: n iterations of a register-only FMA loop on every SM; a read of
  * `bytes` of device memory. */
 cudaError_t gpu_probe_fma(float *out, int iters, cudaStream_t s, double *flops);

@@ -33,6 +33,13 @@ int gpu_expert(const gpu_mat *gate, const gpu_mat *up, const gpu_mat *down, int 
     return 1;
 }
 int gpu_expert_collect(float *Y) { (void)Y; return -1; }
+int gpu_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T, int nh, const float *qa,
+                 const float *qr, float scale, float *ca)
+{
+    (void)latent; (void)lat; (void)kvl; (void)rope; (void)n_ctx; (void)pos0; (void)T; (void)nh; (void)qa; (void)qr;
+    (void)scale; (void)ca;
+    return 1;
+}
 int gpu_min_tokens(void) { return 0; }
 void gpu_forget(const void *owner) { (void)owner; }
 void gpu_pin(void *p, size_t n) { (void)p; (void)n; }

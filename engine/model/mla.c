@@ -22,6 +22,7 @@
 #include <string.h>
 #include "model/layers.h"
 #include "kernels/kernels.h"
+#include "kernels/softmax.h"
 #include "base/threadpool.h"
 
 /* Decodes row r of m into fp32. */
@@ -63,6 +64,7 @@ typedef struct mla_heads_job {
     int pos0, T;
     volatile int *stop;         /* looked at per block: a head's pass over a long context takes a while */
     atomic_int failed;
+    int h_base;                 /* the heads before it were done on the GPU (mla_heads_gpu) */
 } mla_heads_job;
 
 /* Positions per block of a head: up to 64, fewer for a long context so that
@@ -95,7 +97,7 @@ static void mla_heads(void *ud, int h0, int h1)
         atomic_store(&j->failed, 1);
         goto out;
     }
-    for (int h = h0; h < h1; h++) {
+    for (int h = j->h_base + h0; h < j->h_base + h1; h++) {
         for (int i = 0; i < nope; i++) wmat_row(&w->kv_b, h * per + i, uk + (size_t)i * kvl);
         const wmat uv = wmat_rows(&w->kv_b, h * per + nope, dv);
         for (int t0 = 0; t0 < j->T; t0 += qb) {
@@ -114,16 +116,7 @@ static void mla_heads(void *ud, int h0, int h1)
             kern_gemm_f32_ld(j->st->latent + kvl, (size_t)lat, qr, s2, nb, ctx, rope);
             for (int t = 0; t < nb; t++) {
                 const int ns = j->pos0 + t0 + t + 1;
-                float *p = s1 + (size_t)t * ctx;
-                const float *p2 = s2 + (size_t)t * ctx;
-                float mx = -INFINITY;
-                for (int s = 0; s < ns; s++) {
-                    p[s] = (p[s] + p2[s]) * scale;
-                    if (p[s] > mx) mx = p[s];
-                }
-                double tot = 0;
-                for (int s = 0; s < ns; s++) { p[s] = crm_expf(p[s] - mx); tot += p[s]; }
-                for (int s = 0; s < ns; s++) p[s] = (float)(p[s] / tot);
+                kern_attn_softmax(s1 + (size_t)t * ctx, s2 + (size_t)t * ctx, ns, scale);
                 klen[t] = ns;
             }
             memset(ca, 0, (size_t)nb * kvl * sizeof *ca);
@@ -135,6 +128,96 @@ static void mla_heads(void *ud, int h0, int h1)
     }
 out:
     free(uk); free(qa); free(qr); free(ca); free(s1); free(s2); free(o); free(klen);
+}
+
+/* The same attention with the O(context) steps — scores, softmax, weighted
+ * sums — on the GPU (gpu_mla_core through wmat_mla_core) and the O(1)
+ * ones here: heads in groups whose inputs and outputs take GROUP_BYTES of
+ * host memory; per group, on the pool, each head's absorbed queries
+ * (qabs for every position at once: kern_matmul_f32 gives a row the same
+ * bits in any block) and rope parts, then the device's core, then W_UV
+ * over every position on the pool. Returns the heads done; the rest (all
+ * of them when the GPU declines, from the first group it declines) go to
+ * mla_heads. */
+#define GROUP_BYTES (64u << 20)
+
+typedef struct mla_group_job {
+    const mla_heads_job *j;
+    int h0;
+    float *qa, *qr, *ca;        /* [heads of the group][T][kvl or rope] */
+    atomic_int failed;
+} mla_group_job;
+
+static void group_queries(void *ud, int i0, int i1)
+{
+    mla_group_job *g = ud;
+    const rm_config *c = g->j->c;
+    const int nh = c->mla_heads, nope = c->qk_nope, rope = c->qk_rope, dqk = nope + rope, kvl = c->kv_lora_rank;
+    const int per = nope + c->v_head_dim, T = g->j->T;
+    float *uk = malloc((size_t)nope * kvl * sizeof *uk);
+    int *klen = malloc((size_t)T * sizeof *klen);
+    if (!uk || !klen) { atomic_store(&g->failed, 1); goto out; }
+    for (int t = 0; t < T; t++) klen[t] = nope;
+    for (int i = i0; i < i1; i++) {
+        const int h = g->h0 + i;
+        for (int r = 0; r < nope; r++) wmat_row(&g->j->w->kv_b, h * per + r, uk + (size_t)r * kvl);
+        float *qa = g->qa + (size_t)i * T * kvl, *qr = g->qr + (size_t)i * T * rope;
+        const float *qh = g->j->q + (size_t)h * dqk;
+        memset(qa, 0, (size_t)T * kvl * sizeof *qa);
+        kern_matmul_f32(qh, (size_t)nh * dqk, uk, (size_t)kvl, qa, (size_t)kvl, T, kvl, klen);
+        for (int t = 0; t < T; t++)
+            memcpy(qr + (size_t)t * rope, qh + (size_t)t * nh * dqk + nope, (size_t)rope * sizeof *qr);
+    }
+out:
+    free(uk);
+    free(klen);
+}
+
+static void group_values(void *ud, int i0, int i1)
+{
+    mla_group_job *g = ud;
+    const rm_config *c = g->j->c;
+    const int nh = c->mla_heads, nope = c->qk_nope, dv = c->v_head_dim, kvl = c->kv_lora_rank, T = g->j->T;
+    float *o = malloc((size_t)T * dv * sizeof *o);
+    if (!o) { atomic_store(&g->failed, 1); return; }
+    for (int i = i0; i < i1; i++) {
+        const int h = g->h0 + i;
+        const wmat uv = wmat_rows(&g->j->w->kv_b, h * (nope + dv) + nope, dv);
+        wmat_gemm(&uv, g->ca + (size_t)i * T * kvl, o, T);
+        for (int t = 0; t < T; t++)
+            memcpy(g->j->a + ((size_t)t * nh + h) * dv, o + (size_t)t * dv, (size_t)dv * sizeof *o);
+    }
+    free(o);
+}
+
+static int mla_heads_gpu(mla_heads_job *j)
+{
+    const rm_config *c = j->c;
+    const int nh = c->mla_heads, rope = c->qk_rope, kvl = c->kv_lora_rank, lat = kvl + rope, T = j->T;
+    const float scale = 1.0f / sqrtf((float)(c->qk_nope + rope));
+    if (T < wmat_gpu_min_rows()) return 0;
+    int hg = (int)(GROUP_BYTES / ((size_t)T * (2 * (size_t)kvl + rope) * sizeof(float)));
+    if (hg < 1) hg = 1;
+    if (hg > nh) hg = nh;
+    mla_group_job g = { j, 0, malloc((size_t)hg * T * kvl * sizeof(float)), malloc((size_t)hg * T * rope * sizeof(float)),
+                        malloc((size_t)hg * T * kvl * sizeof(float)), 0 };
+    int done = 0;
+    if (!g.qa || !g.qr || !g.ca) goto out;
+    for (int h0 = 0; h0 < nh; h0 += hg) {
+        if (j->stop && *j->stop) break;
+        const int n = nh - h0 < hg ? nh - h0 : hg;
+        g.h0 = h0;
+        pool_for(n, group_queries, &g);
+        if (atomic_load(&g.failed) ||
+            wmat_mla_core(j->st->latent, lat, kvl, rope, j->pos0 + T, j->pos0, T, n, g.qa, g.qr, scale, g.ca))
+            break;
+        pool_for(n, group_values, &g);
+        if (atomic_load(&g.failed)) break;
+        done = h0 + n;
+    }
+out:
+    free(g.qa); free(g.qr); free(g.ca);
+    return done;
 }
 
 int mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int layer, int pos0, const float *X, float *Y,
@@ -168,8 +251,9 @@ int mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int lay
         memcpy(dst + kvl, ckv + (size_t)t * lat + kvl, (size_t)rope * sizeof *dst);
     }
     if (stop && *stop) { rc = 1; goto out; }
-    mla_heads_job job = { c, w, st, q, a, pos0, T, stop, 0 };
-    pool_for(nh, mla_heads, &job);
+    mla_heads_job job = { c, w, st, q, a, pos0, T, stop, 0, 0 };
+    job.h_base = mla_heads_gpu(&job);
+    if (job.h_base < nh && !(stop && *stop)) pool_for(nh - job.h_base, mla_heads, &job);
     if (atomic_load(&job.failed)) { rc = rm_errf(err, "out of memory in MLA layer %d", layer); goto out; }
     if (stop && *stop) { rc = 1; goto out; }
     if (gate) {

@@ -21,6 +21,7 @@
 #include "kernels/kernels.h"
 #include "gpu/gpu.h"
 #include "model/layers.h"
+#include "kernels/softmax.h"
 
 static uint64_t rs;
 static uint32_t rnd(void)
@@ -261,4 +262,55 @@ TEST(gpu_experts_equal_cpu_experts)
         free(down.wf); free(down.wb); free(down.packed); free(down.scale);
     }
     fprintf(stderr, "    %d experts on the device: all equal to the CPU's bits\n", cases);
+}
+
+/* gpu_mla_core (MLA's scores, causal softmax and weighted sums on the
+ * device) against the CPU's steps as model/mla.c takes them, bit for bit:
+ * kern_gemm_f32_ld over the latent rows, kern_attn_softmax, kern_matmul_f32;
+ * passes that start at 0 and later in the context, latent widths that are
+ * not whole device blocks. */
+TEST(gpu_mla_core_equals_cpu_attention)
+{
+    if (!device()) return;
+    static const struct { int kvl, rope, nh, pos0, T; } cases[] = {
+        { 32, 16, 3, 0, 9 }, { 512, 64, 5, 0, 40 }, { 96, 24, 4, 37, 20 }, { 160, 8, 2, 200, 129 },
+    };
+    rs = 0xa77e;
+    int n_ok = 0;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const int kvl = cases[k].kvl, rope = cases[k].rope, nh = cases[k].nh, pos0 = cases[k].pos0, T = cases[k].T;
+        const int lat = kvl + rope, n_ctx = pos0 + T;
+        const float scale = 1.0f / sqrtf((float)(128 + rope));
+        float *latent = malloc((size_t)n_ctx * lat * sizeof *latent);
+        float *qa = malloc((size_t)nh * T * kvl * sizeof *qa), *qr = malloc((size_t)nh * T * rope * sizeof *qr);
+        float *want = calloc((size_t)nh * T * kvl, sizeof *want), *got = malloc((size_t)nh * T * kvl * sizeof *got);
+        float *s1 = malloc((size_t)T * n_ctx * sizeof *s1), *s2 = malloc((size_t)T * n_ctx * sizeof *s2);
+        int *klen = malloc((size_t)T * sizeof *klen);
+        for (size_t i = 0; i < (size_t)n_ctx * lat; i++) latent[i] = unit();
+        for (size_t i = 0; i < (size_t)nh * T * kvl; i++) qa[i] = unit() * 4.0f;
+        for (size_t i = 0; i < (size_t)nh * T * rope; i++) qr[i] = unit() * 4.0f;
+        for (int h = 0; h < nh; h++) {
+            kern_gemm_f32_ld(latent, (size_t)lat, qa + (size_t)h * T * kvl, s1, T, n_ctx, kvl);
+            kern_gemm_f32_ld(latent + kvl, (size_t)lat, qr + (size_t)h * T * rope, s2, T, n_ctx, rope);
+            for (int t = 0; t < T; t++) {
+                klen[t] = pos0 + t + 1;
+                kern_attn_softmax(s1 + (size_t)t * n_ctx, s2 + (size_t)t * n_ctx, klen[t], scale);
+            }
+            kern_matmul_f32(s1, (size_t)n_ctx, latent, (size_t)lat, want + (size_t)h * T * kvl, (size_t)kvl, T, kvl,
+                            klen);
+        }
+        for (size_t i = 0; i < (size_t)nh * T * kvl; i++) got[i] = 1234.5f;
+        CHECK(gpu_mla_core(latent, lat, kvl, rope, n_ctx, pos0, T, nh, qa, qr, scale, got) == 0);
+        int bad = 0;
+        for (size_t i = 0; i < (size_t)nh * T * kvl && bad < 3; i++)
+            if (!same(want[i], got[i])) {
+                fprintf(stderr, "    mla kvl %d rope %d pos0 %d T %d: output %zu: cpu %a gpu %a\n", kvl, rope, pos0, T,
+                        i, want[i], got[i]);
+                bad++;
+            }
+        CHECK(bad == 0);
+        n_ok += bad == 0;
+        free(latent); free(qa); free(qr); free(want); free(got); free(s1); free(s2); free(klen);
+    }
+    fprintf(stderr, "    %d attention passes on the device: all equal to the CPU's bits\n", n_ok);
 }
