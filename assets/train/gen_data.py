@@ -14,13 +14,21 @@ usage:
       no-think and meta items; and the tool items to TOOLS.jsonl (fields in
       assets/eval/README.md).
   python3 gen_data.py sample N [--seed S]   prints N single turns.
-  python3 gen_data.py conv N [--seed S]     prints N training conversations (messages, tools).
+  python3 gen_data.py conv N [--seed S] [--mix base|phase4]
+      prints N training conversations (messages, tools) of the mix (no prompt excluded).
+  python3 gen_data.py check N [--seed S] [--mix M] [--heldout FILES] [--tok ../model]
+      generates N conversations as train.py does (held-out prompts excluded), fails if a
+      held-out prompt is generated, and prints the mix's make-up by setting and task.
 Training skips any turn whose prompt is a user message of the held-out file.
 """
 import argparse
 import datetime
 import json
+import os
 import random
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 TASKS = ["add", "sub", "mul", "count_letter", "count_items", "sort_numbers", "sort_words",
          "unit_convert", "date_add", "date_diff", "reverse", "uppercase", "nth_letter",
@@ -224,8 +232,9 @@ def t_sub(rng):
         "direct": "%s. So %d-%d=%d." % (sub_cols(a, b), a, b, r), "expr": "%d-%d" % (a, b)}
 
 
-def t_mul(rng):
-    if rng.random() < 0.5:
+def t_mul(rng, two_by_two=False):
+    """two_by_two: always 2 x 2 digits (the phase-4 mix's extra thinking-off practice)."""
+    if not two_by_two and rng.random() < 0.5:
         a, b = digits(rng, 1, 3), rng.randint(2, 9)
     else:
         a, b = digits(rng, 2, 2), digits(rng, 2, 2)
@@ -423,15 +432,15 @@ def t_word_problem(rng):
 GEN = {name: globals()["t_" + name] for name in TASKS}
 
 
-def make_example(rng, task=None, train=False):
+def make_example(rng, task=None, train=False, mul_2x2=False):
     """One question of the mix: task, prompt, reasoning, reference (the answer after
     thinking), direct (the answer with thinking off) and, for arithmetic, expr (the
     expression a calculator tool is called with).  train: the single-word tasks may use
-    their training-only phrasings."""
+    their training-only phrasings; mul_2x2: a mul question is 2 x 2 digits."""
     task = task or rng.choice(TASKS)
     if task in META:
         return make_meta(rng, task)
-    r = GEN[task](rng, train) if task in TRAIN_PHRASINGS else GEN[task](rng)
+    r = GEN[task](rng, train) if task in TRAIN_PHRASINGS else t_mul(rng, mul_2x2) if task == "mul" else GEN[task](rng)
     ex = {"task": task, "prompt": r[0], "reasoning": r[1], "reference": r[2], "direct": r[2]}
     if len(r) > 3:
         ex.update(r[3])
@@ -880,22 +889,217 @@ def make_tool_conversation(rng, exclude=()):
     return msgs, tools, thinking
 
 
-def conversation_messages(rng, exclude=()):
-    """A training conversation as chat messages: with tools (P_TOOLS) or as
-    make_conversation makes it.  Returns (messages, tools or None, thinking); with thinking
-    on, an assistant message without reasoning_content was answered with thinking off
-    (the chat shows an empty think block, and it is context only)."""
-    if rng.random() < P_TOOLS:
-        return make_tool_conversation(rng, exclude)
-    turns, thinking, reasoned = make_conversation(rng, exclude)
+def turns_messages(rng, turns, reasoned, p_bare=0.25):
+    """make_conversation's turns as chat messages: reasoned[i], the answer with its
+    reasoning; otherwise the no-think answer, an earlier one bare with probability p_bare,
+    as in older transcripts (and in the held-out multi_turn_no_think histories)."""
     msgs = []
     for i, (ex, r) in enumerate(zip(turns, reasoned)):
         msgs.append({"role": "user", "content": ex["prompt"]})
         if r:
             msgs.append(answer_message(ex, True))
-        else:   # an earlier no-think answer sometimes bare, as in older transcripts
-            msgs.append(answer_message(ex, False, bare=i < len(turns) - 1 and rng.random() < 0.25))
-    return msgs, None, thinking
+        else:
+            msgs.append(answer_message(ex, False, bare=i < len(turns) - 1 and rng.random() < p_bare))
+    return msgs
+
+
+MIXES = ("base", "phase4")
+
+
+def conversation_messages(rng, exclude=(), mix="base"):
+    """A training conversation as chat messages: with tools (P_TOOLS) or as
+    make_conversation makes it ("base", the mix of phases 1-3); "phase4" draws a
+    focus conversation (make_focus_conversation) P_FOCUS of the time and a base one
+    otherwise (the replay).  Returns (messages, tools or None, thinking); with thinking
+    on, an assistant message without reasoning_content was answered with thinking off
+    (the chat shows an empty think block, and it is context only)."""
+    if mix == "phase4" and rng.random() < P_FOCUS:
+        return make_focus_conversation(rng, exclude)
+    if rng.random() < P_TOOLS:
+        return make_tool_conversation(rng, exclude)
+    turns, thinking, reasoned = make_conversation(rng, exclude)
+    return turns_messages(rng, turns, reasoned), None, thinking
+
+
+# ----------------------------------------------------------------------------- phase-4 mix
+# Phase 3's model (issue #27) missed, on the held-out set: multi_turn_no_think 39/42
+# (a letter count, a date with no month carry, a word sort), no_think 82/84, greetings
+# 18/20 and questions about the model 22/24 (hand-written phrasings no template made:
+# "Good day!" got the goodbye reply, "hey you", "Tell me what you are." and "Who or what
+# are you?" the task list), sort_numbers 24/25, and outside the set `What is 19*19?`
+# with thinking off (1001).  Phase 4 is a short fine-tune from that model in which half
+# the conversations are focus conversations on those weak spots and the other half the
+# base mix (replay, so that tools, thinking on and the rest do not regress).  The focus
+# meta turns use wider templates (meta_varied) and skip any prompt that equals a
+# held-out prompt up to case, spaces and punctuation, not only an identical one.
+
+P_FOCUS = 0.5
+FOCUS_KINDS = [("nothink_multi", 0.45), ("nothink_single", 0.10), ("think", 0.25), ("meta", 0.20)]
+FOCUS_TASK_W = {"add": 1.5, "sub": 2, "mul": 3, "count_letter": 2, "count_items": 1, "sort_numbers": 2.5,
+                "sort_words": 2, "unit_convert": 1, "date_add": 2.5, "date_diff": 1.5, "reverse": 1.5,
+                "uppercase": 1.5, "nth_letter": 1, "word_problem": 1}
+P_FOCUS_META = 0.12     # meta share of the other focus turns
+P_MUL_2X2 = 0.6         # focus mul turns that are 2 x 2 digits (19*19)
+P_FOCUS_BARE = 0.5      # earlier thinking-off answers shown bare (the base mix: 0.25)
+FOCUS_META_W = [("greeting", 0.4), ("about_self", 0.4), ("out_of_scope", 0.2)]
+
+# Wider phrasings for the meta kinds: a greeting word with an optional addressee and
+# tail; direct and indirect questions about the model.
+GREET_HEADS = [("hello", "Hello"), ("hi", "Hi"), ("hey", "Hey"), ("hiya", "Hi"), ("heya", "Hey"),
+               ("howdy", "Hello"), ("greetings", "Hello"), ("g'day", "Hello"), ("hullo", "Hello"),
+               ("yo", "Hey"), ("hello again", "Hello"), ("hi again", "Hi"), ("hey again", "Hey"),
+               ("good morning", "Good morning"), ("morning", "Good morning"),
+               ("good afternoon", "Good afternoon"), ("afternoon", "Good afternoon"),
+               ("good evening", "Good evening"), ("evening", "Good evening")]
+GREET_TO = ["", "", "", "", " there", " remora", " model", " bot", " assistant", " buddy", " mate",
+            " everyone", " all", " folks", " little model", " robot", " pal", " demo model"]
+GREET_TAILS = ["", "", "", "", ", nice to meet you", ", good to see you", ", I'm new here",
+               ", I have a question", ", it's me", " :)", ", anyone there", ", is this thing on",
+               ", I'm back"]
+HOWRU_MORE = ["how have you been", "how's your day", "how is your day going", "how's everything",
+              "how are you feeling", "are you doing well", "how are you, remora", "how are you today, remora",
+              "how are things going", "how's life", "hey, what's up", "hi, how's it going",
+              "good morning, how are you", "how are you doing, model"]
+WHO_MORE = ["who exactly are you", "what are you exactly", "who are you exactly", "what sort of model are you",
+            "what type of model are you", "what kind of assistant are you", "what kind of bot are you",
+            "what kind of ai are you", "what kind of program are you", "what sort of thing are you",
+            "which model is this", "who is this", "who am i chatting with", "what am i chatting with",
+            "what is this model", "what is this thing", "so who are you", "and who are you",
+            "who are you really", "what exactly is this", "whats your name", "do you have a name",
+            "what should i call you", "tell me about you", "who created you", "who made this model",
+            "where do you come from", "what are you called", "are you a bot"]
+WHO_ASK = ["tell me", "please tell me", "can you tell me", "could you tell me", "i want to know",
+           "i'd like to know", "i wonder", "explain"]
+WHO_CLAUSES = ["who you are", "what you are", "what model you are", "what kind of model you are",
+               "who made you", "who trained you", "what your name is", "what this is", "who i am talking to",
+               "what i am talking to"]
+WHO_ABOUT = ["about yourself", "a bit about yourself", "something about yourself", "more about yourself"]
+CAN_MORE = ["what kinds of things can you do", "what kind of questions can i ask", "what questions do you handle",
+            "what can you help me with", "what can you help with", "what is your purpose", "what are you useful for",
+            "what do you handle", "what jobs can you do", "what can you answer", "what is your job",
+            "what are you meant to do", "tell me what you can do", "please tell me what you can do",
+            "what are you capable of", "what can this model do", "what else can you do", "show me your skills",
+            "what tasks do you know", "which questions can you answer"]
+
+
+def norm_prompt(p):
+    """A prompt up to case, spaces and punctuation: "Good day!" and "good day" are one."""
+    return " ".join("".join(ch for ch in p.lower() if ch.isalnum() or ch == " ").split())
+
+
+_NORM = {}
+
+
+def norm_set(exclude):
+    """norm_prompt of every prompt in exclude (cached per exclude object)."""
+    key = id(exclude)
+    if key not in _NORM or _NORM[key][0] is not exclude:
+        _NORM[key] = (exclude, {norm_prompt(p) for p in exclude})
+    return _NORM[key][1]
+
+
+def greet_phrase(rng):
+    """A greeting: a head word, maybe an addressee (after a comma or not) and a tail;
+    returns (text, the greeting word the reply echoes)."""
+    head, word = rng.choice(GREET_HEADS)
+    to = rng.choice(GREET_TO)
+    if to and rng.random() < 0.3:
+        to = "," + to
+    return head + to + rng.choice(GREET_TAILS), word
+
+
+def who_phrase(rng):
+    r = rng.random()
+    if r < 0.3:
+        return rng.choice(WHO_BASES)
+    if r < 0.6:
+        return rng.choice(WHO_MORE)
+    ask = rng.choice(WHO_ASK)
+    if ask.startswith(("tell", "please", "can", "could")) and rng.random() < 0.3:
+        return ask + " " + rng.choice(WHO_ABOUT)
+    return ask + " " + rng.choice(WHO_CLAUSES)
+
+
+def meta_varied(rng, family, pos=0):
+    """A greeting or about_self example (make_meta's fields and replies) from the wider
+    phrasings above or make_meta's own; other families as make_meta makes them."""
+    if family == "greeting":
+        kind = rng.choice(["hello", "hello", "howru"]) if pos == 0 else \
+            rng.choice(["thanks", "bye", "hello", "hello", "howru"])
+        if kind == "hello" and rng.random() < 0.7:
+            base, word = greet_phrase(rng)
+            return {"task": family, "kind": kind, "prompt": _style(rng, base, ["", "!", ".", "!!", ""]),
+                    "reasoning": REASON[kind], "reference": REPLY["hello"] % word}
+        if kind == "howru" and rng.random() < 0.6:
+            return {"task": family, "kind": kind, "prompt": _style(rng, rng.choice(HOWRU_MORE), ["?", "?", ""]),
+                    "reasoning": REASON[kind], "reference": REPLY[kind]}
+        return make_meta(rng, family, kind, pos)
+    if family == "about_self":
+        kind = rng.choice(["who", "who", "who", "not", "can", "can", "size"])
+        if kind == "who":
+            q = who_phrase(rng)
+        elif kind == "can" and rng.random() < 0.6:
+            q = rng.choice(CAN_MORE)
+        else:
+            return make_meta(rng, family, kind, pos)
+        return {"task": family, "kind": kind, "prompt": _style(rng, q, ["?", "?", "?", "", "."]),
+                "reasoning": REASON[kind], "reference": REPLY[kind]}
+    return make_meta(rng, family, None, pos)
+
+
+def _pick(rng, weighted):
+    r = rng.random() * sum(w for _, w in weighted)
+    for name, w in weighted:
+        if r < w:
+            return name
+        r -= w
+    return weighted[-1][0]
+
+
+FOCUS_TASKS = sorted(FOCUS_TASK_W.items())
+
+
+def make_focus_turn(rng, pos, exclude=(), meta_share=P_FOCUS_META):
+    """One focus question: a meta prompt (meta_varied; never a held-out prompt up to case
+    and punctuation) with probability meta_share, else a task drawn by FOCUS_TASK_W
+    (mul mostly 2 x 2 digits), never a prompt of `exclude`."""
+    if rng.random() < meta_share:
+        return meta_varied_turn(rng, pos, exclude, FOCUS_META_W)
+    while True:
+        task = _pick(rng, FOCUS_TASKS)
+        ex = make_example(rng, task, train=True, mul_2x2=task == "mul" and rng.random() < P_MUL_2X2)
+        if ex["prompt"] not in exclude:
+            return ex
+
+
+def make_focus_conversation(rng, exclude=()):
+    """A focus conversation (FOCUS_KINDS): thinking off with 2-4 turns (the held-out
+    multi_turn_no_think scores turns 2, 3 and 4 alike) or one turn, thinking on with 1-3
+    turns, or a meta conversation (1-2 turns, one of them a greeting or a question about
+    the model; thinking on 70 %).  With thinking off half the earlier answers are bare
+    (the held-out histories show only bare answers).  Returns (messages, None, thinking)."""
+    kind = _pick(rng, FOCUS_KINDS)
+    if kind == "meta":
+        n = rng.choice([1, 1, 2])
+        at = rng.randrange(n)
+        turns = [meta_varied_turn(rng, i, exclude, [("greeting", 1), ("about_self", 1)]) if i == at
+                 else make_focus_turn(rng, i, exclude) for i in range(n)]
+        thinking = rng.random() < 0.7
+    else:
+        n = {"nothink_multi": rng.choice([2, 3, 4]), "nothink_single": 1,
+             "think": rng.choices([1, 2, 3], weights=[3, 2, 1])[0]}[kind]
+        turns = [make_focus_turn(rng, i, exclude) for i in range(n)]
+        thinking = kind == "think"
+    return turns_messages(rng, turns, [thinking] * len(turns), P_FOCUS_BARE), None, thinking
+
+
+def meta_varied_turn(rng, pos, exclude, families):
+    """A meta_varied example of a family drawn by the weights `families`, never a prompt
+    of `exclude` up to case, spaces and punctuation (norm_prompt)."""
+    while True:
+        ex = meta_varied(rng, _pick(rng, families), pos)
+        if ex["prompt"] not in exclude and norm_prompt(ex["prompt"]) not in norm_set(exclude):
+            return ex
 
 
 # ----------------------------------------------------------------------------- held-out set
@@ -1078,13 +1282,90 @@ def all_prompts(items):
     return s
 
 
+def check(n, seed, mix, heldout_files, tokdir=None):
+    """Generate n training conversations of `mix` with the held-out prompts excluded, as
+    train.py does; fail (exit 1) when a user prompt is a held-out prompt, or when a meta
+    prompt equals a hand-written held-out prompt (FREE) up to case, spaces and
+    punctuation; print the mix's make-up (and with tokdir its token counts)."""
+    items = [json.loads(line) for fn in heldout_files for line in open(fn)]
+    exclude = all_prompts(items)
+    norm_all = {norm_prompt(p) for p in exclude}
+    norm_free = {norm_prompt(p) for fam in FREE for p, _ in FREE[fam]}
+    seen = []                   # every answered example, through answer_message and tool_round
+    g = globals()
+    orig_answer, orig_round = g["answer_message"], g["tool_round"]
+
+    def answer_rec(ex, thinking, bare=False):
+        seen.append((ex, thinking))
+        return orig_answer(ex, thinking, bare)
+
+    def round_rec(rng, ex, thinking, k=1):
+        seen.append((dict(ex, task="tool:" + ex["task"]), thinking))
+        return orig_round(rng, ex, thinking, k)
+
+    g["answer_message"], g["tool_round"] = answer_rec, round_rec
+    rng = random.Random(seed)
+    convs = [conversation_messages(rng, exclude, mix) for _ in range(n)]
+    g["answer_message"], g["tool_round"] = orig_answer, orig_round
+    bad, near_free, near_any = [], set(), set()
+    setting = {}
+    for msgs, tools, thinking in convs:
+        users = [m["content"] for m in msgs if m["role"] == "user"]
+        bad += [u for u in users if u in exclude]
+        asst = [m for m in msgs if m["role"] == "assistant" and not m.get("tool_calls")]
+        mixed = thinking and any(not m.get("reasoning_content") for m in asst)
+        key = "%s%s, %s turns" % ("tools, " if tools else "", "mixed" if mixed else "on" if thinking else "off",
+                                  len(users) if len(users) < 2 else "2-4")
+        setting[key] = setting.get(key, 0) + 1
+    per, meta_prompts = {}, {}
+    for ex, thinking in seen:
+        name = ex["task"] + ("/" + ex["kind"] if "kind" in ex else "")
+        if ex["task"] == "mul" and "*" in ex.get("expr", "") and min(map(len, ex["expr"].split("*"))) == 2:
+            name = "mul/2x2"
+        d = per.setdefault(name, [0, 0])
+        d[0 if thinking else 1] += 1
+        if ex["task"] in META:
+            meta_prompts.setdefault(name, set()).add(ex["prompt"])
+            if norm_prompt(ex["prompt"]) in norm_free:
+                near_free.add(ex["prompt"])
+            if norm_prompt(ex["prompt"]) in norm_all:
+                near_any.add(ex["prompt"])
+    print("%d conversations of mix %s (seed %d), %d held-out prompts excluded" % (n, mix, seed, len(exclude)))
+    for k in sorted(setting):
+        print("  %-28s %6.2f %%" % (k, 100.0 * setting[k] / n))
+    print("answered turns by task (thinking on / off):")
+    for k in sorted(per):
+        extra = " (%d distinct prompts)" % len(meta_prompts[k]) if k in meta_prompts else ""
+        print("  %-28s %6d %6d%s" % (k, per[k][0], per[k][1], extra))
+    if tokdir:
+        import tokenizer as tk
+        tok = tk.Tokenizer.load(tokdir)
+        lens, tgt = [], 0
+        for msgs, tools, thinking in convs:
+            ids, t = tk.encode_training_messages(tok, msgs, thinking, tools)
+            lens.append(len(ids))
+            tgt += sum(t)
+        print("tokens: %.1f mean, %d max, %.1f %% target" % (sum(lens) / n, max(lens), 100.0 * tgt / sum(lens)))
+    print("meta prompts equal to a held-out prompt up to case and punctuation: %d (hand-written ones: %d)%s" % (
+        len(near_any), len(near_free), ": " + "; ".join(sorted(near_any)[:8]) if near_any else ""))
+    print("user prompts identical to a held-out prompt: %d" % len(bad))
+    ok = not bad and not near_free
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("cmd", choices=["heldout", "sample", "conv"])
+    ap.add_argument("cmd", choices=["heldout", "sample", "conv", "check"])
     ap.add_argument("arg")
     ap.add_argument("--n-per-task", type=int, default=25)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--tools-out", default=None, help="heldout: also write the tool items to this file")
+    ap.add_argument("--mix", choices=MIXES, default="base", help="conv, check: the training mix")
+    ap.add_argument("--heldout", nargs="+", default=[os.path.join(HERE, "../eval/heldout.jsonl"),
+                                                     os.path.join(HERE, "../eval/heldout_tools.jsonl")],
+                    help="check: the held-out files whose prompts training skips")
+    ap.add_argument("--tok", default=None, help="check: also count tokens with this tokenizer directory")
     a = ap.parse_args()
     if a.cmd == "heldout":
         old = heldout(a.n_per_task, a.seed)
@@ -1103,11 +1384,15 @@ def main():
         rng = random.Random(a.seed)
         for _ in range(int(a.arg)):
             print(json.dumps(make_turn(rng, 0)))
+    elif a.cmd == "check":
+        return check(int(a.arg), a.seed, a.mix, a.heldout, a.tok)
     else:
         rng = random.Random(a.seed)
         for _ in range(int(a.arg)):
-            msgs, tools, thinking = conversation_messages(rng)
+            msgs, tools, thinking = conversation_messages(rng, (), a.mix)
             print(json.dumps({"thinking": thinking, "tools": tools, "messages": msgs}))
+    return 0
+
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
