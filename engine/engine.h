@@ -120,6 +120,11 @@ typedef struct rm_open_opts {
      * many GB; 0 = $REMORA_PREFIX_CACHE_GB, else 4; negative = no cache */
     double prefix_cache_gb;
     const char *prefix_cache_dir;   /* NULL = $XDG_CACHE_HOME/remora/prefix (~/.cache/remora/prefix) */
+    /* its RAM tier (the most recent entries in memory, the rest on the
+     * disk), bounded to this many GB; 0 = $REMORA_PREFIX_RAM_GB, else 1 GB
+     * but at most an eighth of the RAM budget and of 60% of the available
+     * memory; negative = none */
+    double prefix_ram_gb;
     /* the GPU of a CUDA build (README "The GPU"): RM_GPU_AUTO takes device 0
      * if there is one ($REMORA_GPU=auto|off|N replaces it), RM_GPU_OFF
      * computes on the CPU, RM_GPU_DEVICE takes gpu_device. The first model
@@ -231,6 +236,7 @@ typedef struct rm_prompt_figures {
     int ctx;                    /* tokens in the context once the prompt is in */
     int reused;                 /* of those, already in the state (earlier turns) */
     int restored;               /* of those, restored from a snapshot or prefix cache */
+    int restored_ram;           /* of restored, from the prefix cache's RAM tier */
     int total;                  /* to compute now: ctx - reused - restored */
     int done;                   /* of total, consumed by complete passes */
     int chunk, chunks;          /* the pass in progress (0-based) and their number */
@@ -636,6 +642,8 @@ enum {
 typedef struct rm_reply_info {
     int prompt_tokens;      /* tokens of the prompt */
     int cached_tokens;      /* of those, not computed again: reused from the state */
+    int restored_tokens;    /* of those, restored from the prefix cache or a snapshot */
+    int restored_ram;       /* of those, from the prefix cache's RAM tier */
     int completion_tokens;  /* tokens generated, the one that ended the message included */
     int reasoning_tokens;   /* of those, the ones before the answer text began (the
                              * think channel and the markers closing it); with no

@@ -42,8 +42,8 @@ static const field token_fields[] = {
 
 #define PF(f, t) { #f, offsetof(rm_prompt_figures, f), t }
 static const field prompt_fields[] = {
-    PF(ctx, F_INT), PF(reused, F_INT), PF(restored, F_INT), PF(total, F_INT), PF(done, F_INT), PF(chunk, F_INT),
-    PF(chunks, F_INT), PF(chunk_tokens, F_INT), PF(layer, F_INT), PF(layers, F_INT), PF(reprefill, F_BOOL),
+    PF(ctx, F_INT), PF(reused, F_INT), PF(restored, F_INT), PF(restored_ram, F_INT), PF(total, F_INT),
+    PF(done, F_INT), PF(chunk, F_INT), PF(chunks, F_INT), PF(chunk_tokens, F_INT), PF(layer, F_INT), PF(layers, F_INT), PF(reprefill, F_BOOL),
     PF(chunk_bytes_read, F_U64), PF(chunk_bytes_left, F_U64), PF(elapsed, F_DBL), PF(tok_per_s, F_DBL),
     PF(eta, F_DBL), PF(work, F_DBL),
 };
