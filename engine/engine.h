@@ -237,6 +237,7 @@ typedef struct rm_prompt_figures {
     int reused;                 /* of those, already in the state (earlier turns) */
     int restored;               /* of those, restored from a snapshot or prefix cache */
     int restored_ram;           /* of restored, from the prefix cache's RAM tier */
+    double restore_s;           /* seconds the prefix cache's restore took (0: none) */
     int total;                  /* to compute now: ctx - reused - restored */
     int done;                   /* of total, consumed by complete passes */
     int chunk, chunks;          /* the pass in progress (0-based) and their number */
@@ -644,6 +645,7 @@ typedef struct rm_reply_info {
     int cached_tokens;      /* of those, not computed again: reused from the state */
     int restored_tokens;    /* of those, restored from the prefix cache or a snapshot */
     int restored_ram;       /* of those, from the prefix cache's RAM tier */
+    double restore_s;       /* seconds the restore took */
     int completion_tokens;  /* tokens generated, the one that ended the message included */
     int reasoning_tokens;   /* of those, the ones before the answer text began (the
                              * think channel and the markers closing it); with no

@@ -597,9 +597,10 @@ int serve_job_summary(serve_job *j, char *buf, size_t cap)
     pthread_mutex_lock(&sv->mu);
     const rm_reply_info *i = &j->info;
     /* which tier of the prefix cache served the state, if one did */
-    char from[64] = "";
+    char from[80] = "";
     if (i->restored_tokens)
-        snprintf(from, sizeof from, "%d restored from %s, ", i->restored_tokens, i->restored_ram ? "RAM" : "disk");
+        snprintf(from, sizeof from, "%d restored from %s in %.3f s, ", i->restored_tokens,
+                 i->restored_ram ? "RAM" : "disk", i->restore_s);
     if (j->state != JOB_DONE || !j->t_end)
         snprintf(buf, cap, "%s", j->gone ? "client gone, stopped" : "not run");
     else

@@ -173,6 +173,7 @@ static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, 
     int lcp = 0;
     while (lcp < s->nfed && lcp < np && s->seq[lcp] == prompt[lcp]) lcp++;
     int reprefill = 0, restored, restored_ram = 0, fresh = 0;
+    double restore_s = 0;
     const int whole = lcp == np && s->nfed == np && s->logits_pos == np;
     const int had = s->nfed > 0 || s->stale;      /* a conversation was there before this prompt */
     if (lcp < s->nfed || (lcp == np && !whole)) {
@@ -185,8 +186,10 @@ static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, 
         s->logits_pos = -1;
     }
     if (s->nfed == 0) {
+        const double t = rm_now();
         restored = lcp = prefix_restore(s, prompt, np);
         restored_ram = s->prefix.restored_ram;
+        if (restored) restore_s = rm_now() - t;
         reprefill = had && !restored;
         fresh = 1;
     } else {
@@ -206,7 +209,7 @@ static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, 
     rm_forward_ctl ctl = { .stop = stop, .on_progress = on_prompt_progress, .on_chunk = on_prompt_pass, .ud = &r,
                            .stop_to_start = 1 };
     ctl.base = (rm_prompt_figures){ .ctx = np, .reused = reused, .restored = restored, .restored_ram = restored_ram,
-                                    .total = todo, .reprefill = reprefill, .eta = -1 };
+                                    .restore_s = restore_s, .total = todo, .reprefill = reprefill, .eta = -1 };
     const int cap = first_message_end(s, prompt, np);
     if (todo > 0 && cap > s->nfed && cap < np && prefix_capture_begin(s, cap)) {
         ctl.capture = cap - s->nfed;

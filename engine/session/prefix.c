@@ -350,6 +350,7 @@ static void ram_spill(rm_session *s, int i)
     entry_path(pc, r->name, path, sizeof path);
     rm_err e;
     if (access(path, F_OK) != 0 && make_room(s, r->bytes) == 0) {
+        snap_seal_mem(r->buf, r->bytes);
         if (rm_write_atomic(path, r->buf, r->bytes, 0600, &e)) pc->error = e;
         else pc->ram_spills++;
     }

@@ -102,6 +102,7 @@ static void reply_stats(void *ud, const rm_token_stats *st)
         r->info.cached_tokens = st->prompt.reused + st->prompt.restored;
         r->info.restored_tokens = st->prompt.restored;
         r->info.restored_ram = st->prompt.restored_ram;
+        r->info.restore_s = st->prompt.restore_s;
     } else if (st->kind == RM_REC_TOKEN) {
         r->ntok++;
     }

@@ -30,7 +30,12 @@
  * The same bytes may live in memory instead of a file (snap_begin with no
  * path, snap_finish_mem, snap_read_mem): the prefix cache's RAM tier keeps
  * its entries so, written and read through the very code and checks of the
- * files, so an entry moves between RAM and disk as it is.
+ * files, so an entry moves between RAM and disk as it is, but without the
+ * CRC, which guards bytes that went through a file: computed, it was three
+ * quarters of a restore from RAM (the embedded model, 10 MB, best of 7:
+ * 3.4 ms, against 0.8 ms for a plain copy of the bytes; without it 0.7 ms
+ * against 0.5 ms, so the format costs about what copying the state's
+ * buffers would). snap_seal_mem adds it to bytes that are to become a file.
  *
  * Reading trusts nothing before it is checked: the header's sizes must be
  * the model's and give exactly the file's size before a byte is allocated;
@@ -136,13 +141,13 @@ static void out_flush(snap_out *o)
 static int out_put(void *ud, void *p, size_t n)
 {
     snap_out *o = ud;
-    o->crc = crc_update(o->crc, p, n);
-    if (o->mem) {
+    if (o->mem) {           /* no CRC: snap_seal_mem computes it if the bytes go to a file */
         if (o->bytes + n > o->memcap) o->err_no = EINVAL;
         else memcpy(o->mem + o->bytes, p, n);
         o->bytes += n;
         return 0;
     }
+    o->crc = crc_update(o->crc, p, n);
     o->bytes += n;
     if (o->nbuf + n > sizeof o->buf) out_flush(o);
     if (n >= sizeof o->buf) {
@@ -283,6 +288,8 @@ int snap_finish(snap_out *o, rm_session *s, const float *logits, rm_err *err)
     return rc;
 }
 
+void snap_seal_mem(unsigned char *buf, size_t len) { put32(buf + len - 4, crc_update(0, buf, len - 4)); }
+
 unsigned char *snap_finish_mem(snap_out *o, rm_session *s, const float *logits, size_t *len, rm_err *err)
 {
     finish_sections(o, s, logits);
@@ -325,7 +332,6 @@ static int in_get(void *ud, void *p, size_t n)
         if (in->failed) return -1;
         memcpy(p, in->mem + in->at, n);
         in->at += n;
-        in->crc = crc_update(in->crc, p, n);
         return 0;
     }
     size_t got = 0;
@@ -469,7 +475,7 @@ static int read_payload(rm_session *s, const char *path, snap_in *in, const unsi
     const uint32_t crc = in->crc;
     unsigned char t[4];
     if (in_get(in, t, 4)) { read_failed(in, path, err); return -1; }
-    if (get32(t) != crc) { rm_errf(err, "%s: bad CRC: the file is damaged", path); return -1; }
+    if (!in->mem && get32(t) != crc) { rm_errf(err, "%s: bad CRC: the file is damaged", path); return -1; }
     state_set_pos(d->st, d->tokens);
     return 0;
 }

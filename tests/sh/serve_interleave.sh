@@ -35,7 +35,7 @@ expect() {
 tier() {
   line=$(grep "POST /v1/$3" "$SRV_LOG" | tail -1)
   n=$(find "$T/cache" -name '*.snap' 2>/dev/null | wc -l)
-  if echo "$line" | grep -q "restored from $4, " && { [ "$4" = disk ] || [ "$n" = 0 ]; }; then
+  if echo "$line" | grep -q "restored from $4 in " && { [ "$4" = disk ] || [ "$n" = 0 ]; }; then
     echo "ok   $2: $1 restored from $4"; passed=$((passed + 1))
   else echo "FAIL $2: $1 not restored from $4 ($n entries on the disk): $line"; failed=$((failed + 1)); fi
 }
