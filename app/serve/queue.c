@@ -596,10 +596,15 @@ int serve_job_summary(serve_job *j, char *buf, size_t cap)
     serve *sv = j->sv;
     pthread_mutex_lock(&sv->mu);
     const rm_reply_info *i = &j->info;
-    /* which tier of the prefix cache served the state, if one did */
-    char from[80] = "";
+    /* the prefix cache: the state this request replaced, kept first, and
+     * the one it restored, each with its tier and its time */
+    char from[160] = "";
+    int at = 0;
+    if (i->kept)
+        at = snprintf(from, sizeof from, "the state before (%d tokens) kept %s in %.3f s, ", i->kept,
+                      i->kept_ram ? "in RAM" : "on disk", i->keep_s);
     if (i->restored_tokens)
-        snprintf(from, sizeof from, "%d restored from %s in %.3f s, ", i->restored_tokens,
+        snprintf(from + at, sizeof from - at, "%d restored from %s in %.3f s, ", i->restored_tokens,
                  i->restored_ram ? "RAM" : "disk", i->restore_s);
     if (j->state != JOB_DONE || !j->t_end)
         snprintf(buf, cap, "%s", j->gone ? "client gone, stopped" : "not run");

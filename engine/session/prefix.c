@@ -426,7 +426,7 @@ static int new_entry(rm_session *s, int pos, unsigned flags, int *ram, char *nam
     return make_room(s, bytes) ? -1 : 0;
 }
 
-void prefix_store(rm_session *s, int pos, const float *logits, int pass)
+int prefix_store(rm_session *s, int pos, const float *logits, int pass)
 {
     prefix_cache *pc = &s->prefix;
     const unsigned flags = SNAP_ROUTES | (logits ? SNAP_LOGITS : 0);
@@ -453,7 +453,7 @@ void prefix_store(rm_session *s, int pos, const float *logits, int pass)
             pc->stores++;
         }
     }
-    if (rc < 0) return;
+    if (rc < 0) return 0;
     /* a later boundary of the same prompt replaces the one before, on the
      * disk: one that went to RAM leaves it there for a process killed */
     if (pc->pass_entry[0] && strcmp(pc->pass_entry, name) && strcmp(pc->pass_entry, pc->in_use) && !(rc == 0 && ram)) {
@@ -463,6 +463,7 @@ void prefix_store(rm_session *s, int pos, const float *logits, int pass)
     }
     if (pass) snprintf(pc->pass_entry, sizeof pc->pass_entry, "%s", name);
     else pc->pass_entry[0] = 0;
+    return rc ? 0 : ram ? PREFIX_IN_RAM : PREFIX_ON_DISK;
 }
 
 void prefix_prompt_done(rm_session *s) { s->prefix.pass_entry[0] = 0; }

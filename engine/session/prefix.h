@@ -55,8 +55,11 @@ void prefix_close(rm_session *s);
 int  prefix_restore(rm_session *s, const int32_t *prompt, int np);
 /* Stores the state (at pos = s->st's position, ids s->seq) as an entry,
  * with logits when not NULL; `pass` marks one taken at a pass boundary,
- * which replaces the one the prompt's previous pass boundary left. */
-void prefix_store(rm_session *s, int pos, const float *logits, int pass);
+ * which replaces the one the prompt's previous pass boundary left. Returns
+ * where it went: PREFIX_IN_RAM, PREFIX_ON_DISK, or 0 (not written: there
+ * already, too short, or it failed). */
+enum { PREFIX_IN_RAM = 1, PREFIX_ON_DISK = 2 };
+int  prefix_store(rm_session *s, int pos, const float *logits, int pass);
 /* A capture inside a pass (rm_forward_ctl.capture): begin writes the
  * header and ids, layer writes each layer as the pass reaches the
  * position, end commits it (ok) or drops it. */
