@@ -499,8 +499,8 @@ void prefix_capture_end(rm_session *s, int ok)
     if (ok && pc->capram) {
         size_t bytes = 0;
         unsigned char *buf = snap_finish_mem(pc->capw, s, NULL, &bytes, &e);
-        /* the room ram_room made may have been taken since (a pass
-         * boundary's entry goes to the disk, so only by this) */
+        /* nothing else goes to RAM while a pass runs (pass boundaries go
+         * to the disk), so the room made at the beginning is there */
         if (buf && ram_room(s, bytes) == 0) ram_add(pc, pc->cap_name, pc->cap, ids_hash(HASH0, s->seq, pc->cap), buf, bytes);
         else if (buf) free(buf);
         else pc->error = e;
