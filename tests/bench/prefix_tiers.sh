@@ -6,8 +6,9 @@
 # (posix_fadvise DONTNEED, as after a K3 pass has streamed its experts
 # through the page cache), and with no prefix cache (everything
 # recomputed); with REMORA_BIN_OLD, also that binary as it comes (before
-# the RAM tier: the disk tier alone). Each round runs them in turn, each on
-# a fresh server and cache. The requests (OpenAI API, one token each, A1's
+# the RAM tier: the disk tier alone). Each round runs them in turn, from
+# the next one on (so none always follows the same), each on a fresh server
+# and cache. The requests (OpenAI API, one token each, A1's
 # two, so the time is about the time to the first token):
 #   A1    a conversation with a ~N-token system prompt (cold: computed)
 #   B1    another conversation: its request first keeps A's state
@@ -78,7 +79,7 @@ res = {t: {r: [] for r in REQS} for t, _ in TIERS}
 restore = {t: [] for t, _ in TIERS}
 keep = {t: [] for t, _ in TIERS}
 for rnd in range(rounds):
-    for name, extra in TIERS:
+    for name, extra in TIERS[rnd % len(TIERS):] + TIERS[:rnd % len(TIERS)]:     # each round starts elsewhere
         cache = os.path.join(tmp, "c%d-%d" % (rnd, TIERS.index((name, extra))))
         p, port, logp = start(cache, extra)
         a = [{"role": "system", "content": text}, {"role": "user", "content": "Which tool reads a file?"}]
