@@ -60,6 +60,9 @@ static const struct rule {
     [OPT_PREFIX_CACHE] = { "prefix-cache", "GB", K_REAL, 0, 1e6,
                           .what = "size bound of the prefix cache of prompt beginnings\n"
                                   "(default $REMORA_PREFIX_CACHE_GB, else 4); 0 turns it off" },
+    [OPT_PREFIX_RAM]  = { "prefix-ram", "GB", K_REAL, 0, 1e6,
+                          .what = "its RAM tier: the most recent entries kept in memory (default\n"
+                                  "$REMORA_PREFIX_RAM_GB, else 1, at most 1/8 of the RAM budget);\n0 turns it off" },
     [OPT_GPU]         = { "gpu", "auto|off|N", K_PATH,
                           .what = "where products run: auto (device 0 of a CUDA build, if any),\n"
                                   "off (the CPU), or CUDA device N (default auto)" },
@@ -215,6 +218,7 @@ int opts_parse(int id, const char *arg, opts_shared *o, char *msg, size_t msglen
     case OPT_API_KEY_ENV: o->api_key_env = arg; break;
     case OPT_ENDPOINT_TIMEOUT: o->endpoint_timeout = d; break;
     case OPT_PREFIX_CACHE: o->open.prefix_cache_gb = d > 0 ? d : -1; break;   /* 0 is "off" here, "default" there */
+    case OPT_PREFIX_RAM:  o->open.prefix_ram_gb = d > 0 ? d : -1; break;
     case OPT_GPU:
         if (!strcmp(arg, "auto")) o->open.gpu = RM_GPU_AUTO;
         else if (!strcmp(arg, "off")) o->open.gpu = RM_GPU_OFF;
@@ -269,7 +273,8 @@ const struct option *opts_longopts(const struct option *own, unsigned mask)
 int opts_endpoint(const char *cmd, const opts_shared *o, struct ui_endpoint_opts *e)
 {
     static const int local[] = { OPT_MODEL, OPT_THREADS, OPT_IO_THREADS, OPT_RAM, OPT_TRACE, OPT_PREFILL_CHUNK,
-                                 OPT_MAX_CTX, OPT_SPEC, OPT_PREFIX_CACHE, OPT_GPU, OPT_VRAM };
+                                 OPT_MAX_CTX, OPT_SPEC, OPT_PREFIX_CACHE, OPT_PREFIX_RAM, OPT_GPU,
+                                 OPT_VRAM };
     memset(e, 0, sizeof *e);
     if (!o->endpoint) {
         for (int id = OPT_ENDPOINT_MODEL; id <= OPT_ENDPOINT_TIMEOUT; id++)

@@ -40,6 +40,7 @@ enum {
     OPT_API_KEY_ENV,    /* --api-key-env VAR */
     OPT_ENDPOINT_TIMEOUT, /* --endpoint-timeout S */
     OPT_PREFIX_CACHE,   /* --prefix-cache GB */
+    OPT_PREFIX_RAM,     /* --prefix-ram GB */
     OPT_GPU,            /* --gpu auto|off|N */
     OPT_VRAM,           /* --vram GB */
     OPT_COUNT
@@ -51,7 +52,8 @@ enum {
 #define OPTS_GEN_MASK (OPT_BIT(OPT_THINK) | OPT_BIT(OPT_NO_THINK) | OPT_BIT(OPT_EFFORT) | OPT_BIT(OPT_MAX_NEW) | \
                        OPT_BIT(OPT_TEMPERATURE) | OPT_BIT(OPT_TOP_P) | OPT_BIT(OPT_SEED) | OPT_BIT(OPT_SPEC))
 #define OPTS_OPEN_MASK (OPT_BIT(OPT_THREADS) | OPT_BIT(OPT_RAM) | OPT_BIT(OPT_TRACE) | OPT_BIT(OPT_PREFILL_CHUNK) | \
-                        OPT_BIT(OPT_MAX_CTX) | OPT_BIT(OPT_PREFIX_CACHE) | OPT_BIT(OPT_GPU) | OPT_BIT(OPT_VRAM))
+                        OPT_BIT(OPT_MAX_CTX) | OPT_BIT(OPT_PREFIX_CACHE) | OPT_BIT(OPT_PREFIX_RAM) | OPT_BIT(OPT_GPU) | \
+                        OPT_BIT(OPT_VRAM))
 
 /* getopt_long returns OPT_CODE + id for a shared option; commands keep
  * their own codes below it. */
@@ -64,7 +66,7 @@ typedef struct opts_shared {
     /* an OpenAI-compatible server instead of a model (run and chat) */
     const char  *endpoint, *endpoint_model, *api_key_env;
     double       endpoint_timeout;
-    rm_open_opts open;          /* threads, io_threads, ram_gb, trace_path, prefill_chunk, prefix_cache_gb, gpu, vram_gb */
+    rm_open_opts open;          /* threads, io_threads, ram_gb, trace_path, prefill_chunk, prefix_cache_gb, prefix_ram_gb, gpu, vram_gb */
     rm_gen_opts  gen;           /* max_new, temperature, top_p, seed, think, thinking_effort, spec */
     unsigned     given;         /* OPT_BIT of each shared option seen */
 } opts_shared;

@@ -120,6 +120,11 @@ typedef struct rm_open_opts {
      * many GB; 0 = $REMORA_PREFIX_CACHE_GB, else 4; negative = no cache */
     double prefix_cache_gb;
     const char *prefix_cache_dir;   /* NULL = $XDG_CACHE_HOME/remora/prefix (~/.cache/remora/prefix) */
+    /* its RAM tier (the most recent entries in memory, the rest on the
+     * disk), bounded to this many GB; 0 = $REMORA_PREFIX_RAM_GB, else 1 GB
+     * but at most an eighth of the RAM budget and of 60% of the available
+     * memory; negative = none */
+    double prefix_ram_gb;
     /* the GPU of a CUDA build (README "The GPU"): RM_GPU_AUTO takes device 0
      * if there is one ($REMORA_GPU=auto|off|N replaces it), RM_GPU_OFF
      * computes on the CPU, RM_GPU_DEVICE takes gpu_device. The first model
@@ -248,6 +253,14 @@ typedef struct rm_prompt_figures {
      * layer late in a long prompt and a layer whose experts come from the
      * disk weigh what they take); 0 until a layer is done */
     double work;
+    /* the prefix cache: of restored, the tokens from its RAM tier, and the
+     * seconds the restore took (0: none); the state this prompt replaced,
+     * kept in the cache first (rm_open_opts.keep_states): its tokens (0:
+     * none), 1 when it went to the RAM tier, and the seconds that took */
+    int restored_ram;
+    double restore_s;
+    int kept, kept_ram;
+    double keep_s;
 } rm_prompt_figures;
 
 /* Control of a long feed (prompts). Every field may be zero. */
@@ -504,7 +517,7 @@ enum { RM_ROUTE_UNKNOWN, RM_ROUTE_RESIDENT, RM_ROUTE_INFLIGHT, RM_ROUTE_READ };
  * is "token", "prompt" or "progress"; "prefill" is a boolean;
  * "phase_seconds" is an object keyed by rm_phase_name; "prompt" (prompt and
  * progress records only) is an object of the rm_prompt_figures fields, with
- * "reprefill" a boolean; "route_ids" is an array of route_layers arrays of
+ * "reprefill" and "kept_ram" booleans; "route_ids" is an array of route_layers arrays of
  * route_k ids, "route_state" likewise of RM_ROUTE_* values, and
  * "layer_bytes_read" an array of route_layers byte counts. Appends the object (no newline) to out; -1 out of memory. */
 int rm_token_stats_json(const rm_token_stats *st, rm_buf *out) __attribute__((warn_unused_result));
@@ -636,6 +649,11 @@ enum {
 typedef struct rm_reply_info {
     int prompt_tokens;      /* tokens of the prompt */
     int cached_tokens;      /* of those, not computed again: reused from the state */
+    int restored_tokens;    /* of those, restored from the prefix cache or a snapshot */
+    int restored_ram;       /* of those, from the prefix cache's RAM tier */
+    double restore_s;       /* seconds the restore took */
+    int kept, kept_ram;     /* the state the prompt replaced, kept first (rm_prompt_figures) */
+    double keep_s;
     int completion_tokens;  /* tokens generated, the one that ended the message included */
     int reasoning_tokens;   /* of those, the ones before the answer text began (the
                              * think channel and the markers closing it); with no

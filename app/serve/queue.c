@@ -596,11 +596,22 @@ int serve_job_summary(serve_job *j, char *buf, size_t cap)
     serve *sv = j->sv;
     pthread_mutex_lock(&sv->mu);
     const rm_reply_info *i = &j->info;
+    /* the prefix cache: the state this request replaced, kept first, and
+     * the one it restored, each with its tier and its time */
+    char from[160] = "";
+    int at = 0;
+    if (i->kept)
+        at = snprintf(from, sizeof from, "the state before (%d tokens) kept %s in %.3f s, ", i->kept,
+                      i->kept_ram ? "in RAM" : "on disk", i->keep_s);
+    if (i->restored_tokens)
+        snprintf(from + at, sizeof from - at, "%d restored from %s in %.3f s, ", i->restored_tokens,
+                 i->restored_ram ? "RAM" : "disk", i->restore_s);
     if (j->state != JOB_DONE || !j->t_end)
         snprintf(buf, cap, "%s", j->gone ? "client gone, stopped" : "not run");
     else
-        snprintf(buf, cap, "%d prompt tokens (%d cached), %d generated, %s%s, %.2f s in the queue",
-                 i->prompt_tokens, i->cached_tokens, i->completion_tokens,
+        snprintf(buf, cap, "%d prompt tokens (%d cached), %s%d generated, %s%s, %.2f s in the queue",
+                 i->prompt_tokens, i->cached_tokens, from,
+                 i->completion_tokens,
                  i->finish == RM_FINISH_STOPPED && !j->by_string && !j->cut ? "stopped"
                                                                              : j->req.api->finish_name(finish_of(j)),
                  j->gone ? ", client gone" : "", j->t_start - j->t_queued);
@@ -615,8 +626,8 @@ static double finite_or_minus1(double v) { return isfinite(v) ? v : -1; }
 
 static json_t *prompt_figures(const rm_prompt_figures *p)
 {
-    return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:f}", "ctx", p->ctx, "reused", p->reused,
-                     "restored", p->restored, "total", p->total, "done", p->done, "chunk", p->chunk, "chunks",
+    return json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:f,s:f,s:f}", "ctx", p->ctx, "reused", p->reused,
+                     "restored", p->restored, "restored_ram", p->restored_ram, "total", p->total, "done", p->done, "chunk", p->chunk, "chunks",
                      p->chunks, "layer", p->layer, "layers", p->layers, "elapsed", finite_or_minus1(p->elapsed), "tok_per_s",
                      finite_or_minus1(p->tok_per_s), "eta", finite_or_minus1(p->eta));
 }

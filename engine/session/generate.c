@@ -172,20 +172,31 @@ static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, 
      * look like one the state already holds without its logits */
     int lcp = 0;
     while (lcp < s->nfed && lcp < np && s->seq[lcp] == prompt[lcp]) lcp++;
-    int reprefill = 0, restored, fresh = 0;
+    int reprefill = 0, restored, restored_ram = 0, fresh = 0, kept = 0, kept_ram = 0;
+    double restore_s = 0, keep_s = 0;
     const int whole = lcp == np && s->nfed == np && s->logits_pos == np;
     const int had = s->nfed > 0 || s->stale;      /* a conversation was there before this prompt */
     if (lcp < s->nfed || (lcp == np && !whole)) {
         /* another conversation's prompt: the one the state holds is kept
          * first when asked (rm_open_opts.keep_states), with its logits */
-        if (s->keep_states && lcp < s->nfed && s->nfed >= PREFIX_MIN_TOKENS)
-            prefix_store(s, s->nfed, s->logits_pos == s->nfed ? s->logits : NULL, 0);
+        if (s->keep_states && lcp < s->nfed && s->nfed >= PREFIX_MIN_TOKENS) {
+            const double t = rm_now();
+            const int where = prefix_store(s, s->nfed, s->logits_pos == s->nfed ? s->logits : NULL, 0);
+            if (where) {
+                kept = s->nfed;
+                kept_ram = where == PREFIX_IN_RAM;
+                keep_s = rm_now() - t;
+            }
+        }
         rm_state_reset(s->st);
         s->nfed = s->nseq = 0;
         s->logits_pos = -1;
     }
     if (s->nfed == 0) {
+        const double t = rm_now();
         restored = lcp = prefix_restore(s, prompt, np);
+        restored_ram = s->prefix.restored_ram;
+        if (restored) restore_s = rm_now() - t;
         reprefill = had && !restored;
         fresh = 1;
     } else {
@@ -204,8 +215,9 @@ static int prefill(rm_session *s, const int32_t *prompt, int np, float *logits, 
      * the next turn goes on from there */
     rm_forward_ctl ctl = { .stop = stop, .on_progress = on_prompt_progress, .on_chunk = on_prompt_pass, .ud = &r,
                            .stop_to_start = 1 };
-    ctl.base = (rm_prompt_figures){ .ctx = np, .reused = reused, .restored = restored, .total = todo,
-                                    .reprefill = reprefill, .eta = -1 };
+    ctl.base = (rm_prompt_figures){ .ctx = np, .reused = reused, .restored = restored, .restored_ram = restored_ram,
+                                    .restore_s = restore_s, .kept = kept, .kept_ram = kept_ram, .keep_s = keep_s,
+                                    .total = todo, .reprefill = reprefill, .eta = -1 };
     const int cap = first_message_end(s, prompt, np);
     if (todo > 0 && cap > s->nfed && cap < np && prefix_capture_begin(s, cap)) {
         ctl.capture = cap - s->nfed;

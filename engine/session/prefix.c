@@ -33,6 +33,21 @@
  * are removed until it fits, never the entry this session restored last
  * (nor a capture being written); when it cannot fit without those, it is
  * not written.
+ * The RAM tier (default 1 GB, at most an eighth of the RAM budget; 0 off)
+ * keeps the most recent entries in memory, in the files' very bytes
+ * (snapshot.c writes and reads them with the same checks), in front of the
+ * disk: an entry goes to RAM when it fits there, and the least recently
+ * used ones go to the disk (through its bound) to make room, and all of them
+ * when the session closes, so the bound loses nothing. A lookup takes the
+ * longest match of either tier, RAM first at equal length, with the same
+ * exact id check. Why: a server's clients interleave conversations, and
+ * each request that replaces the state stored it first on the request's
+ * path, with an fsync; from RAM a state is copied, not written (figures in
+ * README.md, "Snapshots"), and a restore does not depend on the page cache
+ * still holding the file. What the RAM tier does not take: pass-boundary
+ * entries, which exist for a process killed in a long prompt and so go to
+ * the disk at once (and the boundary entry a RAM entry would replace stays
+ * on the disk for the same reason); entries larger than the tier.
  * Writes go through the atomic replacement, so another process sees a
  * whole entry or none; one that is removed while another reads it stays
  * readable to that reader. A failure to write an entry (a full disk) is
@@ -55,23 +70,36 @@
 #define PREFIX_DEFAULT_GB 4.0
 #define PREFIX_SUFFIX ".snap"
 
-int prefix_open(prefix_cache *pc, const rm_open_opts *o, rm_err *err)
+/* A size in GB: the option's when set (negative: 0), else the environment
+ * variable's, else dflt; -1 with a message naming the variable. */
+static int size_gb(double opt, const char *var, const char *what, double dflt, double *gb, rm_err *err)
 {
-    memset(pc, 0, sizeof *pc);
-    double gb = PREFIX_DEFAULT_GB;
-    const char *env = getenv("REMORA_PREFIX_CACHE_GB");
-    if (o && o->prefix_cache_gb != 0) {
-        gb = o->prefix_cache_gb < 0 ? 0 : o->prefix_cache_gb;
+    const char *env = getenv(var);
+    *gb = dflt;
+    if (opt != 0) {
+        *gb = opt < 0 ? 0 : opt;
     } else if (env && *env) {
         char *end;
         errno = 0;
-        gb = strtod(env, &end);
-        if (errno || *end || !isfinite(gb) || gb < 0 || gb > 1e6 || strspn(env, "0123456789.eE+-") != strlen(env))
-            return rm_errf(err, "REMORA_PREFIX_CACHE_GB=%s: must be a size in GB in [0, 1000000] "
-                           "(0 turns the prefix cache off)", env);
+        *gb = strtod(env, &end);
+        if (errno || *end || !isfinite(*gb) || *gb < 0 || *gb > 1e6 || strspn(env, "0123456789.eE+-") != strlen(env))
+            return rm_errf(err, "%s=%s: must be a size in GB in [0, 1000000] (0 turns %s off)", var, env, what);
     }
+    return 0;
+}
+
+int prefix_open(prefix_cache *pc, const rm_open_opts *o, uint64_t ram_budget, rm_err *err)
+{
+    memset(pc, 0, sizeof *pc);
+    double gb, ram_gb, dflt = PREFIX_RAM_DEFAULT_GB;
+    if (ram_budget && dflt > ram_budget / 8e9) dflt = ram_budget / 8e9;
+    if (dflt > model_default_budget() / 8e9) dflt = model_default_budget() / 8e9;
+    if (size_gb(o ? o->prefix_cache_gb : 0, "REMORA_PREFIX_CACHE_GB", "the prefix cache", PREFIX_DEFAULT_GB, &gb, err) ||
+        size_gb(o ? o->prefix_ram_gb : 0, "REMORA_PREFIX_RAM_GB", "its RAM tier", dflt, &ram_gb, err))
+        return -1;
     if (gb <= 0) return 0;
     pc->limit = (uint64_t)(gb * 1e9);
+    pc->ram_limit = (uint64_t)(ram_gb * 1e9);
     if (o && o->prefix_cache_dir && *o->prefix_cache_dir) {
         if (snprintf(pc->dir, sizeof pc->dir, "%s", o->prefix_cache_dir) >= (int)sizeof pc->dir) pc->dir[0] = 0;
     } else {
@@ -119,21 +147,34 @@ typedef struct candidate {
     int tokens;
     uint64_t h, at;             /* the name's hash, the prompt's at that length */
     char name[256];
+    int ram;                    /* its index in the RAM tier, -1: on the disk */
 } candidate;
 
+/* By length, and at equal length the RAM tier's after the disk's: the
+ * lookup goes from the end. */
 static int by_tokens(const void *a, const void *b)
 {
     const candidate *x = a, *y = b;
-    return (x->tokens > y->tokens) - (x->tokens < y->tokens);
+    if (x->tokens != y->tokens) return (x->tokens > y->tokens) - (x->tokens < y->tokens);
+    return (x->ram > y->ram) - (x->ram < y->ram);
 }
 
-/* The entries of this model named for at most np tokens. */
+/* The entries of this model named for at most np tokens: the RAM tier's,
+ * then the disk's. */
 static int list_candidates(const prefix_cache *pc, const char *fp, int np, candidate **out)
 {
     *out = NULL;
-    DIR *d = opendir(pc->dir);
-    if (!d) return 0;
     int n = 0, cap = 0;
+    for (int i = 0; i < pc->nram; i++) {
+        if (pc->ram[i].tokens > np || RM_GROW(*out, cap, n + 1)) continue;
+        candidate *c = &(*out)[n++];
+        c->tokens = pc->ram[i].tokens;
+        c->h = pc->ram[i].hash;
+        c->ram = i;
+        snprintf(c->name, sizeof c->name, "%s", pc->ram[i].name);
+    }
+    DIR *d = opendir(pc->dir);
+    if (!d) return n;
     struct dirent *e;
     const size_t fl = strlen(fp);
     while ((e = readdir(d))) {
@@ -147,6 +188,7 @@ static int list_candidates(const prefix_cache *pc, const char *fp, int np, candi
         candidate *c = &(*out)[n++];
         c->tokens = tokens;
         c->h = h;
+        c->ram = -1;
         snprintf(c->name, sizeof c->name, "%s", e->d_name);
     }
     closedir(d);
@@ -157,6 +199,7 @@ int prefix_restore(rm_session *s, const int32_t *prompt, int np)
 {
     prefix_cache *pc = &s->prefix;
     char fp[33];
+    pc->restored_ram = 0;
     if (!pc->dir[0] || np <= 0 || fp_hex(s, fp)) return 0;
     candidate *c;
     int n = list_candidates(pc, fp, np, &c);
@@ -174,22 +217,32 @@ int prefix_restore(rm_session *s, const int32_t *prompt, int np)
         if (c[i].h != c[i].at) continue;            /* another prompt's beginning */
         char path[4400];
         entry_path(pc, c[i].name, path, sizeof path);
+        prefix_ram *r = c[i].ram >= 0 ? &pc->ram[c[i].ram] : NULL;
         snap_data d;
         rm_err e;
-        int rc = snap_read(s, path, prompt, np, &d, &e);
+        int rc = r ? snap_read_mem(s, c[i].name, r->buf, r->bytes, prompt, np, &d, &e)
+                   : snap_read(s, path, prompt, np, &d, &e);
         if (rc == 0 && d.tokens == np && !d.logits) {   /* the whole prompt, but no logits to go on from */
             snap_data_free(&d);
             continue;
         }
-        if (rc) {           /* damaged, or not what its name says: it cannot serve anyone */
-            unlink(path);
+        /* a file damaged, or not what its name says, cannot serve anyone;
+         * a RAM entry, made from the state here, only had another prompt's
+         * ids under the same hash */
+        if (rc) {
+            if (!r) unlink(path);
             continue;
         }
         const int tokens = d.tokens;
         if (session_install_snap(s, &d, &e)) { snap_data_free(&d); break; }
-        utimensat(AT_FDCWD, path, NULL, 0);        /* used now: last out */
+        if (r) r->used = ++pc->clock;               /* used now: last out */
+        else utimensat(AT_FDCWD, path, NULL, 0);
         snprintf(pc->in_use, sizeof pc->in_use, "%s", c[i].name);
         pc->restores++;
+        if (r) {
+            pc->ram_restores++;
+            pc->restored_ram = tokens;
+        }
         restored = tokens;
     }
     free(c);
@@ -278,30 +331,121 @@ static int make_room(rm_session *s, uint64_t bytes)
     return evict(pc, pc->limit - bytes) + bytes > pc->limit ? -1 : 0;
 }
 
-/* The entry's name for seq[0..pos); 0 when it is to be written, 1 when it
- * is there already (now renewed), -1 when it cannot be written. */
-static int new_entry(rm_session *s, int pos, unsigned flags, char *name, size_t cap, char *path, size_t pcap)
+/* ---- the RAM tier --------------------------------------------------------- */
+
+static int ram_find(const prefix_cache *pc, const char *name)
+{
+    for (int i = 0; i < pc->nram; i++)
+        if (!strcmp(pc->ram[i].name, name)) return i;
+    return -1;
+}
+
+/* Entry i out of the RAM tier, to the disk (through its bound): the disk
+ * keeps what RAM cannot. */
+static void ram_spill(rm_session *s, int i)
+{
+    prefix_cache *pc = &s->prefix;
+    prefix_ram *r = &pc->ram[i];
+    char path[4400];
+    entry_path(pc, r->name, path, sizeof path);
+    rm_err e;
+    if (access(path, F_OK) != 0 && make_room(s, r->bytes) == 0) {
+        snap_seal_mem(r->buf, r->bytes);
+        if (rm_write_atomic(path, r->buf, r->bytes, 0600, &e)) pc->error = e;
+        else pc->ram_spills++;
+    }
+    free(r->buf);
+    pc->ram_bytes -= r->bytes;
+    *r = pc->ram[--pc->nram];
+}
+
+static int ram_oldest(const prefix_cache *pc)
+{
+    int old = 0;
+    for (int i = 1; i < pc->nram; i++)
+        if (pc->ram[i].used < pc->ram[old].used) old = i;
+    return old;
+}
+
+/* Room for `bytes` in the RAM tier, the least recently used entries
+ * going to the disk; 0 when they fit now. */
+static int ram_room(rm_session *s, uint64_t bytes)
+{
+    prefix_cache *pc = &s->prefix;
+    if (bytes > pc->ram_limit) return -1;
+    while (pc->ram_bytes + bytes > pc->ram_limit && pc->nram) ram_spill(s, ram_oldest(pc));
+    return RM_GROW(pc->ram, pc->ramcap, pc->nram + 1) ? -1 : 0;
+}
+
+/* The bytes of a snapshot made in memory, as the RAM tier's entry `name`. */
+static void ram_add(prefix_cache *pc, const char *name, int tokens, uint64_t hash, unsigned char *buf, size_t bytes)
+{
+    prefix_ram *r = &pc->ram[pc->nram++];      /* ram_room made the room */
+    snprintf(r->name, sizeof r->name, "%s", name);
+    r->tokens = tokens;
+    r->hash = hash;
+    r->buf = buf;
+    r->bytes = bytes;
+    r->used = ++pc->clock;
+    pc->ram_bytes += bytes;
+    pc->stores++;
+}
+
+void prefix_close(rm_session *s)
+{
+    prefix_cache *pc = &s->prefix;
+    /* the oldest first, so the disk's order of use stays the tier's */
+    while (pc->nram) ram_spill(s, ram_oldest(pc));
+    free(pc->ram);
+    pc->ram = NULL;
+    pc->ramcap = 0;
+}
+
+/* The entry's name for seq[0..pos); 0 when it is to be written (*ram: to
+ * the RAM tier, whose room is made, when it may go there), 1 when it is
+ * there already (now renewed), -1 when it cannot be written. */
+static int new_entry(rm_session *s, int pos, unsigned flags, int *ram, char *name, size_t cap, char *path, size_t pcap)
 {
     prefix_cache *pc = &s->prefix;
     char fp[33];
     if (!pc->dir[0] || pos < PREFIX_MIN_TOKENS || pos > s->nseq || fp_hex(s, fp)) return -1;
     entry_name(name, cap, fp, pos, ids_hash(HASH0, s->seq, pos));
     entry_path(pc, name, path, pcap);
+    int i = ram_find(pc, name);
+    if (i >= 0) {
+        pc->ram[i].used = ++pc->clock;
+        return 1;
+    }
     if (access(path, F_OK) == 0) {
         utimensat(AT_FDCWD, path, NULL, 0);
         return 1;
     }
-    return make_room(s, snap_file_bytes(s, pos, flags)) ? -1 : 0;
+    const uint64_t bytes = snap_file_bytes(s, pos, flags);
+    if (*ram && ram_room(s, bytes) == 0) return 0;
+    *ram = 0;
+    return make_room(s, bytes) ? -1 : 0;
 }
 
-void prefix_store(rm_session *s, int pos, const float *logits, int pass)
+int prefix_store(rm_session *s, int pos, const float *logits, int pass)
 {
     prefix_cache *pc = &s->prefix;
     const unsigned flags = SNAP_ROUTES | (logits ? SNAP_LOGITS : 0);
     char name[256], path[4400];
-    int rc = rm_state_pos(s->st) == pos ? new_entry(s, pos, flags, name, sizeof name, path, sizeof path) : -1;
-    if (rc == 0) {
-        rm_err e;
+    int ram = !pass;
+    int rc = rm_state_pos(s->st) == pos ? new_entry(s, pos, flags, &ram, name, sizeof name, path, sizeof path) : -1;
+    rm_err e;
+    if (rc == 0 && ram) {
+        snap_out *o = snap_begin(s, NULL, s->seq, pos, flags, &e);
+        size_t bytes = 0;
+        unsigned char *buf = NULL;
+        if (o) {
+            for (int l = 0; l < s->m->cfg.num_layers; l++) snap_layer(o, s->st, l, pos);
+            buf = snap_finish_mem(o, s, logits, &bytes, &e);
+        }
+        if (buf) ram_add(pc, name, pos, ids_hash(HASH0, s->seq, pos), buf, bytes);
+        else pc->error = e;
+        rc = buf ? 0 : -1;
+    } else if (rc == 0) {
         if (snap_write(s, path, s->st, s->seq, pos, flags, logits, &e)) {
             pc->error = e;
             rc = -1;
@@ -309,15 +453,17 @@ void prefix_store(rm_session *s, int pos, const float *logits, int pass)
             pc->stores++;
         }
     }
-    if (rc < 0) return;
-    /* a later boundary of the same prompt replaces the one before */
-    if (pc->pass_entry[0] && strcmp(pc->pass_entry, name) && strcmp(pc->pass_entry, pc->in_use)) {
+    if (rc < 0) return 0;
+    /* a later boundary of the same prompt replaces the one before, on the
+     * disk: one that went to RAM leaves it there for a process killed */
+    if (pc->pass_entry[0] && strcmp(pc->pass_entry, name) && strcmp(pc->pass_entry, pc->in_use) && !(rc == 0 && ram)) {
         char old[4400];
         entry_path(pc, pc->pass_entry, old, sizeof old);
         unlink(old);
     }
     if (pass) snprintf(pc->pass_entry, sizeof pc->pass_entry, "%s", name);
     else pc->pass_entry[0] = 0;
+    return rc ? 0 : ram ? PREFIX_IN_RAM : PREFIX_ON_DISK;
 }
 
 void prefix_prompt_done(rm_session *s) { s->prefix.pass_entry[0] = 0; }
@@ -326,12 +472,14 @@ int prefix_capture_begin(rm_session *s, int pos)
 {
     prefix_cache *pc = &s->prefix;
     char name[256], path[4400];
-    if (pc->capw || new_entry(s, pos, SNAP_ROUTES, name, sizeof name, path, sizeof path)) return 0;
+    int ram = 1;
+    if (pc->capw || new_entry(s, pos, SNAP_ROUTES, &ram, name, sizeof name, path, sizeof path)) return 0;
     rm_err e;
-    if (!(pc->capw = snap_begin(s, path, s->seq, pos, SNAP_ROUTES, &e))) {
+    if (!(pc->capw = snap_begin(s, ram ? NULL : path, s->seq, pos, SNAP_ROUTES, &e))) {
         pc->error = e;
         return 0;
     }
+    pc->capram = ram;
     pc->cap = pos;
     snprintf(pc->cap_name, sizeof pc->cap_name, "%s", name);
     return 1;
@@ -347,8 +495,16 @@ void prefix_capture_end(rm_session *s, int ok)
 {
     prefix_cache *pc = &s->prefix;
     if (!pc->capw) return;
-    if (ok) {
-        rm_err e;
+    rm_err e;
+    if (ok && pc->capram) {
+        size_t bytes = 0;
+        unsigned char *buf = snap_finish_mem(pc->capw, s, NULL, &bytes, &e);
+        /* nothing else goes to RAM while a pass runs (pass boundaries go
+         * to the disk), so the room made at the beginning is there */
+        if (buf && ram_room(s, bytes) == 0) ram_add(pc, pc->cap_name, pc->cap, ids_hash(HASH0, s->seq, pc->cap), buf, bytes);
+        else if (buf) free(buf);
+        else pc->error = e;
+    } else if (ok) {
         if (snap_finish(pc->capw, s, NULL, &e)) pc->error = e;
         else pc->stores++;
     } else {

@@ -100,6 +100,12 @@ static void reply_stats(void *ud, const rm_token_stats *st)
     if (st->kind == RM_REC_PROMPT) {
         r->info.prompt_tokens = st->prompt.ctx;
         r->info.cached_tokens = st->prompt.reused + st->prompt.restored;
+        r->info.restored_tokens = st->prompt.restored;
+        r->info.restored_ram = st->prompt.restored_ram;
+        r->info.restore_s = st->prompt.restore_s;
+        r->info.kept = st->prompt.kept;
+        r->info.kept_ram = st->prompt.kept_ram;
+        r->info.keep_s = st->prompt.keep_s;
     } else if (st->kind == RM_REC_TOKEN) {
         r->ntok++;
     }

@@ -47,7 +47,7 @@ int rm_session_open(const char *model_dir, const rm_open_opts *o, rm_session **o
         rm_session_free(s);
         return rm_errf(err, "out of memory");
     }
-    if (prefix_open(&s->prefix, o, err) || session_forced_open(s, err)) { rm_session_free(s); return -1; }
+    if (prefix_open(&s->prefix, o, s->m->info.ram_budget, err) || session_forced_open(s, err)) { rm_session_free(s); return -1; }
     s->keep_states = o && o->keep_states;
     if (spec_init(&s->spec, RM_SPEC_AUTO)) { rm_session_free(s); return rm_errf(err, "out of memory"); }
     const rm_config *c = &s->m->cfg;
@@ -78,6 +78,7 @@ void rm_session_free(rm_session *s)
     free(s->seq);
     free(s->logits);
     prefix_capture_end(s, 0);
+    prefix_close(s);
     free(s->moe_index);
     session_forced_free(s);
     if (s->trace.f) fclose(s->trace.f);

@@ -45,7 +45,8 @@ static const field prompt_fields[] = {
     PF(ctx, F_INT), PF(reused, F_INT), PF(restored, F_INT), PF(total, F_INT), PF(done, F_INT), PF(chunk, F_INT),
     PF(chunks, F_INT), PF(chunk_tokens, F_INT), PF(layer, F_INT), PF(layers, F_INT), PF(reprefill, F_BOOL),
     PF(chunk_bytes_read, F_U64), PF(chunk_bytes_left, F_U64), PF(elapsed, F_DBL), PF(tok_per_s, F_DBL),
-    PF(eta, F_DBL), PF(work, F_DBL),
+    PF(eta, F_DBL), PF(work, F_DBL), PF(restored_ram, F_INT), PF(restore_s, F_DBL), PF(kept, F_INT),
+    PF(kept_ram, F_BOOL), PF(keep_s, F_DBL),
 };
 #undef PF
 
@@ -54,8 +55,8 @@ static const field prompt_fields[] = {
 /* A field added to either struct must be added to its table above (and to
  * the engine.h comment if it is not a plain number); these sizes are the
  * reminder, to be updated with the tables. */
-_Static_assert(sizeof(rm_token_stats) == 13720, "rm_token_stats changed: update token_fields");
-_Static_assert(sizeof(rm_prompt_figures) == 96, "rm_prompt_figures changed: update prompt_fields");
+_Static_assert(sizeof(rm_token_stats) == 13752, "rm_token_stats changed: update token_fields");
+_Static_assert(sizeof(rm_prompt_figures) == 128, "rm_prompt_figures changed: update prompt_fields");
 
 static const char *const kind_names[] = { [RM_REC_TOKEN] = "token", [RM_REC_PROMPT] = "prompt",
                                           [RM_REC_PROGRESS] = "progress" };

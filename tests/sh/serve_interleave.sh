@@ -3,9 +3,13 @@
 # second turn, sent after three requests of other conversations, resumes
 # from its own state (the server keeps a state in the prefix cache before
 # another conversation's prompt replaces it) and reports cached tokens
-# covering its first turn, prompt and reply; on both APIs. The replies are
-# forced ($REMORA_TEST_REPLIES) to tool calls, so the first turn's reply
-# comes back as the tokens it was sampled as (the call id's replay).
+# covering its first turn, prompt and reply; on both APIs. The states stay
+# in the prefix cache's RAM tier (the default): the log says the restore
+# came from RAM, and the disk holds no entry while the server runs; with the
+# RAM tier off (REMORA_PREFIX_RAM_GB=0, OpenAI) they come from the disk.
+# The replies are forced ($REMORA_TEST_REPLIES) to tool calls, so the first
+# turn's reply comes back as the tokens it was sampled as (the call id's
+# replay).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 FX=${REMORA_FIXTURES:-$(pwd)/tests/fixtures}
@@ -26,7 +30,20 @@ expect() {
   else echo "FAIL $1: $(tail -1 "$T/err" | cut -c1-400)"; failed=$((failed + 1)); fi
 }
 
-# OpenAI: A1, B1, C1, D1 (other conversations), A2
+# tier WHAT API PATH TIER: the last request line of PATH says its state was
+# restored from TIER (RAM or disk); from RAM, the disk holds no entry yet.
+tier() {
+  line=$(grep "POST /v1/$3" "$SRV_LOG" | tail -1)
+  n=$(find "$T/cache" -name '*.snap' 2>/dev/null | wc -l)
+  if echo "$line" | grep -q "restored from $4 in " && { [ "$4" = disk ] || [ "$n" = 0 ]; }; then
+    echo "ok   $2: $1 restored from $4"; passed=$((passed + 1))
+  else echo "FAIL $2: $1 not restored from $4 ($n entries on the disk): $line"; failed=$((failed + 1)); fi
+}
+
+# OpenAI: A1, B1, C1, D1 (other conversations), A2; with the RAM tier, then without
+for TIER in RAM disk; do
+rm -rf "$T/cache"
+if [ $TIER = disk ]; then export REMORA_PREFIX_RAM_GB=0; else unset REMORA_PREFIX_RAM_GB; fi
 serve_start "$BIN" "$FX/k3-tiny" || exit 1
 ask() { post /chat/completions "{\"max_tokens\":300,\"tools\":$TOOLS,\"messages\":[{\"role\":\"user\",\"content\":\"$1\"}]}"; }
 ask "Weather in Paris for the first conversation?" > "$T/r1.json"
@@ -39,10 +56,13 @@ print(json.dumps({"max_tokens": 300, "tools": json.loads(sys.argv[2]), "messages
     {"role": "tool", "tool_call_id": m['tool_calls'][0]['id'], "content": "sunny"}]}))
 PY
 post /chat/completions "$(cat "$T/a2")" > "$T/r2.json"
-expect "openai: the second turn after three other conversations reuses its first turn" \
+expect "openai ($TIER): the second turn after three other conversations reuses its first turn" \
   "r[1]['usage']['prompt_tokens_details']['cached_tokens'] >= r[0]['usage']['prompt_tokens'] + r[0]['usage']['completion_tokens'] - 1"
 python3 -c "import json,sys; r=[json.load(open(f)) for f in sys.argv[1:]]; print('     openai: first turn %d + %d tokens; second turn %d cached of %d' % (r[0]['usage']['prompt_tokens'], r[0]['usage']['completion_tokens'], r[1]['usage']['prompt_tokens_details']['cached_tokens'], r[1]['usage']['prompt_tokens']))" "$T/r1.json" "$T/r2.json"
+tier "the second turn" openai chat/completions $TIER
 serve_stop
+done
+unset REMORA_PREFIX_RAM_GB
 
 # Anthropic, the same (a fresh cache)
 rm -rf "$T/cache"
@@ -66,7 +86,12 @@ curl -s --max-time 120 "$U" -H 'content-type: application/json' -d @"$T/a2" > "$
 expect "anthropic: the second turn after three other conversations reuses its first turn" \
   "r[1]['usage']['cache_read_input_tokens'] >= r[0]['usage']['input_tokens'] + r[0]['usage']['output_tokens'] - 1"
 python3 -c "import json,sys; r=[json.load(open(f)) for f in sys.argv[1:]]; print('     anthropic: first turn %d + %d tokens; second turn %d cached, %d computed' % (r[0]['usage']['input_tokens'], r[0]['usage']['output_tokens'], r[1]['usage']['cache_read_input_tokens'], r[1]['usage']['input_tokens']))" "$T/r1.json" "$T/r2.json"
+tier "the second turn" anthropic messages RAM
 serve_stop
+# closed: the RAM tier's states are on the disk now
+n=$(find "$T/cache" -name '*.snap' | wc -l)
+if [ "$n" -ge 4 ]; then echo "ok   the server's exit wrote its RAM tier to the disk ($n entries)"; passed=$((passed + 1))
+else echo "FAIL $n entries on the disk after the server's exit"; failed=$((failed + 1)); fi
 [ $fail -eq 0 ] || failed=$((failed + 1))
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

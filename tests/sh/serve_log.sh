@@ -29,8 +29,9 @@ else
   echo "FAIL the log ($lines request lines):"; cat "$SRV_LOG"; fail=1
 fi
 # each request line says its time once: "200 0.069 s: 25 prompt tokens ..., 0.00 s in the queue"
+# (and, when the prefix cache kept or served a state, which of its tiers did)
 bad=$(grep "POST /v1/chat/completions" "$SRV_LOG" | grep -v -E \
-  ' (200|200 stream) [0-9.]+ s: [0-9]+ prompt tokens \([0-9]+ cached\), [0-9]+ generated, [a-z_]+, [0-9.]+ s in the queue$| (200 stream|499) [0-9.]+ s: client gone, stopped$')
+  ' (200|200 stream) [0-9.]+ s: [0-9]+ prompt tokens \([0-9]+ cached\), (the state before \([0-9]+ tokens\) kept (in RAM|on disk) in [0-9.]+ s, )?([0-9]+ restored from (RAM|disk) in [0-9.]+ s, )?[0-9]+ generated, [a-z_]+, [0-9.]+ s in the queue$| (200 stream|499) [0-9.]+ s: client gone, stopped$')
 [ -z "$bad" ] && echo "ok   each line says its time once; the hang-ups say 'client gone'" \
   || { echo "FAIL unexpected log lines:"; echo "$bad"; fail=1; }
 exit $fail

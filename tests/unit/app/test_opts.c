@@ -24,6 +24,7 @@ static const struct { int id; const char *tail; } ranged[] = {
     { OPT_IO_THREADS, "must be an integer in [1, 256]" },
     { OPT_RAM, "must be in [0.001, 1000000]" },
     { OPT_PREFIX_CACHE, "must be in [0, 1000000]" },
+    { OPT_PREFIX_RAM, "must be in [0, 1000000]" },
     { OPT_SPEC, "must be auto, on or off" },
     { OPT_EFFORT, "must be low, medium, high or max" },
 };
@@ -58,6 +59,9 @@ TEST(opts_take_bounds_and_values)
     /* --prefix-cache 0 is "off", which rm_open_opts spells as negative (0 there is the default) */
     CHECK(parse(OPT_PREFIX_CACHE, "0", &o, msg) == 0 && o.open.prefix_cache_gb < 0);
     CHECK(parse(OPT_PREFIX_CACHE, "2.5", &o, msg) == 0 && o.open.prefix_cache_gb == 2.5);
+    CHECK(parse(OPT_PREFIX_RAM, "0", &o, msg) == 0 && o.open.prefix_ram_gb < 0);
+    CHECK(parse(OPT_PREFIX_RAM, "0.004", &o, msg) == 0 && o.open.prefix_ram_gb == 0.004);
+    CHECK(parse(OPT_PREFIX_RAM, "1G", &o, msg) == -1 && !strcmp(msg, "--prefix-ram 1G: must be in [0, 1000000]"));
     CHECK(parse(OPT_MAX_NEW, "1", &o, msg) == 0 && o.gen.max_new == 1 && o.given == OPT_BIT(OPT_MAX_NEW));
     CHECK(parse(OPT_MAX_NEW, "1000000000", &o, msg) == 0 && o.gen.max_new == 1000000000);
     CHECK(parse(OPT_MAX_NEW, "1000000001", &o, msg) == -1);

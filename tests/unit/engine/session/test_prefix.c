@@ -9,6 +9,13 @@
  * on; the cache stays within its bound, least recently used out first,
  * never the entry in use; it is off at 0 or below, and a bad
  * REMORA_PREFIX_CACHE_GB is refused with its value.
+ * The RAM tier, on both fixture families: the entries of a session stay in
+ * memory (none on the disk) until it closes; a new conversation in the same
+ * session restores its system prompt, and its whole prompt, from RAM, with
+ * the logits a session without the cache and a restore from the disk give;
+ * a budget of a few MB holds what fits and moves the least recently used
+ * entries to the disk, from where they are restored; a bad
+ * REMORA_PREFIX_RAM_GB is refused with its value.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -27,13 +34,20 @@ static const char *const sys1_near =
     "You are a careful assistant for a lighthouse museum. Answer questions about the lighthouse, its keepers, "
     "its lamps and its history, briefly and in plain words, and say so when you do not care.";
 
-static rm_session *cached_session(const char *mdir, const char *cache, double gb, int chunk)
+static rm_session *ram_session(const char *mdir, const char *cache, double gb, double ram_gb, int chunk)
 {
-    rm_open_opts oo = { .prefix_cache_gb = gb, .prefix_cache_dir = cache, .prefill_chunk = chunk };
+    rm_open_opts oo = { .prefix_cache_gb = gb, .prefix_cache_dir = cache, .prefill_chunk = chunk,
+                        .prefix_ram_gb = ram_gb };
     rm_session *s = NULL;
     rm_err err;
     if (rm_session_open(mdir, &oo, &s, &err)) fprintf(stderr, "    %s\n", err.msg);
     return s;
+}
+
+/* The disk tier alone, as the tests of the disk tier want it. */
+static rm_session *cached_session(const char *mdir, const char *cache, double gb, int chunk)
+{
+    return ram_session(mdir, cache, gb, -1, chunk);
 }
 
 /* One turn of a new session: system prompt sys (may be NULL), message q. */
@@ -252,6 +266,119 @@ TEST(prefix_cache_off_and_bad_sizes)
     setenv("REMORA_PREFIX_CACHE_GB", "0", 1);
     s = NULL;
     CHECK(rm_session_open(mdir, &oo, &s, &err) == 0 && !s->prefix.dir[0]);
+    rm_session_free(s);
+    scratch_remove(cache);
+}
+
+/* ---- the RAM tier ---------------------------------------------------------- */
+
+/* A new conversation in session s: system prompt sys, message q. */
+static int next_conversation(rm_session *s, const char *sys, const char *q, turn_rec *r)
+{
+    rm_session_clear(s);
+    rm_gen_opts o = { .max_new = 6, .think = 1, .spec = RM_SPEC_OFF };
+    return rm_session_set_system(s, sys) || run_turn(s, q, &o, r);
+}
+
+static void check_ram(const char *model)
+{
+    const char *mdir = test_model_dir(model);
+    char cache[256];
+    REQUIRE(mdir && scratch_dir(cache, sizeof cache, "prefixram"));
+    const char *q1 = "When was the lamp first lit?", *q2 = "Who kept it in the winter of the great storm?";
+    turn_rec a = { 0 }, b = { 0 }, again = { 0 }, ref = { 0 }, disk = { 0 };
+    rm_session *s = ram_session(mdir, cache, 1, 0.5, 0);
+    REQUIRE(s);
+    /* the first conversation's system prompt and prompt: in RAM, not on the disk */
+    CHECK(next_conversation(s, sys1, q1, &a) == 0);
+    CHECKF(s->prefix.nram == 2 && count_entries(cache, NULL) == 0 && s->prefix.ram_bytes <= s->prefix.ram_limit,
+           "%s: %d in RAM, %d on the disk", model, s->prefix.nram, count_entries(cache, NULL));
+    /* the next conversation restores the system prompt from RAM */
+    CHECK(next_conversation(s, sys1, q2, &b) == 0);
+    CHECK(fresh_turn(mdir, cache, -1, sys1, q2, &ref) == 0);
+    CHECKF(b.prompt.restored >= PREFIX_MIN_TOKENS && b.prompt.restored_ram == b.prompt.restored &&
+               b.prompt.total == b.prompt.ctx - b.prompt.restored && same_rows(&b, &ref),
+           "%s: restored %d (%d from RAM) of %d", model, b.prompt.restored, b.prompt.restored_ram, b.prompt.ctx);
+    /* the first prompt again: whole, from RAM, with its logits */
+    CHECK(next_conversation(s, sys1, q1, &again) == 0);
+    CHECKF(again.prompt.restored == again.prompt.ctx && again.prompt.restored_ram == again.prompt.ctx &&
+               same_rows(&a, &again),
+           "%s: the same prompt restored %d of %d from RAM", model, again.prompt.restored_ram, again.prompt.ctx);
+    CHECK(s->prefix.ram_restores == 2 && count_entries(cache, NULL) == 0);
+    /* closed: its entries are on the disk, and restored from there as from RAM */
+    rm_session_free(s);
+    CHECKF(count_entries(cache, NULL) == 3, "%s: %d entries on the disk", model, count_entries(cache, NULL));
+    s = ram_session(mdir, cache, 1, 0.5, 0);
+    REQUIRE(s);
+    CHECK(next_conversation(s, sys1, q2, &disk) == 0);
+    CHECKF(disk.prompt.restored == disk.prompt.ctx && disk.prompt.restored_ram == 0 && same_rows(&disk, &ref),
+           "%s: restored %d from the disk (%d from RAM)", model, disk.prompt.restored, disk.prompt.restored_ram);
+    rm_session_free(s);
+    rec_free(&a); rec_free(&b); rec_free(&again); rec_free(&ref); rec_free(&disk);
+    scratch_remove(cache);
+}
+
+TEST(prefix_ram_embedded_same_logits_as_disk) { check_ram(T_ASAN ? "k3-tiny" : "embedded"); }
+TEST(prefix_ram_kl_same_logits_as_disk) { check_ram("kl-tiny"); }
+
+/* A RAM tier of one entry's size: the session's memory stays within it,
+ * the older entries go to the disk as the newer come, and a conversation
+ * restores from whichever holds its beginning. */
+TEST(prefix_ram_budget_evicts_to_disk)
+{
+    const char *mdir = test_model_dir("kl-tiny");
+    char cache[256];
+    REQUIRE(mdir && scratch_dir(cache, sizeof cache, "prefixramlru"));
+    rm_session *s = ram_session(mdir, cache, 1, -1, 0);
+    REQUIRE(s);
+    const uint64_t one = snap_file_bytes(s, 80, SNAP_ROUTES | SNAP_LOGITS);
+    rm_session_free(s);
+    s = ram_session(mdir, cache, 1, one * 1.5 / 1e9, 0);
+    REQUIRE(s);
+    turn_rec a = { 0 }, b = { 0 }, c = { 0 }, ref = { 0 };
+    const char *sys2 = "You are a patient tutor of arithmetic for children. Explain every step of a sum slowly, "
+                       "with small numbers and friendly words, and check the answer at the end.";
+    CHECK(next_conversation(s, sys1, "When was the lamp first lit?", &a) == 0);
+    CHECK(next_conversation(s, sys2, "What is seven and five?", &b) == 0);
+    /* four entries made, the newest in RAM, the others moved to the disk */
+    CHECKF(s->prefix.nram >= 1 && s->prefix.ram_bytes <= s->prefix.ram_limit && s->prefix.ram_spills >= 2 &&
+               count_entries(cache, NULL) == 4 - s->prefix.nram,
+           "%d in RAM (%llu of %llu bytes), %d spilled, %d on the disk", s->prefix.nram,
+           (unsigned long long)s->prefix.ram_bytes, (unsigned long long)s->prefix.ram_limit, s->prefix.ram_spills,
+           count_entries(cache, NULL));
+    /* sys1's conversation went to the disk: restored from there */
+    CHECK(next_conversation(s, sys1, "Who kept it in the winter of the great storm?", &c) == 0);
+    CHECK(fresh_turn(mdir, cache, -1, sys1, "Who kept it in the winter of the great storm?", &ref) == 0);
+    CHECKF(c.prompt.restored >= PREFIX_MIN_TOKENS && c.prompt.restored_ram == 0 && same_rows(&c, &ref),
+           "restored %d (%d from RAM)", c.prompt.restored, c.prompt.restored_ram);
+    CHECK(s->prefix.ram_bytes <= s->prefix.ram_limit);
+    rm_session_free(s);
+    rec_free(&a); rec_free(&b); rec_free(&c); rec_free(&ref);
+    scratch_remove(cache);
+}
+
+TEST(prefix_ram_bad_sizes)
+{
+    const char *mdir = test_model_dir("kl-tiny");
+    char cache[256];
+    REQUIRE(mdir && scratch_dir(cache, sizeof cache, "prefixramoff"));
+    rm_open_opts oo = { .prefix_cache_dir = cache, .prefix_cache_gb = 1 };   /* the RAM tier from REMORA_PREFIX_RAM_GB */
+    rm_session *s = NULL;
+    rm_err err;
+    setenv("REMORA_PREFIX_RAM_GB", "1GB", 1);
+    CHECK(rm_session_open(mdir, &oo, &s, &err) == -1 && strstr(err.msg, "REMORA_PREFIX_RAM_GB=1GB"));
+    setenv("REMORA_PREFIX_RAM_GB", "0.25", 1);
+    CHECK(rm_session_open(mdir, &oo, &s, &err) == 0 && s->prefix.ram_limit == 250000000ull);
+    rm_session_free(s);
+    s = NULL;
+    setenv("REMORA_PREFIX_RAM_GB", "0", 1);
+    CHECK(rm_session_open(mdir, &oo, &s, &err) == 0 && s->prefix.ram_limit == 0);
+    rm_session_free(s);
+    unsetenv("REMORA_PREFIX_RAM_GB");
+    /* the default: 1 GB at most, an eighth of the RAM budget at most */
+    s = NULL;
+    CHECK(rm_session_open(mdir, &oo, &s, &err) == 0 && s->prefix.ram_limit > 0 && s->prefix.ram_limit <= 1000000000ull &&
+          s->prefix.ram_limit <= rm_model_get_info(s->m)->ram_budget / 8);
     rm_session_free(s);
     scratch_remove(cache);
 }

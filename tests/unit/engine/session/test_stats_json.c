@@ -24,6 +24,13 @@ static void fill(rm_token_stats *st, int kind, unsigned seed)
         st->prompt = (rm_prompt_figures){ (int)NEXT(), (int)NEXT(), (int)NEXT(), (int)NEXT(), (int)NEXT(),
                                           (int)NEXT() % 9, 9, 256, 3, 61, 1, (uint64_t)NEXT() << 20, NEXT(),
                                           NEXT() / 1e3, NEXT() / 7.0, -1 };
+    if (kind != RM_REC_TOKEN) {     /* the prefix cache's tiers */
+        st->prompt.restored_ram = (int)NEXT();
+        st->prompt.restore_s = NEXT() / 1e9;
+        st->prompt.kept = (int)NEXT();
+        st->prompt.kept_ram = 1;
+        st->prompt.keep_s = NEXT() / 3e9;
+    }
     st->bytes_spine_read = (uint64_t)NEXT() << 24;
     st->bytes_expert_read = NEXT();
     st->bytes_net = NEXT();
