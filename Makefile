@@ -136,7 +136,12 @@ FORCE:
 
 -include $(ENGINE_OBJ:.o=.d) $(UI_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
-unit: $(B)/remora-tests $(B)/remora
+# The CUDA objects first: nvcc's compile of gpu_kernels.cu (two GPU
+# architectures) is the build's longest job, 21 CPU-s of a bare clone's
+# 101 (release, ASan and fuzz builds), and make starts prerequisites in
+# their order: reached through the library, after the test, UI and engine
+# objects, it began last and the links and tests waited for it alone.
+unit: $(GPU_OBJ) $(B)/remora-tests $(B)/remora
 
 # libFuzzer targets (clang) for the tokenizer, the tiktoken reader, the
 # chat-stream splitter, the tool-call parser, the safetensors header,
