@@ -213,10 +213,11 @@ run: all
 # The release and ASan builds (and the fuzz targets of tests/sh/fuzz.sh)
 # share one make's two job slots, so neither build's serial tail (the
 # archive, the links) leaves a core idle; tests/run.sh then runs two
-# suites at a time.
+# suites at a time. The last line is the whole time, build included.
 test: test-deps
-	$(MAKE) -j2 test-build-rel test-build-asan
-	sh tests/run.sh
+	@t0=$$(date +%s); $(MAKE) -j2 test-build-rel test-build-asan || exit 1; t1=$$(date +%s); \
+	sh tests/run.sh; rc=$$?; t2=$$(date +%s); \
+	echo "make test: $$((t2 - t0)) s ($$((t1 - t0)) s building, $$((t2 - t1)) s testing)"; exit $$rc
 test-build-rel:
 	$(MAKE) MODE=rel unit build/remora fuzz
 test-build-asan:
