@@ -136,7 +136,12 @@ FORCE:
 
 -include $(ENGINE_OBJ:.o=.d) $(UI_OBJ:.o=.d) $(APP_OBJ:.o=.d) $(TEST_OBJ:.o=.d)
 
-unit: $(B)/remora-tests $(B)/remora
+# The CUDA objects first: nvcc's compile of gpu_kernels.cu (two GPU
+# architectures) is the build's longest job, 21 CPU-s of a bare clone's
+# 101 (release, ASan and fuzz builds), and make starts prerequisites in
+# their order: reached through the library, after the test, UI and engine
+# objects, it began last and the links and tests waited for it alone.
+unit: $(GPU_OBJ) $(B)/remora-tests $(B)/remora
 
 # libFuzzer targets (clang) for the tokenizer, the tiktoken reader, the
 # chat-stream splitter, the tool-call parser, the safetensors header,
@@ -208,10 +213,11 @@ run: all
 # The release and ASan builds (and the fuzz targets of tests/sh/fuzz.sh)
 # share one make's two job slots, so neither build's serial tail (the
 # archive, the links) leaves a core idle; tests/run.sh then runs two
-# suites at a time.
+# suites at a time. The last line is the whole time, build included.
 test: test-deps
-	$(MAKE) -j2 test-build-rel test-build-asan
-	sh tests/run.sh
+	@t0=$$(date +%s); $(MAKE) -j2 test-build-rel test-build-asan || exit 1; t1=$$(date +%s); \
+	sh tests/run.sh; rc=$$?; t2=$$(date +%s); \
+	echo "make test: $$((t2 - t0)) s ($$((t1 - t0)) s building, $$((t2 - t1)) s testing)"; exit $$rc
 test-build-rel:
 	$(MAKE) MODE=rel unit build/remora fuzz
 test-build-asan:

@@ -26,24 +26,27 @@ export REMORA_SYNTH_DIR="$XDG_CACHE_HOME/synth"
 LOGS=build/logs
 # The order on a clone that has no times yet (build/logs/times holds the
 # last run's): the suites measured longest first, so that the two queues
-# end together; the rest follow in name order. Seconds of a bare clone's
-# run at 03:42 UTC on 2 Dec (CPU-seconds in brackets): forecast 130 (95;
-# its wall mostly disk), unit-asan 115 (89), fuzz 69 (62), unit-rel 62
-# (56), serve_claude_code 59 (63; Claude Code's 25k-token prompt), synth
-# 48 (36), serve_soak 44 (33), default_model 31 (31), serve_openai 20,
-# http_faults 20, serve_agents 17; since then forecast and synth share
-# their model and forecast's unjudged measurements are shorter (together
-# 133 -> 97 CPU-s at a load of 10), and the ASan unit tests' largest cases
-# shrank (about 26 CPU-s less): forecast now comes after fuzz.
-SLOW="unit-asan fuzz forecast unit-rel serve_claude_code serve_soak synth default_model serve_openai http_faults serve_agents ram_limit serve_curl run_state run_prefill serve_interleave"
+# end together; the rest follow in name order. CPU-seconds of a bare
+# clone's run at 13:48 UTC on 2 Dec (a load of 5-8 from other builds),
+# less what the changes of that day took off: unit-asan 103 (-9: its
+# passes of one position), forecast 97 (-9: one unjudged prefill bench),
+# unit-rel 83, serve_agents 64 (its npm install 4), default_model 65
+# (31 on a quiet machine), serve_soak 45, fuzz 42 (-7: 2 s per target),
+# synth 30, serve_openai 25, demo_model 17, serve_curl 17, http_faults
+# 16, run_prefill 15, run_state 14, serve_interleave 11, ram_limit 8,
+# serve_claude_code 60 (-55: its 25k-token prompt on a model cut to two
+# KDA layers, lib/first_layers.py; it is in LIGHT now, and first there).
+SLOW="unit-asan serve_claude_code forecast unit-rel serve_agents default_model serve_soak synth fuzz serve_openai demo_model serve_curl http_faults run_prefill run_state serve_interleave ram_limit"
 # The suites that mostly wait, on a tmux screen or on a server's timeouts:
 # a bare clone's run at 03:42 UTC on 2 Dec measured each under a third of
 # a CPU-second per second (37 suites, 200 s, 27 CPU-s in all; the remora
 # a tmux server runs is not counted, mostly the synthetic source), while
 # the other 37 took 740 s at 0.84 CPU-s per second. They run
 # in a queue of their own beside the two, on the time the others leave
-# idle, instead of holding a core's queue for 200 s.
-LIGHT="endpoint_hostile endpoint_replay http_reliability http_resume serve_hostile serve_log setup_offline tui_*"
+# idle, instead of holding a core's queue for 200 s. serve_claude_code is
+# one since its prompt went to a two-layer model: on a bare clone it waits
+# about 45 s for npm to download Claude Code, then computes for 5 CPU-s.
+LIGHT="serve_claude_code endpoint_hostile endpoint_replay http_reliability http_resume serve_hostile serve_log setup_offline tui_*"
 
 # one NAME: runs the suite NAME, prints its result block in one write (the
 # other queue prints too), leaves "NAME rc seconds pass fail cpu" in

@@ -2,20 +2,22 @@
 # fuzz.sh — builds the libFuzzer targets (make fuzz) and runs each for a
 # bounded time from its seed corpus in tests/fuzz/corpus/<target>; new inputs
 # libFuzzer finds go to build/fuzz/corpus-<target>, not into the repository.
-# FUZZ_SECONDS sets the time per target (default 4), FUZZ_TARGETS a list of
+# FUZZ_SECONDS sets the time per target (default 2), FUZZ_TARGETS a list of
 # target names to run instead of all; a crash, leak or sanitizer report
 # fails the test and leaves the reproducer in build/fuzz.
-# 4 s: every seed runs first whatever the budget (1-8 per target, done
-# within the first second), then mutations for the rest: at 10 s on a
-# loaded machine that was 2,000 runs of the session targets (snapshot,
-# prefix) to 1.9 million of the Content-Range parser, 4 s does two fifths
-# of it. At 10 s the 13 targets took 130 CPU-seconds, the largest share of
-# make test after the ASan unit tests; the corpus a run grows is kept in
-# build/fuzz/corpus-<target>, so each later run on a clone starts from
-# what the earlier ones found.
+# 2 s: every seed runs first whatever the budget (1-8 per target; libFuzzer
+# runs the whole corpus before it first looks at its clock), then mutations for the
+# rest: at 2 s on a quiet machine that was 800-1,800 runs of the session
+# targets (snapshot, prefix) to 1.8 million of the Content-Range parser.
+# At 10 s the 13 targets took 130 CPU-seconds, at 4 s 41 (a bare clone's
+# make test at a load of 7), at 2 s 35 (a load of 4; each target spends
+# about a second more starting and stopping: ASan, the fixture model);
+# the corpus a run grows is kept in build/fuzz/corpus-<target>, so each
+# later run on a clone starts from what the earlier ones found (the README
+# names FUZZ_SECONDS=300 for a longer hunt).
 cd "$(dirname "$0")/../.." || exit 2
 export REMORA_FIXTURES="${REMORA_FIXTURES:-$(pwd)/tests/fixtures}"
-secs=${FUZZ_SECONDS:-4}
+secs=${FUZZ_SECONDS:-2}
 make -s fuzz || exit 1
 fails=0
 for src in tests/fuzz/fuzz_*.c; do

@@ -247,7 +247,12 @@ static void log_route(void *ud, int layer, int pos, const int *ids, const float 
 /* Passes of 1, 7, 256 positions and the whole sequence, and the planner's
  * own size, give the same logits, routes and greedy continuation bit for
  * bit (routes come layer by layer, so they are compared as a table of
- * (position, layer) -> ids). */
+ * (position, layer) -> ids). Under ASan the passes of 1 position are left
+ * to the release build: they are 300 decode steps, a third of this test
+ * there (k3-tiny 12.4 CPU-s), and the sanitizers see the one-position
+ * pass from position 0 in check_prefill_equals_decode (steps of 1 and 7
+ * over the chat prompt) and at positions 300-307 in each pass size's
+ * greedy continuation below. */
 static void check_pass_sizes(const char *name)
 {
     rm_model *m = open_fixture(name);
@@ -262,6 +267,7 @@ static void check_pass_sizes(const char *name)
     route_log rref = { 0 };
     REQUIRE(ids && ref && got);
     for (int si = 0; si < 5; si++) {
+        if (T_ASAN && sizes[si] == 1) continue;
         rm_err err;
         rm_state *st = rm_state_new(m, &err);
         REQUIRE(st);
@@ -298,10 +304,9 @@ static void check_pass_sizes(const char *name)
         }
         rm_state_free(st);
     }
-    /* and the same as token-by-token decoding; under ASan the passes of 1
-     * position have fed every position alone already and the greedy
-     * continuations decoded 40 tokens, so the 300 decodes again (a fifth
-     * of this test there) are left to the release build */
+    /* and the same as token-by-token decoding; under ASan the greedy
+     * continuations decoded 32 tokens after the whole sequence, so the 300
+     * decodes (as long as the passes of 1) are left to the release build */
     rm_err err;
     rm_state *st = T_ASAN ? NULL : rm_state_new(m, &err);
     for (int t = 0; st && t < n; t++)
