@@ -58,21 +58,16 @@ void wmat_gemm(const wmat *m, const float *X, float *Y, int T);
  * is released. Nothing on the CPU. */
 void wmat_stage(const wmat *m, int T);
 void wmat_unstage(void);
-/* A routed expert's T rows computed whole on the GPU, launched without
- * waiting (gpu_expert: gate and up, the GLU given by act and its betas,
- * down); 0 when launched, 1 when the GPU declines (compute it with
- * wmat_gemm and the GLU on the CPU: the same bits). wmat_expert_collect
- * waits for the oldest launched one and writes its output to Y; -1 when
- * the device failed (compute that expert on the CPU). The weights' memory
- * stays until it is collected; wmat_unstage drops what was not. */
+/* gpu/gpu.h's whole-block jobs and MLA core over wmat matrices: wmat_expert
+ * launches an expert's T rows (gate, up, the GLU of act, down) and
+ * wmat_expert_collect takes the oldest back into Y; wmat_mla_core computes
+ * attention's O(context) steps. A 1 (-1 from a collect) means the CPU
+ * computes it, with the same bits. wmat_gpu_min_rows: passes shorter than
+ * this stay on the CPU (INT_MAX without a device), so a caller need not
+ * prepare the device's inputs. */
 int  wmat_expert(const wmat *gate, const wmat *up, const wmat *down, int situ, float beta, float linear_beta,
                  const float *X, int T);
 int  wmat_expert_collect(float *Y);
-/* MLA's attention core on the GPU (gpu_mla_core: scores, causal softmax,
- * weighted sums for nh heads of a T-position pass); 0, or 1 when the CPU
- * must compute it. wmat_gpu_min_rows: the passes shorter than that stay on
- * the CPU (a huge number without a device), so the caller need not
- * prepare the device's inputs. */
 int  wmat_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T, int nh,
                    const float *qa, const float *qr, float scale, float *ca);
 int  wmat_gpu_min_rows(void);

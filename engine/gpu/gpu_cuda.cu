@@ -269,6 +269,16 @@ static void tally(uint64_t in, uint64_t out, int products, uint64_t flops, doubl
     G.seconds += now_s() - t0;
 }
 
+/* The end of a device call under G.mu: unlocks, and on an error closes the
+ * device (the caller's product goes to the CPU). 0 when e is a success,
+ * else 1. */
+static int unlock_after(cudaError_t e, const char *what)
+{
+    if (e != cudaSuccess) fail(what, e);
+    pthread_mutex_unlock(&G.mu);
+    return e != cudaSuccess;
+}
+
 /* The packed weights (and scales) of m's rows inside placed matrix u, from
  * its row r0 (find). */
 static void placed_rows(const placed *u, const gpu_mat *m, int r0, const void **P, const uint8_t **S)
@@ -548,12 +558,9 @@ int gpu_expert(const gpu_mat *gate, const gpu_mat *up, const gpu_mat *down, int 
     j->rows = O;
     j->seq = ++G.job_seq;
     tally((uint64_t)T * D * sizeof(float), yb, 3, 2ull * (uint64_t)T * (2ull * I * D + (uint64_t)O * I), t0);
-    pthread_mutex_unlock(&G.mu);
-    return 0;
+    return unlock_after(cudaSuccess, NULL);
 failed:
-    fail("launching an expert", e);
-    pthread_mutex_unlock(&G.mu);
-    return 1;
+    return unlock_after(e, "launching an expert");
 }
 
 /* Scores of one group of heads over the context take two floats a row and
@@ -627,12 +634,9 @@ int gpu_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int
               2ull * sc * (uint64_t)(kvl + rope) + 2ull * sc / 2 * (uint64_t)kvl, t0);
     }
     G.h2d += (uint64_t)n_ctx * lat * 4;
-    pthread_mutex_unlock(&G.mu);
-    return 0;
+    return unlock_after(cudaSuccess, NULL);
 failed:
-    fail("computing attention", e);
-    pthread_mutex_unlock(&G.mu);
-    return 1;
+    return unlock_after(e, "computing attention");
 }
 
 int gpu_expert_collect(float *Y)
@@ -720,12 +724,9 @@ int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
         pool_for(T, copy_rows, &c);
     }
     tally((uint64_t)T * m->cols * sizeof(float), yb, 1, 2ull * m->rows * m->cols * (uint64_t)T, t0);
-    pthread_mutex_unlock(&G.mu);
-    return 0;
+    return unlock_after(cudaSuccess, NULL);
 failed:
-    fail("computing a product", e);
-    pthread_mutex_unlock(&G.mu);
-    return 1;
+    return unlock_after(e, "computing a product");
 }
 
 void gpu_forget(const void *owner)
