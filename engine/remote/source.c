@@ -343,6 +343,7 @@ int remote_obtain(remote *x, int key, uint8_t *img, int must_cache, int *from_ne
     xc_path(path, sizeof path, x->dir, key / x->E, key % x->E);
     const xc_id id = { key / x->E, key % x->E, x->segs[k->first].off, x->rev[k->shard] };
     *from_net = 0;
+    const unsigned cancels = __atomic_load_n(&x->cancels, __ATOMIC_ACQUIRE);
     if (lock_key(x, key)) return rm_errf(err, "out of memory");
     int damaged = 0;
     int rc = xc_load(path, img, k->raw, &id, !x->verified[key], &damaged, err);
@@ -354,6 +355,10 @@ int remote_obtain(remote *x, int key, uint8_t *img, int must_cache, int *from_ne
         for (int s = 0; s < k->nseg && !rc; s++) {
             const rx_seg *sg = &x->segs[k->first + s];
             http_meta meta;
+            if (__atomic_load_n(&x->cancels, __ATOMIC_ACQUIRE) != cancels) {
+                rc = rm_errf_runtime(err, "%s: cancelled: another read failed", shard);
+                break;
+            }
             rc = http_range(x->net, shard, x->etag[k->shard], sg->off, sg->len, img + pos, &meta, err);
             if (rc && meta.changed) {
                 char why[sizeof err->msg];
@@ -452,7 +457,12 @@ static void rx_read(io_req *r, void *ctx)
     if (from_net) __atomic_fetch_add(&x->served, (uint64_t)r->len, __ATOMIC_RELAXED);
 }
 
-static void rx_cancel(void *ctx, const char *why) { http_cancel(((remote *)ctx)->net, why); }
+static void rx_cancel(void *ctx, const char *why)
+{
+    remote *x = ctx;
+    __atomic_add_fetch(&x->cancels, 1, __ATOMIC_RELEASE);
+    http_cancel(x->net, why);
+}
 
 expert_remote remote_hooks(remote *x) { return (expert_remote){ rx_read, rx_is_local, rx_why, x, rx_cancel }; }
 
