@@ -53,25 +53,25 @@ int wvec_get(const st_set *s, const char *name, int n, int take, float **out, rm
  * give the same bits. */
 void wmat_gemv(const wmat *m, const float *x, float *y);
 void wmat_gemm(const wmat *m, const float *X, float *Y, int T);
-/* A hint that a product of T rows over m follows: on the GPU its weights
- * start copying now (gpu_stage); wmat_unstage before the memory behind m
- * is released. Nothing on the CPU. */
-void wmat_stage(const wmat *m, int T);
-void wmat_unstage(void);
-/* gpu/gpu.h's whole-block jobs and MLA core over wmat matrices: wmat_expert
- * launches an expert's T rows (gate, up, the GLU of act, down) and
- * wmat_expert_collect takes the oldest back into Y; wmat_mla_core computes
- * attention's O(context) steps. A 1 (-1 from a collect) means the CPU
- * computes it, with the same bits. wmat_gpu_min_rows: passes shorter than
- * this stay on the CPU (INT_MAX without a device), so a caller need not
- * prepare the device's inputs. */
-int  wmat_expert(const wmat *gate, const wmat *up, const wmat *down, int situ, float beta, float linear_beta,
-                 const float *X, int T);
-int  wmat_expert_collect(float *Y);
-int  wmat_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T, int nh,
-                   const float *qa, const float *qr, float scale, float *ca);
-int  wmat_gpu_min_rows(void);
 /* Flops of all products so far (2 per weight per row), process-wide. */
 uint64_t wmat_flops(void);
+/* A hint that a product of T rows over m follows: on the GPU its weights
+ * start copying now (gpu_stage); wmat_unstage before the memory behind m
+ * is released (it also drops the jobs below that were not collected).
+ * Nothing on the CPU. */
+void wmat_stage(const wmat *m, int T);
+void wmat_unstage(void);
+
+/* The GPU's larger jobs over wmat matrices (gpu/gpu.h says what each
+ * computes): a 1 from wmat_expert or wmat_mla_core, or a -1 from
+ * wmat_expert_collect, means the CPU computes it, with the same bits. */
+int  wmat_expert(const wmat *gate, const wmat *up, const wmat *down, int situ, float beta, float linear_beta,
+                 const float *X, int T);            /* launched: 0 */
+int  wmat_expert_collect(float *Y);                 /* the oldest launched, into Y */
+int  wmat_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T, int nh,
+                   const float *qa, const float *qr, float scale, float *ca);
+/* Passes shorter than this stay on the CPU (INT_MAX without a device), so
+ * a caller need not prepare the device's inputs. */
+int  wmat_gpu_min_rows(void);
 
 #endif
