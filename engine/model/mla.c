@@ -79,13 +79,48 @@ static int heads_block(int n_ctx)
     return qb < 64 ? qb : 64;
 }
 
+/* W_UK of head h decoded into uk [nope][kvl]. */
+static void head_uk(const mla_heads_job *j, int h, float *uk)
+{
+    const rm_config *c = j->c;
+    const int kvl = c->kv_lora_rank, per = c->qk_nope + c->v_head_dim;
+    for (int i = 0; i < c->qk_nope; i++) wmat_row(&j->w->kv_b, h * per + i, uk + (size_t)i * kvl);
+}
+
+/* Head h's queries of positions [t0, t0+nb) absorbed into qa [nb][kvl]
+ * (Σ_i q_nope[i] · W_UK[i, :], uk from head_uk) and their rope parts into
+ * qr [nb][rope]; klen is scratch of nb ints. */
+static void head_queries(const mla_heads_job *j, int h, const float *uk, int t0, int nb, float *qa, float *qr,
+                         int *klen)
+{
+    const rm_config *c = j->c;
+    const int nh = c->mla_heads, nope = c->qk_nope, rope = c->qk_rope, dqk = nope + rope, kvl = c->kv_lora_rank;
+    const float *qh = j->q + ((size_t)t0 * nh + h) * dqk;
+    const size_t ldq = (size_t)nh * dqk;
+    for (int t = 0; t < nb; t++) klen[t] = nope;
+    memset(qa, 0, (size_t)nb * kvl * sizeof *qa);
+    kern_matmul_f32(qh, ldq, uk, (size_t)kvl, qa, (size_t)kvl, nb, kvl, klen);
+    for (int t = 0; t < nb; t++) memcpy(qr + (size_t)t * rope, qh + t * ldq + nope, (size_t)rope * sizeof *qr);
+}
+
+/* a_h of positions [t0, t0+nb) = W_UV · ca (ca [nb][kvl]; o is scratch of
+ * nb x dv floats), into the job's output. */
+static void head_values(const mla_heads_job *j, int h, const float *ca, float *o, int t0, int nb)
+{
+    const rm_config *c = j->c;
+    const int nh = c->mla_heads, nope = c->qk_nope, dv = c->v_head_dim;
+    const wmat uv = wmat_rows(&j->w->kv_b, h * (nope + dv) + nope, dv);
+    wmat_gemm(&uv, ca, o, nb);
+    for (int t = 0; t < nb; t++)
+        memcpy(j->a + ((size_t)(t0 + t) * nh + h) * dv, o + (size_t)t * dv, (size_t)dv * sizeof *o);
+}
+
 static void mla_heads(void *ud, int h0, int h1)
 {
     mla_heads_job *j = ud;
     const rm_config *c = j->c;
-    const mla_weights *w = j->w;
-    const int nh = c->mla_heads, nope = c->qk_nope, rope = c->qk_rope, dv = c->v_head_dim;
-    const int dqk = nope + rope, kvl = c->kv_lora_rank, lat = kvl + rope, per = nope + dv;
+    const int nope = c->qk_nope, rope = c->qk_rope, dv = c->v_head_dim;
+    const int dqk = nope + rope, kvl = c->kv_lora_rank, lat = kvl + rope;
     const int n_ctx = j->pos0 + j->T, fit = heads_block(n_ctx), qb = fit < j->T ? fit : j->T;
     const float scale = 1.0f / sqrtf((float)dqk);
     float *uk = malloc((size_t)nope * kvl * sizeof *uk), *qa = malloc((size_t)qb * kvl * sizeof *qa);
@@ -98,18 +133,11 @@ static void mla_heads(void *ud, int h0, int h1)
         goto out;
     }
     for (int h = j->h_base + h0; h < j->h_base + h1; h++) {
-        for (int i = 0; i < nope; i++) wmat_row(&w->kv_b, h * per + i, uk + (size_t)i * kvl);
-        const wmat uv = wmat_rows(&w->kv_b, h * per + nope, dv);
+        head_uk(j, h, uk);
         for (int t0 = 0; t0 < j->T; t0 += qb) {
             if (j->stop && *j->stop) break;
             const int nb = j->T - t0 < qb ? j->T - t0 : qb, ctx = j->pos0 + t0 + nb;
-            const float *qh = j->q + ((size_t)t0 * nh + h) * dqk;
-            const size_t ldq = (size_t)nh * dqk;
-            /* absorb W_UK */
-            for (int t = 0; t < nb; t++) klen[t] = nope;
-            memset(qa, 0, (size_t)nb * kvl * sizeof *qa);
-            kern_matmul_f32(qh, ldq, uk, (size_t)kvl, qa, (size_t)kvl, nb, kvl, klen);
-            for (int t = 0; t < nb; t++) memcpy(qr + (size_t)t * rope, qh + t * ldq + nope, (size_t)rope * sizeof *qr);
+            head_queries(j, h, uk, t0, nb, qa, qr, klen);
             /* scores of every position of the block against the context up
              * to its last position; each row uses its causal part */
             kern_gemm_f32_ld(j->st->latent, (size_t)lat, qa, s1, nb, ctx, kvl);
@@ -121,9 +149,7 @@ static void mla_heads(void *ud, int h0, int h1)
             }
             memset(ca, 0, (size_t)nb * kvl * sizeof *ca);
             kern_matmul_f32(s1, (size_t)ctx, j->st->latent, (size_t)lat, ca, (size_t)kvl, nb, kvl, klen);
-            wmat_gemm(&uv, ca, o, nb);
-            for (int t = 0; t < nb; t++)
-                memcpy(j->a + ((size_t)(t0 + t) * nh + h) * dv, o + (size_t)t * dv, (size_t)dv * sizeof *o);
+            head_values(j, h, ca, o, t0, nb);
         }
     }
 out:
@@ -152,23 +178,15 @@ static void group_queries(void *ud, int i0, int i1)
 {
     mla_group_job *g = ud;
     const rm_config *c = g->j->c;
-    const int nh = c->mla_heads, nope = c->qk_nope, rope = c->qk_rope, dqk = nope + rope, kvl = c->kv_lora_rank;
-    const int per = nope + c->v_head_dim, T = g->j->T;
-    float *uk = malloc((size_t)nope * kvl * sizeof *uk);
+    const int rope = c->qk_rope, kvl = c->kv_lora_rank, T = g->j->T;
+    float *uk = malloc((size_t)c->qk_nope * kvl * sizeof *uk);
     int *klen = malloc((size_t)T * sizeof *klen);
-    if (!uk || !klen) { atomic_store(&g->failed, 1); goto out; }
-    for (int t = 0; t < T; t++) klen[t] = nope;
-    for (int i = i0; i < i1; i++) {
-        const int h = g->h0 + i;
-        for (int r = 0; r < nope; r++) wmat_row(&g->j->w->kv_b, h * per + r, uk + (size_t)r * kvl);
-        float *qa = g->qa + (size_t)i * T * kvl, *qr = g->qr + (size_t)i * T * rope;
-        const float *qh = g->j->q + (size_t)h * dqk;
-        memset(qa, 0, (size_t)T * kvl * sizeof *qa);
-        kern_matmul_f32(qh, (size_t)nh * dqk, uk, (size_t)kvl, qa, (size_t)kvl, T, kvl, klen);
-        for (int t = 0; t < T; t++)
-            memcpy(qr + (size_t)t * rope, qh + (size_t)t * nh * dqk + nope, (size_t)rope * sizeof *qr);
-    }
-out:
+    if (!uk || !klen) atomic_store(&g->failed, 1);
+    else
+        for (int i = i0; i < i1; i++) {
+            head_uk(g->j, g->h0 + i, uk);
+            head_queries(g->j, g->h0 + i, uk, 0, T, g->qa + (size_t)i * T * kvl, g->qr + (size_t)i * T * rope, klen);
+        }
     free(uk);
     free(klen);
 }
@@ -176,17 +194,11 @@ out:
 static void group_values(void *ud, int i0, int i1)
 {
     mla_group_job *g = ud;
-    const rm_config *c = g->j->c;
-    const int nh = c->mla_heads, nope = c->qk_nope, dv = c->v_head_dim, kvl = c->kv_lora_rank, T = g->j->T;
-    float *o = malloc((size_t)T * dv * sizeof *o);
+    const int T = g->j->T;
+    float *o = malloc((size_t)T * g->j->c->v_head_dim * sizeof *o);
     if (!o) { atomic_store(&g->failed, 1); return; }
-    for (int i = i0; i < i1; i++) {
-        const int h = g->h0 + i;
-        const wmat uv = wmat_rows(&g->j->w->kv_b, h * (nope + dv) + nope, dv);
-        wmat_gemm(&uv, g->ca + (size_t)i * T * kvl, o, T);
-        for (int t = 0; t < T; t++)
-            memcpy(g->j->a + ((size_t)t * nh + h) * dv, o + (size_t)t * dv, (size_t)dv * sizeof *o);
-    }
+    for (int i = i0; i < i1; i++)
+        head_values(g->j, g->h0 + i, g->ca + (size_t)i * T * g->j->c->kv_lora_rank, o, 0, T);
     free(o);
 }
 
