@@ -29,7 +29,9 @@
  * (the revision is "", and a change upstream is not noticed).
  *
  * Cancelling. http_cancel fails every queued, delayed and running transfer
- * at once (a fetch that already failed stops downloading the rest).
+ * at once (a fetch that already failed stops downloading the rest), and
+ * counts an epoch: a range request of work begun at an earlier one fails
+ * as it is queued.
  *
  * Credentials. A bearer token goes only to the host of the base URL, and
  * only when it is https: curl does not pass authentication on to another
@@ -57,7 +59,8 @@
 
 typedef struct http_job {
     char *url;
-    int ranged;                 /* 1: bytes [off, off+len) */
+    int ranged;                 /* 1: bytes [off, off+len), of work begun at epoch `since` */
+    unsigned since;
     uint64_t off, len;
     /* where the body goes: memory (buf), a file (fd), or a growing buffer (whole files) */
     uint8_t *buf;
@@ -98,6 +101,7 @@ struct http_client {
     double stall;
     double deadline;            /* seconds per request in all, tries included */
     char cancel_why[512];
+    unsigned epoch;             /* http_cancel calls so far (under mu) */
     http_job *queue, *queue_tail;  /* ready to start */
     struct body_ctx *running;      /* transfers under way */
     double min_rate;            /* bytes/s below which, for `stall` seconds, a transfer is abandoned */
@@ -564,6 +568,12 @@ static int run_job(http_client *c, http_job *j, const char *name, rm_err *err)
     snprintf(j->url, ul, "%s/%s", c->base, name);
     j->t0 = rm_now();
     pthread_mutex_lock(&c->mu);
+    if (j->ranged && j->since != c->epoch) {     /* its work was cancelled */
+        rm_errf_runtime(err, "%s: cancelled: %s", j->url, c->cancel_why);
+        pthread_mutex_unlock(&c->mu);
+        free(j->url);
+        return -1;
+    }
     if (c->queue_tail) c->queue_tail->next = j; else c->queue = j;
     c->queue_tail = j;
     pthread_mutex_unlock(&c->mu);
@@ -581,9 +591,18 @@ void http_cancel(http_client *c, const char *why)
 {
     pthread_mutex_lock(&c->mu);
     c->cancel = 1;
+    c->epoch++;
     snprintf(c->cancel_why, sizeof c->cancel_why, "%s", why);
     pthread_mutex_unlock(&c->mu);
     curl_multi_wakeup(c->multi);
+}
+
+unsigned http_epoch(http_client *c)
+{
+    pthread_mutex_lock(&c->mu);
+    unsigned e = c->epoch;
+    pthread_mutex_unlock(&c->mu);
+    return e;
 }
 
 /* What an answer said, for the caller (meta may be NULL). */
@@ -595,19 +614,19 @@ static void answer_meta(const http_job *j, http_meta *meta)
     snprintf(meta->etag, sizeof meta->etag, "%s", j->etag);
 }
 
-int http_range(http_client *c, const char *name, const char *etag, uint64_t off, uint64_t len, void *dst,
-               http_meta *meta, rm_err *err)
+int http_range(http_client *c, unsigned since, const char *name, const char *etag, uint64_t off, uint64_t len,
+               void *dst, http_meta *meta, rm_err *err)
 {
-    http_job j = { .ranged = 1, .off = off, .len = len, .buf = dst, .fd = -1, .want_etag = etag };
+    http_job j = { .ranged = 1, .since = since, .off = off, .len = len, .buf = dst, .fd = -1, .want_etag = etag };
     int rc = run_job(c, &j, name, err);
     answer_meta(&j, meta);
     return rc;
 }
 
-int http_range_fd(http_client *c, const char *name, const char *etag, uint64_t off, uint64_t len, int fd,
-                  uint64_t fd_off, http_meta *meta, rm_err *err)
+int http_range_fd(http_client *c, unsigned since, const char *name, const char *etag, uint64_t off, uint64_t len,
+                  int fd, uint64_t fd_off, http_meta *meta, rm_err *err)
 {
-    http_job j = { .ranged = 1, .off = off, .len = len, .fd = fd, .fd_off = fd_off, .want_etag = etag };
+    http_job j = { .ranged = 1, .since = since, .off = off, .len = len, .fd = fd, .fd_off = fd_off, .want_etag = etag };
     int rc = run_job(c, &j, name, err);
     answer_meta(&j, meta);
     return rc;

@@ -51,6 +51,7 @@ typedef struct pool_job {
     uint8_t **bufs;             /* one download buffer per worker */
     pthread_mutex_t mu;
     uint64_t done, total;
+    unsigned since;             /* http_epoch as the fetch began */
     rm_progress_fn fn;
     void *ud;
 } pool_job;
@@ -59,7 +60,7 @@ static int fetch_one(void *ud, int i, int worker, rm_err *err)
 {
     pool_job *p = ud;
     int from_net;
-    if (remote_obtain(p->x, p->keys[i], p->bufs[worker], 1, &from_net, err)) return -1;
+    if (remote_obtain(p->x, p->keys[i], p->bufs[worker], 1, p->since, &from_net, err)) return -1;
     pthread_mutex_lock(&p->mu);
     p->done += p->x->keys[p->keys[i]].raw;
     if (p->fn) p->fn(p->ud, "experts", p->done, p->total);
@@ -80,7 +81,7 @@ int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, r
     if (config_load(dir, &cfg, err) || st_open(dir, &set, err)) { st_close(set); return -1; }
     if (remote_open(dir, set, &cfg, conns, &x, err)) { st_close(set); return -1; }
     int rc = 0, first = o->first_layer, last = o->last_layer;
-    pool_job p = { x, NULL, NULL, PTHREAD_MUTEX_INITIALIZER, 0, 0, fn, ud };
+    pool_job p = { x, NULL, NULL, PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, fn, ud };
     if (!x) { rc = rm_errf(err, "%s: not a stream-mode model (no .remora/source.json); set it up with `remora setup`", dir); goto out; }
     if (first >= cfg.num_layers || (last >= 0 && last < (first < 0 ? 0 : first)))
         { rc = rm_errf(err, "%s: layers %d-%d are outside the model's 0-%d", dir, first, last, cfg.num_layers - 1); goto out; }
@@ -114,6 +115,7 @@ int rm_pool_fetch(const char *dir, const rm_fetch_opts *o, rm_pool_status *st, r
         if (posix_memalign((void **)&p.bufs[w], RM_ALIGN, rm_align_up(maxraw)))
             { p.bufs[w] = NULL; rc = rm_errf(err, "out of memory for %d download buffers", conns); goto out; }
     if (fn) fn(ud, "experts", 0, p.total);
+    p.since = http_epoch(x->net);
     rc = tasks_for_cancel(n, conns, fetch_one, &p, cancel_fetch, err);
 out:
     if (p.bufs) for (int w = 0; w < conns; w++) free(p.bufs[w]);

@@ -85,6 +85,7 @@ typedef struct su {
     int nch, capch;
     const char *phase;
     uint64_t done, total, downloaded;
+    unsigned since;             /* http_epoch as the current batch of downloads began */
     json_t *etags;              /* source.json's: file -> ETag */
     int rebuilt_source;         /* source.json was damaged and is written anew */
     rm_progress_fn fn;
@@ -161,7 +162,7 @@ static int get_header(void *ud, int i, int worker, rm_err *err)
     su_shard *h = &s->sh[i];
     uint8_t lenb[8];
     http_meta meta;
-    if (http_range(s->net, h->name, NULL, 0, 8, lenb, &meta, err)) return -1;
+    if (http_range(s->net, s->since, h->name, NULL, 0, 8, lenb, &meta, err)) return -1;
     uint64_t total = meta.total;
     if (total < 8 || total == UINT64_MAX)
         return rm_errf_runtime(err, "%s: the server's fault: it did not give the file size in Content-Range", h->name);
@@ -173,7 +174,7 @@ static int get_header(void *ud, int i, int worker, rm_err *err)
                              (unsigned long long)h->hlen, (unsigned long long)total);
     if (!(h->head = malloc(8 + h->hlen))) return rm_errf_runtime(err, "out of memory");
     memcpy(h->head, lenb, 8);
-    if (h->hlen && http_range(s->net, h->name, h->etag[0] ? h->etag : NULL, 8, h->hlen, h->head + 8, &meta, err))
+    if (h->hlen && http_range(s->net, s->since, h->name, h->etag[0] ? h->etag : NULL, 8, h->hlen, h->head + 8, &meta, err))
         return changed_note(s, h, &meta, err);
     if (st_parse_header(h->name, h->head + 8, h->hlen, h->size, &h->set, err)) return -1;
     pthread_mutex_lock(&s->mu);
@@ -279,7 +280,7 @@ static int get_chunk(void *ud, int i, int worker, rm_err *err)
     const su_chunk *c = &s->ch[i];
     su_shard *h = &s->sh[c->shard];
     http_meta meta;
-    if (http_range_fd(s->net, h->name, h->etag[0] ? h->etag : NULL, c->lo, c->hi - c->lo, h->fd, c->lo, &meta, err))
+    if (http_range_fd(s->net, s->since, h->name, h->etag[0] ? h->etag : NULL, c->lo, c->hi - c->lo, h->fd, c->lo, &meta, err))
         return changed_note(s, h, &meta, err);
     if (fdatasync(h->fd)) return rm_errf(err, "%s/%s: cannot sync: %s", s->dir, h->name, strerror(errno));
     pthread_mutex_lock(&s->mu);
@@ -300,6 +301,7 @@ static int download(su *s, const char *phase, int conns, rm_err *err)
     s->total = 0;
     for (int i = 0; i < s->nch; i++) s->total += s->ch[i].hi - s->ch[i].lo;
     if (s->fn) s->fn(s->ud, phase, 0, s->total);
+    s->since = http_epoch(s->net);
     int rc = tasks_for_cancel(s->nch, conns, get_chunk, s, cancel_downloads, err);
     s->nch = 0;
     return rc;
@@ -374,6 +376,7 @@ int rm_setup(const char *dir, const rm_setup_opts *o, rm_progress_fn fn, void *u
     /* headers */
     s.phase = "headers";
     s.total = 0;
+    s.since = http_epoch(s.net);
     if (tasks_for_cancel(s.nsh, conns, get_header, &s, cancel_downloads, err)) goto out;
     for (int i = 0; i < s.nsh; i++) {
         res->model_bytes += s.sh[i].size;

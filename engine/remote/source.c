@@ -335,15 +335,16 @@ static void unlock_key(remote *x, int key)
 
 /* Fills img (k->raw bytes) with expert `key`: from the cache file, else
  * downloaded and then cached. must_cache: a cache file that cannot be
- * written is an error (remora fetch) rather than a skipped copy (a run). */
-int remote_obtain(remote *x, int key, uint8_t *img, int must_cache, int *from_net, rm_err *err)
+ * written is an error (remora fetch) rather than a skipped copy (a run).
+ * since: the http_epoch the caller's work began at (after a cancel, no
+ * download of it starts). */
+int remote_obtain(remote *x, int key, uint8_t *img, int must_cache, unsigned since, int *from_net, rm_err *err)
 {
     const rx_key *k = &x->keys[key];
     char path[4096];
     xc_path(path, sizeof path, x->dir, key / x->E, key % x->E);
     const xc_id id = { key / x->E, key % x->E, x->segs[k->first].off, x->rev[k->shard] };
     *from_net = 0;
-    const unsigned cancels = __atomic_load_n(&x->cancels, __ATOMIC_ACQUIRE);
     if (lock_key(x, key)) return rm_errf(err, "out of memory");
     int damaged = 0;
     int rc = xc_load(path, img, k->raw, &id, !x->verified[key], &damaged, err);
@@ -355,11 +356,7 @@ int remote_obtain(remote *x, int key, uint8_t *img, int must_cache, int *from_ne
         for (int s = 0; s < k->nseg && !rc; s++) {
             const rx_seg *sg = &x->segs[k->first + s];
             http_meta meta;
-            if (__atomic_load_n(&x->cancels, __ATOMIC_ACQUIRE) != cancels) {
-                rc = rm_errf_runtime(err, "%s: cancelled: another read failed", shard);
-                break;
-            }
-            rc = http_range(x->net, shard, x->etag[k->shard], sg->off, sg->len, img + pos, &meta, err);
+            rc = http_range(x->net, since, shard, x->etag[k->shard], sg->off, sg->len, img + pos, &meta, err);
             if (rc && meta.changed) {
                 char why[sizeof err->msg];
                 snprintf(why, sizeof why, "%s", err->msg);
@@ -432,7 +429,11 @@ static void rx_read(io_req *r, void *ctx)
         img = NULL;
     rm_err err = { "" };
     int from_net = 0;
-    int rc = img ? remote_obtain(x, key, img, 0, &from_net, &err) : rm_errf(&err, "out of memory");
+    /* the epoch as the read begins: a read waiting on the key's lock behind
+     * a cancelled one (an expert in two parts is two reads of one key)
+     * starts no download after the cancel */
+    const unsigned since = http_epoch(x->net);
+    int rc = img ? remote_obtain(x, key, img, 0, since, &from_net, &err) : rm_errf(&err, "out of memory");
     if (rc) {
         set_why(x, key, err.msg);
         r->err = EIO;
@@ -457,12 +458,7 @@ static void rx_read(io_req *r, void *ctx)
     if (from_net) __atomic_fetch_add(&x->served, (uint64_t)r->len, __ATOMIC_RELAXED);
 }
 
-static void rx_cancel(void *ctx, const char *why)
-{
-    remote *x = ctx;
-    __atomic_add_fetch(&x->cancels, 1, __ATOMIC_RELEASE);
-    http_cancel(x->net, why);
-}
+static void rx_cancel(void *ctx, const char *why) { http_cancel(((remote *)ctx)->net, why); }
 
 expert_remote remote_hooks(remote *x) { return (expert_remote){ rx_read, rx_is_local, rx_why, x, rx_cancel }; }
 

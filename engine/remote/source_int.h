@@ -34,14 +34,6 @@ struct remote {
     pthread_cond_t cv;
     int *busy, nbusy, busy_cap; /* keys being fetched */
     uint64_t served, damaged, uncached;     /* atomic */
-    /* atomic: counts rx_cancel's calls. A read that began before one starts
-     * no transfer after it (remote_obtain): otherwise a read waiting on the
-     * key's lock behind a cancelled one (an expert in two parts is two
-     * reads of one key), or going on to its next span, can start a download
-     * after the cancel, which a hung server holds for its 30 s deadline —
-     * the likely cause of http_reliability's "run cancel" taking 30 s
-     * against its 15 s bound in 2 of 5 make tests this round */
-    unsigned cancels;
     /* why recent reads failed, by expert: every reader thread can fail at
      * once (a stalled server), and each expert's error must name its own
      * cause, so one slot would be overwritten before it was asked for */
@@ -52,6 +44,6 @@ struct remote {
 /* Fills img (the expert's raw bytes) with expert `key`: from the cache file,
  * else downloaded and then cached. must_cache: a cache file that cannot be
  * written is an error (remora fetch) rather than a skipped copy (a run). */
-int remote_obtain(remote *x, int key, uint8_t *img, int must_cache, int *from_net, rm_err *err);
+int remote_obtain(remote *x, int key, uint8_t *img, int must_cache, unsigned since, int *from_net, rm_err *err);
 
 #endif

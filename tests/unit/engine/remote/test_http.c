@@ -1,6 +1,6 @@
 /* test_http.c — remote/http.c without a server: Content-Range parsing
- * (exact, open total, reversed, past the end, unsatisfied, junk) and the
- * URLs the client refuses. The transfers themselves are tested against
+ * (exact, open total, reversed, past the end, unsatisfied, junk), the
+ * URLs the client refuses, and a cancel's epoch. The transfers themselves are tested against
  * nginx and a faulty server in tests/sh/http_*.sh. */
 #include <stdint.h>
 #include <string.h>
@@ -26,4 +26,25 @@ TEST(http_refuses_other_urls)
     rm_err err = { "" };
     http_opts o = { "ftp://example.org/x", NULL, 0, 0, 0 };
     CHECK(http_new(&o, &c, &err) && strstr(err.msg, "ftp://example.org/x") && !c);
+}
+
+/* A range request of work begun before a cancel fails as it is queued: it
+ * names the cancel's reason and never reaches the network (the port is
+ * closed, so a transfer would retry for seconds). */
+TEST(http_cancel_ends_earlier_work)
+{
+    http_client *c = NULL;
+    rm_err err = { "" };
+    http_opts o = { "http://127.0.0.1:9", NULL, 1, 0, 0 };
+    CHECK(!http_new(&o, &c, &err) && c);
+    if (!c) return;
+    const unsigned since = http_epoch(c);
+    http_cancel(c, "another read failed");
+    CHECK(http_epoch(c) == since + 1);
+    uint8_t buf[8];
+    const double t0 = rm_now();
+    CHECK(http_range(c, since, "x.safetensors", NULL, 0, sizeof buf, buf, NULL, &err)
+          && strstr(err.msg, "http://127.0.0.1:9/x.safetensors: cancelled: another read failed"));
+    CHECK(rm_now() - t0 < 0.5);
+    http_free(c);
 }
