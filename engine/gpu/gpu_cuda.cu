@@ -283,9 +283,10 @@ static int unlock_after(cudaError_t e, const char *what)
  * its row r0 (find). */
 static void placed_rows(const placed *u, const gpu_mat *m, int r0, const void **P, const uint8_t **S)
 {
-    const size_t units = (size_t)r0 * gpu_blocks(m->cols) * GPU_LANES;
-    *P = (const char *)u->P + (m->kind == GPU_W_F32 ? units * 32 : m->kind == GPU_W_BF16 ? units * 16 : units * 4);
-    *S = u->S ? u->S + (size_t)r0 * 4 * gpu_blocks(m->cols) : NULL;
+    const size_t units = (size_t)r0 * gpu_blocks(m->cols) * GPU_LANES, quads = (size_t)r0 * gpu_quads(m->cols);
+    *P = (const char *)u->P +
+         (m->kind == GPU_W_F32 ? units * 32 : m->kind == GPU_W_BF16 ? units * 16 : quads * GPU_LANES * 16);
+    *S = u->S ? u->S + quads * 16 : NULL;
 }
 
 /* A buffer of at least `need` bytes, regrown (contents lost) when smaller:
@@ -305,20 +306,28 @@ static cudaError_t grow(dbuf *b, size_t need) { return grow_in(b, need, 0); }
 static cudaError_t hgrow(dbuf *b, size_t need) { return grow_in(b, need, 1); }
 
 /* Rows of a product's input copied into the pinned staging, each padded
- * with zeros to ldx floats, or its output copied out of it: on the compute
- * pool, since one thread's memcpy runs at about a fifth of the bus. */
+ * with zeros to ldx floats (in lane order for a pass k_gemv computes), or
+ * its output copied out of it: on the compute pool, since one thread's
+ * memcpy runs at about a fifth of the bus. */
 typedef struct rows_copy {
     const float *from;
     float *to;
     int cols, ldx;      /* input: cols floats a row to ldx; output: rows of ldx = cols */
+    int lanes;          /* input in lane order (gpu_in_lanes) */
 } rows_copy;
 
 static void copy_rows(void *ud, int r0, int r1)
 {
     const rows_copy *c = (const rows_copy *)ud;
     for (int r = r0; r < r1; r++) {
-        memcpy(c->to + (size_t)r * c->ldx, c->from + (size_t)r * c->cols, (size_t)c->cols * sizeof(float));
-        if (c->ldx > c->cols) memset(c->to + (size_t)r * c->ldx + c->cols, 0, (size_t)(c->ldx - c->cols) * sizeof(float));
+        float *to = c->to + (size_t)r * c->ldx;
+        const float *from = c->from + (size_t)r * c->cols;
+        if (c->lanes) {
+            for (int k = 0; k < c->ldx; k++) to[gpu_lane_col((size_t)k)] = k < c->cols ? from[k] : 0.0f;
+            continue;
+        }
+        memcpy(to, from, (size_t)c->cols * sizeof(float));
+        if (c->ldx > c->cols) memset(to + c->cols, 0, (size_t)(c->ldx - c->cols) * sizeof(float));
     }
 }
 
@@ -336,7 +345,7 @@ static cudaError_t send_input(const float *X, int cols, int ldx, int T)
     const int per = T >= 256 ? (T + IN_CHUNKS - 1) / IN_CHUNKS : T;
     for (int t0 = 0; t0 < T; t0 += per) {
         const int n = T - t0 < per ? T - t0 : per;
-        rows_copy c = { X + (size_t)t0 * cols, (float *)G.hx.p + (size_t)t0 * ldx, cols, ldx };
+        rows_copy c = { X + (size_t)t0 * cols, (float *)G.hx.p + (size_t)t0 * ldx, cols, ldx, gpu_in_lanes(T) };
         pool_for(n, copy_rows, &c);
         if ((e = cudaMemcpyAsync((float *)G.x.p + (size_t)t0 * ldx, c.to, (size_t)n * ldx * sizeof(float),
                                  cudaMemcpyHostToDevice, G.stream)) != cudaSuccess)
@@ -531,7 +540,7 @@ int gpu_expert(const gpu_mat *gate, const gpu_mat *up, const gpu_mat *down, int 
         (e = hgrow(&j->hy, yb)) != cudaSuccess)
         goto failed;
     {
-        rows_copy c = { X, (float *)j->hx.p, D, ldx };
+        rows_copy c = { X, (float *)j->hx.p, D, ldx, gpu_in_lanes(T) };
         pool_for(T, copy_rows, &c);
     }
     if ((e = cudaMemcpyAsync(j->x.p, j->hx.p, xb, cudaMemcpyHostToDevice, j->stream)) != cudaSuccess ||
@@ -606,9 +615,9 @@ int gpu_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int
         const int rows = (int)((h0 + hg <= (size_t)nh ? hg : nh - h0) * T);
         const size_t r0 = h0 * T;
         {
-            rows_copy a = { qa + r0 * kvl, (float *)G.mla.hqa.p, kvl, ld1 };
+            rows_copy a = { qa + r0 * kvl, (float *)G.mla.hqa.p, kvl, ld1, gpu_in_lanes(rows) };
             pool_for(rows, copy_rows, &a);
-            rows_copy b = { qr + r0 * rope, (float *)G.mla.hqr.p, rope, ld2 };
+            rows_copy b = { qr + r0 * rope, (float *)G.mla.hqr.p, rope, ld2, gpu_in_lanes(rows) };
             pool_for(rows, copy_rows, &b);
         }
         if ((e = cudaMemcpyAsync(G.mla.qa.p, G.mla.hqa.p, (size_t)rows * ld1 * 4, cudaMemcpyHostToDevice, G.stream)) !=
@@ -627,7 +636,7 @@ int gpu_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int
                 cudaSuccess ||
             (e = cudaStreamSynchronize(G.stream)) != cudaSuccess)
             goto failed;
-        rows_copy c = { (const float *)G.mla.hca.p, ca + r0 * kvl, kvl, kvl };
+        rows_copy c = { (const float *)G.mla.hca.p, ca + r0 * kvl, kvl, kvl, 0 };
         pool_for(rows, copy_rows, &c);
         const uint64_t sc = (uint64_t)rows * n_ctx;
         tally((uint64_t)rows * (ld1 + ld2) * 4, (uint64_t)rows * kvl * 4, 2,
@@ -651,7 +660,7 @@ int gpu_expert_collect(float *Y)
     /* waited for without the lock: the spine's products may go on meanwhile */
     cudaError_t e = cudaEventSynchronize(j->done);
     if (e == cudaSuccess) {
-        rows_copy c = { (const float *)j->hy.p, Y, j->rows, j->rows };
+        rows_copy c = { (const float *)j->hy.p, Y, j->rows, j->rows, 0 };
         pool_for(j->T, copy_rows, &c);
     }
     pthread_mutex_lock(&G.mu);
@@ -720,7 +729,7 @@ int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
     if ((e = cudaMemcpyAsync(G.hy.p, G.y.p, yb, cudaMemcpyDeviceToHost, G.stream)) != cudaSuccess) goto failed;
     if ((e = cudaStreamSynchronize(G.stream)) != cudaSuccess) goto failed;
     {
-        rows_copy c = { (const float *)G.hy.p, Y, m->rows, m->rows };
+        rows_copy c = { (const float *)G.hy.p, Y, m->rows, m->rows, 0 };
         pool_for(T, copy_rows, &c);
     }
     tally((uint64_t)T * m->cols * sizeof(float), yb, 1, 2ull * m->rows * m->cols * (uint64_t)T, t0);

@@ -16,16 +16,22 @@
  * chain of fmas stays in one register as on the CPU:
  *   - T <= 8 (decode, speculation's verify passes): k_gemv, a half-warp
  *     per row, each thread loading its lane's 8 weights of a block as one
- *     16-byte vector (bf16) — the read is one 256-byte stretch a half-warp
- *     — and applying them to every token (a variant holding the input in
+ *     16-byte vector (bf16; MXFP4 4 blocks' words as one) — the read is one
+ *     256-byte stretch a half-warp — and its 8 inputs as two 16-byte loads
+ *     (the inputs in lane order), applying them to every token; MXFP4's
+ *     matrices of 8192 rows and more take two rows a half-warp, so one
+ *     input load serves both (12288x7168: 29.0% of the read stream against
+ *     20.6% with one row and 22.5% before lane order and the 16-byte words;
+ *     bf16 71.4% against 68.9%, 7168x7168 57.9% against 52.5%; medians of 3
+ *     interleaved on the H200; MXFP4 is then bound by the L1 data path, 86%
+ *     busy with the table lookups and the inputs, and by instructions, 6.2
+ *     a weight). Earlier variants, all slower: one holding the input in
  *     shared memory in the same chain-major order, with 4 blocks of weights
- *     in registers ahead, measured slower on the H200: 58% of the read
- *     stream against 68% for bf16 12288x7168, 14% against 23% for MXFP4 —
- *     the 32 KB of shared input cut the resident blocks per SM; and one
- *     holding two rows per lane group, so one input load serves two rows,
- *     also slower: 63% against 67% for bf16 12288x7168, medians of 3
- *     interleaved, 22.6% against 21.8% for MXFP4, not worth a variant; and
- *     one with four lanes a thread, so its inputs are one 16-byte load per
+ *     in registers ahead: 58% of the read stream against 68% for bf16
+ *     12288x7168, 14% against 23% for MXFP4 — the 32 KB of shared input
+ *     cut the resident blocks per SM; row pairs for bf16, and for MXFP4
+ *     before its inputs and words were 16-byte loads: 63% against 67% for
+ *     bf16, 22.6% against 21.8% for MXFP4; and one with four lanes a thread, so its inputs are one 16-byte load per
  *     step and MXFP4 is decoded by shifts and masks instead of a table:
  *     50.0% against 68.0% for bf16 12288x7168, 13.7% against 22.2% for
  *     MXFP4, 93.2% against 99.8% for the K3 head, medians of 3 interleaved
@@ -66,10 +72,10 @@ __device__ __forceinline__ float e2m1f(uint32_t code)
     return __uint_as_float(sign | mag);
 }
 
-/* The 8 weights lane l takes from block b of row r (gpu_kernels.h). */
+/* Lane l's 8 weights of block b of row r, F32 or BF16 (gpu_kernels.h). */
 template <int KIND>
-__device__ __forceinline__ void load_lane(const void *__restrict__ P, const uint8_t *__restrict__ S, size_t r, int nb,
-                                          int b, int l, const float *tab, float w[GPU_STEPS])
+__device__ __forceinline__ void load_lane(const void *__restrict__ P, size_t r, int nb, int b, int l,
+                                          float w[GPU_STEPS])
 {
     const size_t unit = (r * (size_t)nb + (size_t)b) * GPU_LANES + (size_t)l;
     if (KIND == GPU_W_F32) {
@@ -77,18 +83,67 @@ __device__ __forceinline__ void load_lane(const void *__restrict__ P, const uint
         const float4 a = p[0], c = p[1];
         w[0] = a.x; w[1] = a.y; w[2] = a.z; w[3] = a.w;
         w[4] = c.x; w[5] = c.y; w[6] = c.z; w[7] = c.w;
-    } else if (KIND == GPU_W_BF16) {
+    } else {
         const uint4 q = *(const uint4 *)((const uint16_t *)P + unit * GPU_STEPS);
         w[0] = bf16f(q.x & 0xffffu); w[1] = bf16f(q.x >> 16);
         w[2] = bf16f(q.y & 0xffffu); w[3] = bf16f(q.y >> 16);
         w[4] = bf16f(q.z & 0xffffu); w[5] = bf16f(q.z >> 16);
         w[6] = bf16f(q.w & 0xffffu); w[7] = bf16f(q.w >> 16);
-    } else {
-        const uint32_t word = ((const uint32_t *)P)[unit];
-        const uint32_t sc = *(const uint32_t *)(S + r * 4 * (size_t)nb + 4 * (size_t)b);
+    }
+}
+
+/* The index of lane l's word of block b in row r of an MXFP4 matrix of nq
+ * groups of 4 blocks a row (gpu_kernels.h). */
+__device__ __forceinline__ size_t mx_word(size_t r, int nq, int b, int l)
+{
+    return ((r * (size_t)nq + (size_t)(b >> 2)) * GPU_LANES + (size_t)l) * 4 + (size_t)(b & 3);
+}
+
+/* Lane l's 8 MXFP4 weights of one block: its word and the block's 4 scale
+ * bytes. k_gemv's table holds E2M1 / 4, so a scale's factor is 2^(s-125),
+ * a normal float for every s <= 252, built from all 4 bytes at once (add 2
+ * to each, move each to the exponent) instead of one select per byte: the
+ * product is the same exact real as the CPU's E2M1 x 2^(s-127) (every such
+ * product is representable), so it rounds to the same bits. The nibbles'
+ * table offsets (4 x code) are masked for all 8 at once and each taken out
+ * by one byte permute. A row with a scale of 253..255 (2^126 and up, 255
+ * kern_e8m0's Inf) takes the CPU's form, mx_decode_any. */
+__device__ __forceinline__ void mx_decode_fast(uint32_t word, uint32_t sc, const float *tab4, float w[GPU_STEPS])
+{
+    const uint32_t v = sc + 0x02020202u;
+    const float m[4] = { __uint_as_float((v << 23) & 0x7f800000u), __uint_as_float((v << 15) & 0x7f800000u),
+                         __uint_as_float((v << 7) & 0x7f800000u), __uint_as_float((v >> 1) & 0x7f800000u) };
+    const uint32_t even = (word << 2) & 0x3c3c3c3cu, odd = (word >> 2) & 0x3c3c3c3cu;
+    const char *t = (const char *)tab4;
 #pragma unroll
-        for (int i = 0; i < GPU_STEPS; i++)
-            w[i] = __fmul_rn(tab[(word >> (4 * i)) & 15], e8m0f((sc >> (8 * (i >> 1))) & 255));
+    for (int k = 0; k < 4; k++) {
+        w[2 * k] = __fmul_rn(*(const float *)(t + __byte_perm(even, 0, 0x4440 + k)), m[k]);
+        w[2 * k + 1] = __fmul_rn(*(const float *)(t + __byte_perm(odd, 0, 0x4440 + k)), m[k]);
+    }
+}
+
+__device__ __forceinline__ void mx_decode_any(uint32_t word, uint32_t sc, float w[GPU_STEPS])
+{
+#pragma unroll
+    for (int i = 0; i < GPU_STEPS; i++)
+        w[i] = __fmul_rn(e2m1f((word >> (4 * i)) & 15), e8m0f((sc >> (8 * (i >> 1))) & 255));
+}
+
+/* acc[j][t] gets lane l's 8 terms of a block of row j, in column order,
+ * from inputs in lane order (x: the block's first input of lane l, token
+ * 0): each input is loaded once for the R rows. */
+template <int NT, int R>
+__device__ __forceinline__ void lane_fmas(const float w[R][GPU_STEPS], const float *__restrict__ x, int ldx,
+                                          float acc[R][NT])
+{
+#pragma unroll
+    for (int t = 0; t < NT; t++) {
+        const float4 a = *(const float4 *)(x + (size_t)t * ldx), c = *(const float4 *)(x + (size_t)t * ldx + 4);
+        const float v[GPU_STEPS] = { a.x, a.y, a.z, a.w, c.x, c.y, c.z, c.w };
+#pragma unroll
+        for (int j = 0; j < R; j++)
+#pragma unroll
+            for (int i = 0; i < GPU_STEPS; i++) acc[j][t] = __fmaf_rn(w[j][i], v[i], acc[j][t]);
     }
 }
 
@@ -104,36 +159,92 @@ __device__ __forceinline__ float lane_sum(float v, unsigned mask)
 
 /* ---- products ---------------------------------------------------------- */
 
-template <int KIND, int NT>
+/* One group of nk <= 4 blocks (q) of an MXFP4 row pair or single row:
+ * each row's words and scales as one 16-byte load each. */
+template <int NT, int R, bool FAST>
+__device__ __forceinline__ void mx_group(const uint4 *const W[R], const uint4 *const SC[R], int q, int nk,
+                                         const float *__restrict__ x, int ldx, const float *tab4, float acc[R][NT])
+{
+    uint4 wq[R], sq[R];
+#pragma unroll
+    for (int j = 0; j < R; j++) { wq[j] = W[j][(size_t)q * GPU_LANES]; sq[j] = SC[j][q]; }
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        if (k >= nk) break;
+        float w[R][GPU_STEPS];
+#pragma unroll
+        for (int j = 0; j < R; j++) {
+            const uint32_t word = k == 0 ? wq[j].x : k == 1 ? wq[j].y : k == 2 ? wq[j].z : wq[j].w;
+            const uint32_t sc = k == 0 ? sq[j].x : k == 1 ? sq[j].y : k == 2 ? sq[j].z : sq[j].w;
+            if (FAST) mx_decode_fast(word, sc, tab4, w[j]);
+            else mx_decode_any(word, sc, w[j]);
+        }
+        lane_fmas<NT, R>(w, x + (size_t)(4 * q + k) * GPU_BLK, ldx, acc);
+    }
+}
+
+template <int NT, int R, bool FAST>
+__device__ __forceinline__ void mx_row(const uint4 *const W[R], const uint4 *const SC[R], int nb,
+                                       const float *__restrict__ x, int ldx, const float *tab4, float acc[R][NT])
+{
+    const int full = nb >> 2;
+#pragma unroll 2
+    for (int q = 0; q < full; q++) mx_group<NT, R, FAST>(W, SC, q, 4, x, ldx, tab4, acc);
+    if (nb & 3) mx_group<NT, R, FAST>(W, SC, full, nb & 3, x, ldx, tab4, acc);
+}
+
+/* k_gemv: a half-warp per R rows (R = 2 for MXFP4's tall matrices: one
+ * input load serves both rows, see gpu_product), one lane a thread. */
+template <int KIND, int NT, int R>
 __global__ void __launch_bounds__(256) k_gemv(const void *__restrict__ P, const uint8_t *__restrict__ S,
                                               const float *__restrict__ X, int ldx, float *__restrict__ Y, int rows,
                                               int nb)
 {
-    __shared__ float tab[16];
-    if (threadIdx.x < 16) tab[threadIdx.x] = e2m1f(threadIdx.x);
+    __shared__ float tab4[16];
+    if (threadIdx.x < 16) tab4[threadIdx.x] = __fmul_rn(e2m1f(threadIdx.x), 0.25f);
     __syncthreads();
     const int l = threadIdx.x & (GPU_LANES - 1);
-    const int r = blockIdx.x * 16 + (threadIdx.x >> 4);
+    const int r0 = (blockIdx.x * 16 + (threadIdx.x >> 4)) * R;
     const unsigned mask = (threadIdx.x & 16) ? 0xffff0000u : 0x0000ffffu;
-    if (r >= rows) return;      /* a whole lane group leaves: its shuffles name only it */
-    float acc[NT];
+    if (r0 >= rows) return;     /* a whole lane group leaves: its shuffles name only it */
+    float acc[R][NT];
 #pragma unroll
-    for (int t = 0; t < NT; t++) acc[t] = 0.0f;
+    for (int j = 0; j < R; j++)
+#pragma unroll
+        for (int t = 0; t < NT; t++) acc[j][t] = 0.0f;
+    const float *x = X + GPU_STEPS * l;
+    if (KIND == GPU_W_MXFP4) {
+        const int nq = (nb + 3) >> 2;
+        const uint4 *W[R], *SC[R];
+        bool big = false;
+#pragma unroll
+        for (int j = 0; j < R; j++) {
+            const size_t r = (size_t)min(r0 + j, rows - 1);    /* a missing last row repeats one, not stored */
+            W[j] = (const uint4 *)P + r * nq * GPU_LANES + l;
+            SC[j] = (const uint4 *)(S + r * 16 * nq);
+            for (int q = l; q < nq; q += GPU_LANES) {
+                const uint4 v = SC[j][q];
+                big |= (__vcmpgtu4(v.x, 0xfcfcfcfcu) | __vcmpgtu4(v.y, 0xfcfcfcfcu) | __vcmpgtu4(v.z, 0xfcfcfcfcu) |
+                        __vcmpgtu4(v.w, 0xfcfcfcfcu)) != 0;
+            }
+        }
+        if (!__any_sync(mask, big)) mx_row<NT, R, true>(W, SC, nb, x, ldx, tab4, acc);
+        else mx_row<NT, R, false>(W, SC, nb, x, ldx, tab4, acc);
+    } else {
 #pragma unroll 4
-    for (int b = 0; b < nb; b++) {
-        float w[GPU_STEPS];
-        load_lane<KIND>(P, S, (size_t)r, nb, b, l, tab, w);
-        const float *x = X + (size_t)b * GPU_BLK + l;
-#pragma unroll
-        for (int i = 0; i < GPU_STEPS; i++)
-#pragma unroll
-            for (int t = 0; t < NT; t++) acc[t] = __fmaf_rn(w[i], x[(size_t)t * ldx + GPU_LANES * i], acc[t]);
+        for (int b = 0; b < nb; b++) {
+            float w[1][GPU_STEPS];
+            load_lane<KIND>(P, (size_t)r0, nb, b, l, w[0]);
+            lane_fmas<NT, 1>(w, x + (size_t)b * GPU_BLK, ldx, (float(*)[NT])acc);
+        }
     }
 #pragma unroll
-    for (int t = 0; t < NT; t++) {
-        const float v = lane_sum(acc[t], mask);
-        if (l == 0) Y[(size_t)t * rows + r] = v;
-    }
+    for (int j = 0; j < R; j++)
+#pragma unroll
+        for (int t = 0; t < NT; t++) {
+            const float v = lane_sum(acc[j][t], mask);
+            if (l == 0 && r0 + j < rows) Y[(size_t)t * rows + r0 + j] = v;
+        }
 }
 
 /* The raw bits of the 8 weights lane l takes from block b of row r, fetched
@@ -154,8 +265,9 @@ __device__ __forceinline__ void fetch_lane(const void *__restrict__ P, const uin
     } else if (KIND == GPU_W_BF16) {
         o->q[0] = *(const uint4 *)((const uint16_t *)P + unit * GPU_STEPS);
     } else {
-        o->q[0].x = ((const uint32_t *)P)[unit];
-        o->sc = *(const uint32_t *)(S + r * 4 * (size_t)nb + 4 * (size_t)b);
+        const int nq = (nb + 3) >> 2;
+        o->q[0].x = ((const uint32_t *)P)[mx_word(r, nq, b, l)];
+        o->sc = *(const uint32_t *)(S + r * 16 * (size_t)nq + 4 * (size_t)b);
     }
 }
 
@@ -294,23 +406,36 @@ static int tile_tokens(int T)
     return forced ? forced : T <= 48 ? 16 : 32;
 }
 
+/* MXFP4 matrices of at least this many rows take k_gemv's row pairs
+ * ($REMORA_GPU_PAIR_ROWS; 0 turns them off; read at every product, as the
+ * tests change it): under it the pairs leave the grid too small to fill
+ * the SMs. */
+static int gemv_pair_rows(void)
+{
+    const char *e = getenv("REMORA_GPU_PAIR_ROWS");
+    const int rows = e && *e ? atoi(e) : 8192;
+    return rows > 0 ? rows : 1 << 30;
+}
+
 cudaError_t gpu_product(gpu_wkind kind, const void *packed, const uint8_t *packed_scale, int rows, int cols,
                         const float *X, int ldx, float *Y, int T, cudaStream_t s)
 {
     const int nb = gpu_blocks(cols);
-    if (T <= 8) {
-        const dim3 grid((unsigned)((rows + 15) / 16));
-#define GEMV_CASE(K, N) \
-    case N: k_gemv<K, N><<<grid, 256, 0, s>>>(packed, packed_scale, X, ldx, Y, rows, nb); break;
-#define GEMV_KIND(K)                                                                                  \
-    switch (T) {                                                                                      \
-        GEMV_CASE(K, 1) GEMV_CASE(K, 2) GEMV_CASE(K, 3) GEMV_CASE(K, 4) GEMV_CASE(K, 5) GEMV_CASE(K, 6) \
-        GEMV_CASE(K, 7) GEMV_CASE(K, 8)                                                               \
-    default: break;                                                                                   \
+    if (gpu_in_lanes(T)) {
+        const int R = kind == GPU_W_MXFP4 && rows >= gemv_pair_rows() ? 2 : 1;
+        const dim3 grid((unsigned)((rows + 16 * R - 1) / (16 * R)));
+#define GEMV_CASE(K, N, R) \
+    case N: k_gemv<K, N, R><<<grid, 256, 0, s>>>(packed, packed_scale, X, ldx, Y, rows, nb); break;
+#define GEMV_KIND(K, R)                                                                                         \
+    switch (T) {                                                                                                \
+        GEMV_CASE(K, 1, R) GEMV_CASE(K, 2, R) GEMV_CASE(K, 3, R) GEMV_CASE(K, 4, R) GEMV_CASE(K, 5, R)          \
+        GEMV_CASE(K, 6, R) GEMV_CASE(K, 7, R) GEMV_CASE(K, 8, R)                                                \
+    default: break;                                                                                             \
     }
-        if (kind == GPU_W_F32) { GEMV_KIND(GPU_W_F32) }
-        else if (kind == GPU_W_BF16) { GEMV_KIND(GPU_W_BF16) }
-        else { GEMV_KIND(GPU_W_MXFP4) }
+        if (kind == GPU_W_F32) { GEMV_KIND(GPU_W_F32, 1) }
+        else if (kind == GPU_W_BF16) { GEMV_KIND(GPU_W_BF16, 1) }
+        else if (R == 2) { GEMV_KIND(GPU_W_MXFP4, 2) }
+        else { GEMV_KIND(GPU_W_MXFP4, 1) }
 #undef GEMV_KIND
 #undef GEMV_CASE
     } else {
@@ -333,7 +458,7 @@ cudaError_t gpu_product(gpu_wkind kind, const void *packed, const uint8_t *packe
  * same order of roundings (--fmad=false: no product is fused into a sum),
  * into rows padded with zeros to ldh for the down product. */
 __global__ void k_glu(int situ, float b, float bl, const float *__restrict__ g, const float *__restrict__ u,
-                      float *__restrict__ h, int T, int I, int ldh)
+                      float *__restrict__ h, int T, int I, int ldh, int lanes)
 {
     const size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i >= (size_t)T * ldh) return;
@@ -348,14 +473,14 @@ __global__ void k_glu(int situ, float b, float bl, const float *__restrict__ g, 
             v = a * lin;
         }
     }
-    h[i] = v;
+    h[t * ldh + (lanes ? gpu_lane_col(c) : c)] = v;
 }
 
 cudaError_t gpu_glu(int situ, float beta, float linear_beta, const float *g, const float *u, float *h, int T, int I,
                     int ldh, cudaStream_t s)
 {
     const size_t n = (size_t)T * ldh;
-    k_glu<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(situ, beta, linear_beta, g, u, h, T, I, ldh);
+    k_glu<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(situ, beta, linear_beta, g, u, h, T, I, ldh, gpu_in_lanes(T));
     return cudaGetLastError();
 }
 
@@ -424,11 +549,12 @@ cudaError_t gpu_wsum(const float *p, int n_ctx, const float *lat, int ldl, int k
 size_t gpu_packed_bytes(gpu_wkind kind, int rows, int cols, size_t *scale_bytes)
 {
     const size_t units = (size_t)rows * (size_t)gpu_blocks(cols) * GPU_LANES;
-    if (scale_bytes) *scale_bytes = kind == GPU_W_MXFP4 ? (size_t)rows * 4 * (size_t)gpu_blocks(cols) : 0;
+    const size_t quads = (size_t)rows * (size_t)gpu_quads(cols);
+    if (scale_bytes) *scale_bytes = kind == GPU_W_MXFP4 ? quads * 16 : 0;
     switch (kind) {
     case GPU_W_F32: return units * GPU_STEPS * 4;
     case GPU_W_BF16: return units * GPU_STEPS * 2;
-    default: return units * 4;
+    default: return quads * GPU_LANES * 16;
     }
 }
 
@@ -463,10 +589,11 @@ __global__ void k_repack_plain(const TW *__restrict__ raw, TW *__restrict__ P, i
     }
 }
 
-__global__ void k_repack_mxfp4(const uint8_t *__restrict__ raw, uint32_t *__restrict__ P, int rows, int cols, int nb)
+/* Over 4 * nq blocks a row: the last group's padding blocks get code 0. */
+__global__ void k_repack_mxfp4(const uint8_t *__restrict__ raw, uint32_t *__restrict__ P, int rows, int cols, int nq)
 {
     repack_unit u;
-    if (!repack_unit_of(rows, nb, &u)) return;
+    if (!repack_unit_of(rows, 4 * nq, &u)) return;
     uint32_t word = 0;
 #pragma unroll
     for (int i = 0; i < GPU_STEPS; i++) {
@@ -476,12 +603,12 @@ __global__ void k_repack_mxfp4(const uint8_t *__restrict__ raw, uint32_t *__rest
             word |= ((c & 1) ? byte >> 4 : byte & 15u) << (4 * i);
         }
     }
-    P[u.id] = word;
+    P[mx_word(u.r, nq, u.b, u.l)] = word;
 }
 
-__global__ void k_repack_scale(const uint8_t *__restrict__ raw, uint8_t *__restrict__ S, int rows, int cols, int nb)
+__global__ void k_repack_scale(const uint8_t *__restrict__ raw, uint8_t *__restrict__ S, int rows, int cols, int nq)
 {
-    const size_t id = blockIdx.x * (size_t)blockDim.x + threadIdx.x, per = 4 * (size_t)nb;
+    const size_t id = blockIdx.x * (size_t)blockDim.x + threadIdx.x, per = 16 * (size_t)nq;
     if (id >= (size_t)rows * per) return;
     const size_t r = id / per, j = id % per, have = (size_t)(cols / 32);
     S[id] = j < have ? raw[r * have + j] : 0;
@@ -501,8 +628,10 @@ cudaError_t gpu_repack(gpu_wkind kind, const void *raw, const uint8_t *raw_scale
         k_repack_plain<uint16_t><<<grid_for(units), 256, 0, s>>>((const uint16_t *)raw, (uint16_t *)packed, rows, cols,
                                                                 nb);
     else {
-        k_repack_mxfp4<<<grid_for(units), 256, 0, s>>>((const uint8_t *)raw, (uint32_t *)packed, rows, cols, nb);
-        k_repack_scale<<<grid_for((size_t)rows * 4 * nb), 256, 0, s>>>(raw_scale, packed_scale, rows, cols, nb);
+        const int nq = gpu_quads(cols);
+        k_repack_mxfp4<<<grid_for((size_t)rows * 4 * nq * GPU_LANES), 256, 0, s>>>((const uint8_t *)raw,
+                                                                                (uint32_t *)packed, rows, cols, nq);
+        k_repack_scale<<<grid_for((size_t)rows * 16 * nq), 256, 0, s>>>(raw_scale, packed_scale, rows, cols, nq);
     }
     return cudaGetLastError();
 }

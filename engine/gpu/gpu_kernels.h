@@ -9,10 +9,18 @@
  * GPU_BLK*b + 16*i + l, i = 0..7, contiguous:
  *   F32   float    [rows][nb][16][8]   (32 bytes a lane)
  *   BF16  uint16_t [rows][nb][16][8]   (16 bytes a lane)
- *   MXFP4 uint32_t [rows][nb][16]      (nibble i at bits 4i; 4 bytes a lane)
- *         scales   uint8_t [rows][4*nb] (one per 32 columns, padded with 0)
+ *   MXFP4 uint32_t [rows][nq][16][4]   (nq = ceil(nb / 4): lane l's words of
+ *         4 neighbouring blocks as one 16-byte load; in block b's word,
+ *         nibble i at bits 4i)
+ *         scales   uint8_t [rows][16*nq] (one per 32 columns, padded with 0:
+ *         the 16 scales of 4 blocks as one 16-byte load)
  * Columns past cols hold zero weights (code 0 for MXFP4), and the inputs'
  * rows are padded with zeros to nb * GPU_BLK floats (ldx).
+ *
+ * Inputs of passes of up to GPU_GEMV_T rows (k_gemv's) are in lane order:
+ * within each block of GPU_BLK floats, lane l's 8 inputs are contiguous
+ * (gpu_lane_col), so a thread reads them as two 16-byte loads instead of
+ * eight 4-byte ones; longer passes' inputs are plain rows.
  */
 #ifndef REMORA_GPU_KERNELS_H
 #define REMORA_GPU_KERNELS_H
@@ -24,7 +32,19 @@
 #define GPU_STEPS 8
 #define GPU_BLK (GPU_LANES * GPU_STEPS)
 
+#define GPU_GEMV_T 8     /* the longest pass k_gemv computes */
+
 static inline int gpu_blocks(int cols) { return (cols + GPU_BLK - 1) / GPU_BLK; }
+/* MXFP4's groups of 4 blocks a row. */
+static inline int gpu_quads(int cols) { return (gpu_blocks(cols) + 3) / 4; }
+/* Whether a pass of T rows takes its inputs in lane order. */
+static inline int gpu_in_lanes(int T) { return T <= GPU_GEMV_T; }
+/* Where column c of an input row goes in lane order: 128b + 16i + l to
+ * 128b + 8l + i. */
+static inline __host__ __device__ size_t gpu_lane_col(size_t c)
+{
+    return (c & ~(size_t)(GPU_BLK - 1)) | ((c & (GPU_LANES - 1)) << 3) | ((c >> 4) & (GPU_STEPS - 1));
+}
 /* Bytes of the device layout of a matrix (weights, then MXFP4 scales). */
 size_t gpu_packed_bytes(gpu_wkind kind, int rows, int cols, size_t *scale_bytes);
 
@@ -32,11 +52,13 @@ size_t gpu_packed_bytes(gpu_wkind kind, int rows, int cols, size_t *scale_bytes)
 cudaError_t gpu_repack(gpu_wkind kind, const void *raw, const uint8_t *raw_scale, int rows, int cols, void *packed,
                        uint8_t *packed_scale, cudaStream_t s);
 /* Y[T][rows] = X[T][ldx] · Wᵀ over a packed matrix (the first `cols`
- * columns of X are the inputs, the rest of each row is zero). */
+ * columns of X are the inputs, the rest of each row is zero; in lane order
+ * when gpu_in_lanes(T)). */
 cudaError_t gpu_product(gpu_wkind kind, const void *packed, const uint8_t *packed_scale, int rows, int cols,
                         const float *X, int ldx, float *Y, int T, cudaStream_t s);
 /* h[T][ldh] = the model's GLU of g[T][I] and u[T][I] (gpu_expert), rows
- * padded with zeros to ldh. */
+ * padded with zeros to ldh, in lane order when gpu_in_lanes(T) (the down
+ * product's input). */
 cudaError_t gpu_glu(int situ, float beta, float linear_beta, const float *g, const float *u, float *h, int T, int I,
                     int ldh, cudaStream_t s);
 /* MLA's attention core (gpu_mla_core): a column range of a row-major

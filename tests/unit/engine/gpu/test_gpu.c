@@ -144,6 +144,7 @@ TEST(gpu_products_equal_cpu_kernels)
         { GPU_W_F32, 1, 16 },    { GPU_W_F32, 5, 37 },     { GPU_W_F32, 33, 300 },   { GPU_W_F32, 70, 512 },
         { GPU_W_BF16, 3, 7 },    { GPU_W_BF16, 17, 129 },  { GPU_W_BF16, 64, 1000 }, { GPU_W_BF16, 300, 7168 },
         { GPU_W_MXFP4, 2, 32 },  { GPU_W_MXFP4, 31, 160 }, { GPU_W_MXFP4, 96, 3584 }, { GPU_W_MXFP4, 129, 3072 },
+        { GPU_W_MXFP4, 24, 672 },   /* 6 blocks: a group of 4 (one 16-byte load) and a half-empty one */
     };
     /* both sides of the gemv/gemm switch (8) and of the 16/32-token tiles (48) */
     static const int Ts[] = { 1, 2, 7, 8, 9, 17, 31, 33, 47, 48, 49, 100, 257 };
@@ -159,6 +160,13 @@ TEST(gpu_products_equal_cpu_kernels)
             if (m.rows > 2) {                                            /* rows inside the placed matrix */
                 CHECK(compare(&m, shard + 1, 1, m.rows - 2, 1, Ts[t], 0) == 0);
                 cases++;
+            }
+            if (m.kind == GPU_W_MXFP4 && Ts[t] <= 8) {  /* k_gemv's row pairs, by default only on tall matrices */
+                setenv("REMORA_GPU_PAIR_ROWS", "1", 1);
+                CHECK(compare(&m, shard, 0, m.rows, 0, Ts[t], 0) == 0);
+                if (m.rows > 2) CHECK(compare(&m, shard + 1, 1, m.rows - 2, 1, Ts[t], 0) == 0);
+                unsetenv("REMORA_GPU_PAIR_ROWS");
+                cases += 1 + (m.rows > 2);
             }
         }
         shard += 2;
