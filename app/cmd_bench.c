@@ -60,6 +60,7 @@ typedef struct collect {
     double *sec;
     int n, cap, verbose;
     double spine, experts, busy, phase[RM_PHASE_COUNT], hits, looks, h2d;
+    double xvram;               /* bytes of experts computed from VRAM (placed there) */
     uint64_t pf_issued, pf_used, drafted, accepted;
 } collect;
 
@@ -106,6 +107,8 @@ static int decode_ids(rm_model *m, collect *col, int warm, int tokens, rm_err *e
     rm_token_stats ts;
     if (rm_forward(m, st, prompt, warm, NULL, logits, NULL, NULL, err)) goto out;
     rm_model_take_stats(m, &ts);
+    rm_gpu_figures g0, g1;
+    rm_gpu_get(&g0);
     for (int t = 0; t < tokens; t++) {
         int32_t id = 0;
         for (int v = 1; v < V; v++) if (logits[v] > logits[id]) id = v;
@@ -115,6 +118,8 @@ static int decode_ids(rm_model *m, collect *col, int warm, int tokens, rm_err *e
         rm_model_take_stats(m, &ts);
         add_token(col, dt, &ts);
     }
+    rm_gpu_get(&g1);
+    col->xvram = (double)(g1.expert_vram_reads - g0.expert_vram_reads);
     rc = 0;
 out:
     free(prompt);
@@ -158,8 +163,9 @@ static void compute(collect *col, double dev, double wall, figures *f)
 
 /* The roofline by where each byte lives: a token reads its streamed bytes
  * from storage, the weights the CPU multiplies (every chosen expert of one
- * position, the spine not in VRAM) from host RAM, what it copies over PCIe,
- * and the spine placed in VRAM from HBM; the four move at once, so a token
+ * position not placed in VRAM, the spine not in VRAM) from host RAM, what it
+ * copies over PCIe, and the spine placed in VRAM and the experts computed
+ * from VRAM from HBM; the four move at once, so a token
  * takes at least the longest. Each ceiling is measured here (the read loop
  * of bench-kernels on all compute threads, and the GPU's read stream and
  * pinned copy). */
@@ -169,9 +175,10 @@ static void where_roofline(const collect *col, const rm_model_info *in, figures 
     rm_gpu_get(&g);
     const int n = f->n;
     const double expert = in->total_experts ? (double)in->expert_bytes / in->total_experts : 0;
-    const double vram = g.active ? (double)g.vram_resident : 0;
-    const double spine_cpu = (double)in->spine_bytes > vram ? (double)in->spine_bytes - vram : 0;
-    const double ram_bytes = col->looks / n * expert + spine_cpu, pcie = col->h2d / n;
+    const double spine_vram = g.active ? (double)(g.vram_resident - g.vram_experts) : 0, xvram = col->xvram / n;
+    const double spine_cpu = (double)in->spine_bytes > spine_vram ? (double)in->spine_bytes - spine_vram : 0;
+    const double exp_cpu = col->looks / n * expert > xvram ? col->looks / n * expert - xvram : 0;
+    const double ram_bytes = exp_cpu + spine_cpu, pcie = col->h2d / n, vram = spine_vram + xvram;
     double fma = 0;
     f->ram_gbps = rm_bench_memory(1.0, 0);
     if (g.active && (rm_gpu_bench_peak(&fma, &f->hbm_gbps) || rm_gpu_bench_h2d(&f->h2d_gbps))) f->hbm_gbps = 0;

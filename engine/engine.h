@@ -150,6 +150,8 @@ typedef struct rm_gpu_figures {
     char why[160];              /* when not active: why (off, no device, no CUDA in this build) */
     uint64_t vram_total, vram_budget, vram_resident;
     int units_resident;         /* matrices placed in VRAM */
+    uint64_t vram_experts;      /* of vram_resident, routed experts' (placed beside the spine) */
+    uint64_t expert_vram_reads; /* bytes of placed experts the products read, since the start */
     int min_tokens;             /* rows a product of streamed weights needs to go to the GPU */
     uint64_t h2d_bytes, d2h_bytes, products, flops;
     double seconds;             /* in device products, copies included */

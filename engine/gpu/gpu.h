@@ -51,7 +51,8 @@ typedef struct gpu_mat {
     const void *owner;  /* the checkpoint (one process may hold several models) */
     int shard;
     uint64_t off;
-    int spine;          /* 1: may be placed in VRAM for good (spine); 0: staged per use (routed experts) */
+    int spine;          /* 1: spine, placed in VRAM for good within the budget; 0: a routed expert,
+                           placed in what the spine leaves, else staged per use */
 } gpu_mat;
 
 typedef enum { GPU_AUTO = 0, GPU_OFF = 1, GPU_DEVICE = 2 } gpu_mode;
@@ -126,6 +127,11 @@ int  gpu_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, in
 /* Drops what is placed for owner (a model being closed), so its memory
  * and its names can serve another. */
 void gpu_forget(const void *owner);
+/* The spine's bytes (model/load.c, at open): routed experts are placed in
+ * VRAM for good only in what the budget has beyond them, so the spine,
+ * which every token uses, is never crowded out by experts placed first
+ * (the last model opened sets it). */
+void gpu_reserve_spine(uint64_t bytes);
 /* Page-locks host memory that weights are copied from to the device (the
  * expert cache), so its copies run at the bus's DMA rate instead of through
  * the driver's pageable staging (55.5 against 9.4 GB/s measured on the H200
@@ -147,6 +153,8 @@ typedef struct gpu_status {
     uint64_t vram_budget;       /* for weights placed in VRAM */
     uint64_t vram_resident;     /* weights placed so far */
     int units_resident;         /* matrices placed so far */
+    uint64_t vram_experts;      /* of vram_resident, routed experts' */
+    uint64_t expert_vram_reads; /* bytes of placed experts products read, since the start */
     uint64_t h2d_bytes, d2h_bytes;  /* copied in and out, since the start */
     uint64_t products, flops;   /* computed on the device, since the start */
     double seconds;             /* the callers waited for device products (copies included) */

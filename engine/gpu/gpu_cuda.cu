@@ -16,6 +16,15 @@
  * call's copies and launch take tens of microseconds, more than the CPU
  * needs for them.
  *
+ * Routed experts are placed too, for good, in what the budget leaves once
+ * the spine's share is kept back (gpu_reserve_spine): a pass that copies an
+ * expert in copies it into VRAM of its own instead of a stage, and from
+ * then on every pass that chooses it, decode included, computes it there
+ * with no copy (on a model VRAM holds, a decoded token's experts took 14 ms
+ * of the CPU's MXFP4 gemv from host RAM). They are found by their
+ * checkpoint bytes in a hash, as a K3 card holds thousands, and take their
+ * memory from slabs ($REMORA_GPU_EXPERTS=0 keeps them staged per use).
+ *
  * Failure. Any failed device call closes the device for the process (the
  * reason goes to gpu_status.why) and the product is declined, so the CPU
  * computes it: same bits, nothing lost.
@@ -42,7 +51,14 @@ typedef struct placed {
     void *P;            /* packed weights */
     uint8_t *S;         /* packed scales (MXFP4) */
     size_t bytes;
+    cudaEvent_t ready;  /* an expert's copy on the copy stream (NULL: placed synchronously) */
 } placed;
+
+/* Device memory for placed experts, taken in order (their memory goes back
+ * only with their model's, gpu_forget): one cudaMalloc an expert's matrix
+ * would cost thousands of calls on a large card. */
+#define XSLAB (256ull << 20)
+typedef struct slab { const void *owner; char *p; size_t size, used; } slab;
 
 typedef struct dbuf { void *p; size_t cap; } dbuf;
 
@@ -89,8 +105,17 @@ static struct {
     stage stages[GPU_STAGES];
     int next_stage;
     uint64_t vram_total, budget, resident;
-    placed *units;
+    placed *units;              /* spine matrices placed (found by a scan: row ranges inside them) */
     int nunits, capunits;
+    placed *ex;                 /* experts placed */
+    int nex, capex;
+    int *xhash, xhcap;          /* open addressing over ex by checkpoint bytes; -1 empty */
+    slab *slabs;
+    int nslabs, capslabs;
+    int xfull;                  /* the card said no to a slab: no more experts */
+    uint64_t spine_reserve, spine_resident;
+    uint64_t xreads;            /* bytes of placed experts read by products */
+    dbuf xraw, xraw_s;          /* an expert's raw bytes on the device before its repack */
     dbuf raw, raw_s, tmp, tmp_s, x, y;
     dbuf hx, hy;                /* page-locked host staging of a product's input and output */
     struct {                    /* gpu_mla_core's buffers: device, then page-locked */
@@ -213,7 +238,9 @@ void gpu_status_get(gpu_status *st)
     st->vram_total = G.vram_total;
     st->vram_budget = G.budget;
     st->vram_resident = G.resident;
-    st->units_resident = G.nunits;
+    st->units_resident = G.nunits + G.nex;
+    st->vram_experts = G.resident - G.spine_resident;
+    st->expert_vram_reads = G.xreads;
     st->h2d_bytes = G.h2d;
     st->d2h_bytes = G.d2h;
     st->products = G.products;
@@ -241,9 +268,55 @@ static uint64_t raw_row_bytes(gpu_wkind k, int cols)
     return k == GPU_W_F32 ? 4ull * cols : k == GPU_W_BF16 ? 2ull * cols : (uint64_t)cols / 2;
 }
 
-/* The placed matrix holding m's rows, and the first of them in it. */
+static uint64_t xkey(const void *owner, int shard, uint64_t off)
+{
+    uint64_t h = (uint64_t)(uintptr_t)owner * 0x9e3779b97f4a7c15ull ^ (uint64_t)shard * 0xc2b2ae3d27d4eb4full ^ off;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ (h >> 32);
+}
+
+static int same_unit(const placed *u, const gpu_mat *m)
+{
+    return u->owner == m->owner && u->kind == m->kind && u->shard == m->shard && u->off == m->off &&
+           u->rows == m->rows && u->cols == m->cols;
+}
+
+static const placed *xfind(const gpu_mat *m)
+{
+    if (!G.xhcap) return NULL;
+    for (uint64_t i = xkey(m->owner, m->shard, m->off) & (uint64_t)(G.xhcap - 1);; i = (i + 1) & (uint64_t)(G.xhcap - 1)) {
+        const int k = G.xhash[i];
+        if (k < 0) return NULL;
+        if (same_unit(&G.ex[k], m)) return &G.ex[k];
+    }
+}
+
+/* Rebuilds the hash over G.ex at twice its count at least; -1 out of memory. */
+static int xrehash(int want)
+{
+    int cap = 64;
+    while (cap < 2 * want) cap *= 2;
+    int *h = (int *)malloc((size_t)cap * sizeof *h);
+    if (!h) return -1;
+    for (int i = 0; i < cap; i++) h[i] = -1;
+    for (int k = 0; k < G.nex; k++) {
+        uint64_t i = xkey(G.ex[k].owner, G.ex[k].shard, G.ex[k].off) & (uint64_t)(cap - 1);
+        while (h[i] >= 0) i = (i + 1) & (uint64_t)(cap - 1);
+        h[i] = k;
+    }
+    free(G.xhash);
+    G.xhash = h;
+    G.xhcap = cap;
+    return 0;
+}
+
+/* The placed matrix holding m's rows, and the first of them in it: an
+ * expert by its exact bytes, a spine matrix also as a row range. */
 static const placed *find(const gpu_mat *m, int *r0)
 {
+    *r0 = 0;
+    if (!m->spine) return xfind(m);
     const uint64_t rb = raw_row_bytes(m->kind, m->cols);
     for (int i = 0; i < G.nunits; i++) {
         const placed *u = &G.units[i];
@@ -382,12 +455,13 @@ static const placed *place(const gpu_mat *m, cudaError_t *err)
         G.units = nu;
         G.capunits = nc;
     }
-    placed u = { m->owner, m->kind, m->shard, m->rows, m->cols, m->off, NULL, NULL, pb + sb };
+    placed u = { m->owner, m->kind, m->shard, m->rows, m->cols, m->off, NULL, NULL, pb + sb, NULL };
     if ((*err = cudaMalloc(&u.P, pb)) != cudaSuccess) { u.P = NULL; goto fail; }
     if (sb && (*err = cudaMalloc((void **)&u.S, sb)) != cudaSuccess) { u.S = NULL; goto fail; }
     if ((*err = upload(m, u.P, u.S)) != cudaSuccess) goto fail;
     G.units[G.nunits] = u;
     G.resident += pb + sb;
+    G.spine_resident += pb + sb;
     return &G.units[G.nunits++];
 fail:
     if (u.P) cudaFree(u.P);
@@ -395,6 +469,98 @@ fail:
     /* out of device memory is not a failure of the device: stop placing */
     if (*err == cudaErrorMemoryAllocation) { cudaGetLastError(); *err = cudaSuccess; G.budget = G.resident; }
     return NULL;
+}
+
+/* n bytes (256-aligned) of owner's slabs; NULL when the card has no more. */
+static void *slab_take(const void *owner, size_t n, cudaError_t *err)
+{
+    n = (n + 255) & ~(size_t)255;
+    *err = cudaSuccess;
+    for (int i = G.nslabs - 1; i >= 0; i--)
+        if (G.slabs[i].owner == owner) {
+            if (G.slabs[i].size - G.slabs[i].used >= n) {
+                void *p = G.slabs[i].p + G.slabs[i].used;
+                G.slabs[i].used += n;
+                return p;
+            }
+            break;      /* taken in order: only the owner's newest slab has room */
+        }
+    if (G.nslabs == G.capslabs) {
+        const int nc = G.capslabs ? 2 * G.capslabs : 64;
+        slab *ns = (slab *)realloc(G.slabs, (size_t)nc * sizeof *ns);
+        if (!ns) return NULL;
+        G.slabs = ns;
+        G.capslabs = nc;
+    }
+    slab sl = { owner, NULL, n > XSLAB ? n : XSLAB, n };
+    if ((*err = cudaMalloc((void **)&sl.p, sl.size)) != cudaSuccess) return NULL;
+    G.slabs[G.nslabs++] = sl;
+    return sl.p;
+}
+
+/* Whether an expert of `bytes` fits beside the spine's share. */
+static int expert_room(size_t bytes)
+{
+    const char *e = getenv("REMORA_GPU_EXPERTS");
+    if ((e && !strcmp(e, "0")) || G.xfull || !G.cstream) return 0;
+    const uint64_t kept = G.spine_reserve > G.spine_resident ? G.spine_reserve - G.spine_resident : 0;
+    return G.resident + bytes + kept <= G.budget;
+}
+
+/* Places expert matrix m in VRAM for good, copied and repacked on the copy
+ * stream (its `ready` event says when), if the budget has room (under G.mu;
+ * the host bytes must stay until a product that waited on `ready` is done,
+ * as for a stage). NULL when it has not, or when a call failed (*err). */
+static const placed *place_expert(const gpu_mat *m, cudaError_t *err)
+{
+    size_t sb = 0;
+    const size_t pb = gpu_packed_bytes(m->kind, m->rows, m->cols, &sb);
+    const size_t wb = (size_t)raw_row_bytes(m->kind, m->cols) * (size_t)m->rows;
+    const size_t rsb = m->kind == GPU_W_MXFP4 ? (size_t)m->rows * (size_t)(m->cols / 32) : 0;
+    *err = cudaSuccess;
+    if (!expert_room(pb + sb)) return NULL;
+    if (G.nex == G.capex) {
+        const int nc = G.capex ? 2 * G.capex : 1024;
+        placed *ne = (placed *)realloc(G.ex, (size_t)nc * sizeof *ne);
+        if (!ne) return NULL;
+        G.ex = ne;
+        G.capex = nc;
+    }
+    if (2 * (G.nex + 1) > G.xhcap && xrehash(G.nex + 1)) return NULL;
+    placed u = { m->owner, m->kind, m->shard, m->rows, m->cols, m->off, NULL, NULL, pb + sb, NULL };
+    u.P = slab_take(m->owner, pb, err);
+    if (u.P && sb) u.S = (uint8_t *)slab_take(m->owner, sb, err);
+    if (!u.P || (sb && !u.S)) {
+        /* out of device memory is not a failure of the device: stop placing experts */
+        if (*err == cudaErrorMemoryAllocation) { cudaGetLastError(); *err = cudaSuccess; G.xfull = 1; }
+        return NULL;
+    }
+    if ((*err = cudaEventCreateWithFlags(&u.ready, cudaEventDisableTiming)) != cudaSuccess ||
+        (*err = grow(&G.xraw, wb)) != cudaSuccess || (rsb && (*err = grow(&G.xraw_s, rsb)) != cudaSuccess) ||
+        (*err = cudaMemcpyAsync(G.xraw.p, m->w, wb, cudaMemcpyHostToDevice, G.cstream)) != cudaSuccess ||
+        (rsb && (*err = cudaMemcpyAsync(G.xraw_s.p, m->scale, rsb, cudaMemcpyHostToDevice, G.cstream)) != cudaSuccess) ||
+        (*err = gpu_repack(m->kind, G.xraw.p, (const uint8_t *)G.xraw_s.p, m->rows, m->cols, u.P, u.S, G.cstream)) !=
+            cudaSuccess ||
+        (*err = cudaEventRecord(u.ready, G.cstream)) != cudaSuccess)
+        return NULL;    /* the caller closes the device; its memory goes with the slabs */
+    G.ex[G.nex] = u;
+    uint64_t i = xkey(u.owner, u.shard, u.off) & (uint64_t)(G.xhcap - 1);
+    while (G.xhash[i] >= 0) i = (i + 1) & (uint64_t)(G.xhcap - 1);
+    G.xhash[i] = G.nex;
+    G.resident += pb + sb;
+    G.h2d += wb + rsb;
+    return &G.ex[G.nex++];
+}
+
+/* m's packed weights when placed, ready for `stream` (which waits for an
+ * expert's copy); NULL when m is not placed or the wait failed (*err). */
+static const placed *placed_for(const gpu_mat *m, cudaStream_t stream, int *r0, cudaError_t *err)
+{
+    *err = cudaSuccess;
+    const placed *u = find(m, r0);
+    if (u && u->ready && (*err = cudaStreamWaitEvent(stream, u->ready, 0)) != cudaSuccess) return NULL;
+    if (u && !m->spine) G.xreads += u->bytes;
+    return u;
 }
 
 static int same_matrix(const stage *g, const gpu_mat *m)
@@ -456,7 +622,13 @@ void gpu_stage(const gpu_mat *m, int T)
     if (env && !strcmp(env, "0")) return;
     pthread_mutex_lock(&G.mu);
     int r0 = 0;
-    if (G.active && G.cstream && !staged(m) && !find(m, &r0)) stage_in(m);
+    if (G.active && G.cstream && !staged(m) && !find(m, &r0)) {
+        cudaError_t e;
+        if (!place_expert(m, &e)) {
+            if (e != cudaSuccess) fail("placing an expert", e);
+            else stage_in(m);
+        }
+    }
     pthread_mutex_unlock(&G.mu);
 }
 
@@ -491,7 +663,17 @@ static int weights_on_device(const gpu_mat *m, int T, cudaStream_t stream, const
     int r0 = 0;
     *sg = NULL;
     *S = NULL;
-    const placed *u = find(m, &r0);
+    cudaError_t we;
+    const placed *u = placed_for(m, stream, &r0, &we);
+    if (we != cudaSuccess) { fail("waiting for an expert's copy", we); return -1; }
+    if (!u && !m->spine && T >= gpu_min_tokens() && !staged(m)) {
+        if (!(u = place_expert(m, &we)) && we != cudaSuccess) { fail("placing an expert", we); return -1; }
+        if (u && (we = cudaStreamWaitEvent(stream, u->ready, 0)) != cudaSuccess) {
+            fail("placing an expert", we);
+            return -1;
+        }
+        if (u) G.xreads += u->bytes;
+    }
     if (!u && m->spine) {
         cudaError_t e;
         if (!(u = place(m, &e)) && e != cudaSuccess) { fail("placing weights", e); return -1; }
@@ -516,8 +698,14 @@ static int weights_on_device(const gpu_mat *m, int T, cudaStream_t stream, const
 int gpu_expert(const gpu_mat *gate, const gpu_mat *up, const gpu_mat *down, int situ, float beta, float linear_beta,
                const float *X, int T)
 {
-    if (!G.active || !worth_device(gate, T) || (!gate->spine && T < gpu_min_tokens())) return 1;
+    if (!G.active || !worth_device(gate, T)) return 1;
     pthread_mutex_lock(&G.mu);
+    int r0 = 0;
+    /* a short pass of an expert takes the device only where it is placed */
+    if (!gate->spine && T < gpu_min_tokens() && !(find(gate, &r0) && find(up, &r0) && find(down, &r0))) {
+        pthread_mutex_unlock(&G.mu);
+        return 1;
+    }
     expert_job *j = NULL;
     for (int i = 0; i < GPU_JOBS; i++)
         if (!G.jobs[i].busy) { j = &G.jobs[i]; break; }
@@ -679,8 +867,8 @@ int gpu_gemm(const gpu_mat *m, const float *X, float *Y, int T)
     const double t0 = now_s();
     int r0 = 0;
     cudaError_t e = cudaSuccess;
-    const placed *u = find(m, &r0);
-    if (!u && m->spine) u = place(m, &e);
+    const placed *u = placed_for(m, G.stream, &r0, &e);
+    if (!u && e == cudaSuccess && m->spine) u = place(m, &e);
     if (e != cudaSuccess) { fail("placing weights", e); pthread_mutex_unlock(&G.mu); return 1; }
     const void *P;
     const uint8_t *S = NULL;
@@ -750,6 +938,31 @@ void gpu_forget(const void *owner)
         G.resident -= u->bytes;
     }
     G.nunits = k;
+    k = 0;
+    for (int i = 0; i < G.nex; i++) {
+        placed *u = &G.ex[i];
+        if (u->owner != owner) { G.ex[k++] = *u; continue; }
+        if (u->ready) cudaEventDestroy(u->ready);
+        G.resident -= u->bytes;
+    }
+    G.nex = k;
+    k = 0;
+    for (int i = 0; i < G.nslabs; i++) {
+        if (G.slabs[i].owner != owner) { G.slabs[k++] = G.slabs[i]; continue; }
+        cudaFree(G.slabs[i].p);
+    }
+    G.nslabs = k;
+    G.xfull = 0;
+    if (xrehash(G.nex)) { free(G.xhash); G.xhash = NULL; G.xhcap = 0; G.nex = 0; }
+    G.spine_resident = 0;
+    for (int i = 0; i < G.nunits; i++) G.spine_resident += G.units[i].bytes;
+    pthread_mutex_unlock(&G.mu);
+}
+
+void gpu_reserve_spine(uint64_t bytes)
+{
+    pthread_mutex_lock(&G.mu);
+    G.spine_reserve = bytes;
     pthread_mutex_unlock(&G.mu);
 }
 

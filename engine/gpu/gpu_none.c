@@ -42,6 +42,7 @@ int gpu_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int
 }
 int gpu_min_tokens(void) { return 0; }
 void gpu_forget(const void *owner) { (void)owner; }
+void gpu_reserve_spine(uint64_t bytes) { (void)bytes; }
 void gpu_pin(void *p, size_t n) { (void)p; (void)n; }
 void gpu_unpin(void *p) { (void)p; }
 

@@ -10,9 +10,10 @@ void rm_gpu_get(rm_gpu_figures *out)
 {
     gpu_status g;
     gpu_status_get(&g);
-    *out = (rm_gpu_figures){ g.active, gpu_build(), "", "", g.vram_total, g.vram_budget, g.vram_resident,
-                             g.units_resident, gpu_min_tokens(), g.h2d_bytes, g.d2h_bytes, g.products, g.flops,
-                             g.seconds };
+    *out = (rm_gpu_figures){ g.active,        gpu_build(),         "",          "",
+                             g.vram_total,    g.vram_budget,       g.vram_resident, g.units_resident,
+                             g.vram_experts,  g.expert_vram_reads, gpu_min_tokens(), g.h2d_bytes,
+                             g.d2h_bytes,     g.products,          g.flops,     g.seconds };
     snprintf(out->name, sizeof out->name, "%s", g.name);
     snprintf(out->why, sizeof out->why, "%s", g.why);
 }

@@ -351,6 +351,7 @@ int rm_model_open(const char *dir, const rm_open_opts *opts, rm_model **out, rm_
     }
     for (int i = 0; i < c->num_layers * (c->topk ? c->topk : 1); i++) m->prev_route[i] = -1;
     gpu_pin(m->experts.slot_mem, (size_t)m->experts.nslots * experts_slot_bytes(&m->experts));
+    gpu_reserve_spine(m->store.spine_total);    /* experts go in VRAM only beside the whole spine */
     if (m->experts.io) io_pool_yield_to(m->store.io, m->experts.io);
     rm_model_info *in = &m->info;
     in->ram_budget = budget;

@@ -140,6 +140,7 @@ static int compare(const mat *m, int shard, int r0, int rows, int spine, int T, 
 TEST(gpu_products_equal_cpu_kernels)
 {
     if (!device()) return;
+    setenv("REMORA_GPU_EXPERTS", "0", 1);      /* the streamed paths: no expert placed for good */
     static const struct { gpu_wkind kind; int rows, cols; } shapes[] = {
         { GPU_W_F32, 1, 16 },    { GPU_W_F32, 5, 37 },     { GPU_W_F32, 33, 300 },   { GPU_W_F32, 70, 512 },
         { GPU_W_BF16, 3, 7 },    { GPU_W_BF16, 17, 129 },  { GPU_W_BF16, 64, 1000 }, { GPU_W_BF16, 300, 7168 },
@@ -179,6 +180,7 @@ TEST(gpu_products_equal_cpu_kernels)
     gpu_forget(&rs);
     gpu_status_get(&st);
     CHECK(st.units_resident == 0);
+    unsetenv("REMORA_GPU_EXPERTS");
 }
 
 /* One routed expert on the CPU as moe.c's expert_block computes it. */
@@ -211,8 +213,12 @@ TEST(gpu_experts_equal_cpu_experts)
         { ACT_SILU, 0, 0 }, { ACT_SITU, 2.5, 0 }, { ACT_SITU, 2.0, 8.0 },
     };
     static const int Ts[] = { 1, 7, 9, 33, 49, 130, 256 };
+    int cases = 0, placed_cases = 0;
+    /* first staged per use, then placed in VRAM for good at their first pass */
+    for (int placing = 0; placing < 2; placing++) {
+    setenv("REMORA_GPU_EXPERTS", placing ? "1" : "0", 1);
     rs = 0x51ab1e;
-    int shard = 1 << 22, cases = 0;
+    int shard = 1 << 22;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
         const int D = shapes[s].D, I = shapes[s].I;
         mat gate = make(shapes[s].kind, I, D), up = make(shapes[s].kind, I, D), down = make(shapes[s].kind, D, I);
@@ -252,6 +258,15 @@ TEST(gpu_experts_equal_cpu_experts)
                     }
                 CHECK(bad == 0);
                 cases++;
+                if (placing) {      /* a placed expert's matrix through gpu_gemm too */
+                    float *gw = malloc((size_t)T * I * sizeof *gw), *gg_ = malloc((size_t)T * I * sizeof *gg_);
+                    cpu(&gate, X, gw, T, 0, I);
+                    CHECK(gpu_gemm(&gg, X, gg_, T) == 0);
+                    for (size_t i = 0; i < (size_t)T * I; i++) bad += !same(gw[i], gg_[i]);
+                    CHECK(bad == 0);
+                    free(gw); free(gg_);
+                    placed_cases++;
+                }
                 if (a == 0) {   /* as the dense layer's MLP and the shared experts: placed in VRAM, any T */
                     const gpu_mat sg_ = view(&gate, shard + 100, 0, I, 1), su = view(&up, shard + 101, 0, I, 1),
                                   sd = view(&down, shard + 102, 0, D, 1);
@@ -269,7 +284,14 @@ TEST(gpu_experts_equal_cpu_experts)
         free(up.wf); free(up.wb); free(up.packed); free(up.scale);
         free(down.wf); free(down.wb); free(down.packed); free(down.scale);
     }
-    fprintf(stderr, "    %d experts on the device: all equal to the CPU's bits\n", cases);
+    gpu_status st;
+    gpu_status_get(&st);
+    if (placing) CHECK(st.units_resident >= 9);     /* the three shapes' experts, placed */
+    gpu_forget(&rs);
+    }
+    unsetenv("REMORA_GPU_EXPERTS");
+    fprintf(stderr, "    %d experts on the device (%d placed in VRAM, their gate also through gpu_gemm): all equal to the CPU's bits\n",
+            cases, placed_cases);
 }
 
 /* gpu_mla_core (MLA's scores, causal softmax and weighted sums on the
