@@ -498,13 +498,18 @@ static void *slab_take(const void *owner, size_t n, cudaError_t *err)
     return sl.p;
 }
 
-/* Whether an expert of `bytes` fits beside the spine's share. */
+/* Whether an expert of `bytes` fits beside the spine's share and XWORK of
+ * the budget left for the buffers that grow later (activations, attention's
+ * scores, stages): a failed allocation there closes the device, and placed
+ * experts, unlike the spine, would otherwise fill the budget on any model
+ * larger than the card. */
+#define XWORK (2ull << 30)
 static int expert_room(size_t bytes)
 {
     const char *e = getenv("REMORA_GPU_EXPERTS");
     if ((e && !strcmp(e, "0")) || G.xfull || !G.cstream) return 0;
     const uint64_t kept = G.spine_reserve > G.spine_resident ? G.spine_reserve - G.spine_resident : 0;
-    return G.resident + bytes + kept <= G.budget;
+    return G.resident + bytes + kept + XWORK <= G.budget;
 }
 
 /* Places expert matrix m in VRAM for good, copied and repacked on the copy
