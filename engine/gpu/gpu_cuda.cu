@@ -441,6 +441,19 @@ static cudaError_t upload(const gpu_mat *m, void *P, uint8_t *S)
     return gpu_repack(m->kind, G.raw.p, (const uint8_t *)G.raw_s.p, m->rows, m->cols, P, S, G.stream);
 }
 
+/* Room in a growing array *a of n elements for one more (doubling from
+ * `first`); -1 out of memory, the array unchanged. */
+static int array_room(void **a, int n, int *cap, size_t size, int first)
+{
+    if (n < *cap) return 0;
+    const int nc = *cap ? 2 * *cap : first;
+    void *p = realloc(*a, (size_t)nc * size);
+    if (!p) return -1;
+    *a = p;
+    *cap = nc;
+    return 0;
+}
+
 /* Places m in VRAM if the budget has room; NULL when it has not. */
 static const placed *place(const gpu_mat *m, cudaError_t *err)
 {
@@ -448,13 +461,7 @@ static const placed *place(const gpu_mat *m, cudaError_t *err)
     const size_t pb = gpu_packed_bytes(m->kind, m->rows, m->cols, &sb);
     *err = cudaSuccess;
     if (G.resident + pb + sb > G.budget) return NULL;
-    if (G.nunits == G.capunits) {
-        const int nc = G.capunits ? 2 * G.capunits : 256;
-        placed *nu = (placed *)realloc(G.units, (size_t)nc * sizeof *nu);
-        if (!nu) return NULL;
-        G.units = nu;
-        G.capunits = nc;
-    }
+    if (array_room((void **)&G.units, G.nunits, &G.capunits, sizeof *G.units, 256)) return NULL;
     placed u = { m->owner, m->kind, m->shard, m->rows, m->cols, m->off, NULL, NULL, pb + sb, NULL };
     if ((*err = cudaMalloc(&u.P, pb)) != cudaSuccess) { u.P = NULL; goto fail; }
     if (sb && (*err = cudaMalloc((void **)&u.S, sb)) != cudaSuccess) { u.S = NULL; goto fail; }
@@ -485,13 +492,7 @@ static void *slab_take(const void *owner, size_t n, cudaError_t *err)
             }
             break;      /* taken in order: only the owner's newest slab has room */
         }
-    if (G.nslabs == G.capslabs) {
-        const int nc = G.capslabs ? 2 * G.capslabs : 64;
-        slab *ns = (slab *)realloc(G.slabs, (size_t)nc * sizeof *ns);
-        if (!ns) return NULL;
-        G.slabs = ns;
-        G.capslabs = nc;
-    }
+    if (array_room((void **)&G.slabs, G.nslabs, &G.capslabs, sizeof *G.slabs, 64)) return NULL;
     slab sl = { owner, NULL, n > XSLAB ? n : XSLAB, n };
     if ((*err = cudaMalloc((void **)&sl.p, sl.size)) != cudaSuccess) return NULL;
     G.slabs[G.nslabs++] = sl;
@@ -524,13 +525,7 @@ static const placed *place_expert(const gpu_mat *m, cudaError_t *err)
     const size_t rsb = m->kind == GPU_W_MXFP4 ? (size_t)m->rows * (size_t)(m->cols / 32) : 0;
     *err = cudaSuccess;
     if (!expert_room(pb + sb)) return NULL;
-    if (G.nex == G.capex) {
-        const int nc = G.capex ? 2 * G.capex : 1024;
-        placed *ne = (placed *)realloc(G.ex, (size_t)nc * sizeof *ne);
-        if (!ne) return NULL;
-        G.ex = ne;
-        G.capex = nc;
-    }
+    if (array_room((void **)&G.ex, G.nex, &G.capex, sizeof *G.ex, 1024)) return NULL;
     if (2 * (G.nex + 1) > G.xhcap && xrehash(G.nex + 1)) return NULL;
     placed u = { m->owner, m->kind, m->shard, m->rows, m->cols, m->off, NULL, NULL, pb + sb, NULL };
     u.P = slab_take(m->owner, pb, err);
