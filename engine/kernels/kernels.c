@@ -279,7 +279,17 @@ void kern_gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float *x
  * 89-112, 64 x 192 x 256 80-109 — no shape apart from the noise; the
  * micro-kernel alone on L1-resident panels makes 0.85 of the FMA peak.
  * Packing the inputs per work item instead of once per product took a
- * third of the time (its stores go a panel apart). */
+ * third of the time (its stores go a panel apart).
+ * On the 2-core Zen 4 host (1 MB L2 per core, which the accumulators and
+ * panels pass at T = 1024) no shape was better either: 1 thread, per
+ * CPU-second, best of 6-24 products, 2-3 interleaved rounds, MXFP4
+ * 3072x3584 at T = 1024 73-78 GFLOP/s with this shape, 73-84 with 64 x 96 x
+ * 512, 69-72 with 32 x 96 x 512; at T = 256 79-91 against 81-94 and 86-90.
+ * Nor were 2 MB pages (madvise(MADV_HUGEPAGE)) for the packed buffers: best
+ * windows of 3 interleaved runs from 6% below to 3% above 4 KB pages, at
+ * T = 256 and 1024, 1 and 2 threads. MXFP4 at T = 1024 stays below T = 256
+ * per CPU-second too (80 against 95 GFLOP/s at best), so that gap is not
+ * the co-tenants' scheduling; its cause is still open. */
 #define GEMM_MC 64
 #define GEMM_KC 512
 #define GEMM_NT 192

@@ -250,7 +250,28 @@ static inline __m512i mx_shifts(void)
  * FP1/2), so a permute and an fma per 16 weights take at least 1.33
  * cycles, this form's shift makes it 2 and the nibble-field layout 1.92:
  * with table lookups a repack buys ~10% here, not the 1.4x issue #30
- * asks. */
+ * asks.
+ *
+ * Moving the shift to other pipes buys little (issue #30's next round).
+ * Register-only loop on the Zen 4 host (loads from L1, best of 7 rounds,
+ * two runs): an fma and a vpermps per 16 weights take 0.41-0.43 ns;
+ * adding any one of vpsrlvd, vpsrld, vpandd, vpaddd or vaddps (with or
+ * without a static rounding mode) costs 0.02-0.10 ns more, vpternlogd
+ * 0.14-0.16, vpmultishiftqb and vgf2p8affineqb 0.23-0.26. One trick does move the shift to the add
+ * pipes: (v & 0x7fffff | 0x4b000000) + 2^(23+k), rounded toward zero,
+ * leaves bits k..k+3 of v in bits 0-3 for k <= 19, where vpermps reads
+ * them. In the nibble-field layout (per 8 groups one vpternlogd, one
+ * vpsrld and six such adds) it is bit-identical but no faster than that
+ * layout's shifts: 2 threads, one 12288x7168 matrix read again and again,
+ * median of 150 interleaved calls, 15.4 GB/s against 16.8.
+ * The nibble-field layout against this form, weights cycling through a
+ * 512 MB arena (best/median of 30-300 interleaved calls, under load):
+ * 12288x7168 on 1 thread 11.9/8.3 GB/s against 11.8/9.5, on 2 threads
+ * 17.7/14.9 against 18.0/15.4; 3072x3584 on 1 thread 12.9/9.5 against
+ * 11.5/9.0. That is within the noise from memory, so the file layout
+ * stays. Prefetching into L1 (T0) instead of L2, in remora bench-kernels
+ * (3 interleaved runs, medians): 12288x7168 on 2 threads 21.7 GB/s against
+ * 21.8, 3072x3584 on 1 thread 9.7 against 12.0. So L2 stays. */
 static inline __m512 mx_group(const uint8_t *p, __m512 table, __m512i sh)
 {
     __m512i codes = _mm512_srlv_epi32(_mm512_set1_epi64((long long)load_u64(p)), sh);
