@@ -29,6 +29,7 @@ TEST(ui_welcome_embedded_model)
     CHECKF(strstr(w.p, "F1: "), "%s", w.p);
     rm_buf_free(&w);
     src->vt->free(src);
+    src = NULL;         /* a failed open below leaves it as it is */
     /* a directory without a model card is named after itself */
     dir = fixture_path("k3-tiny");
     CHECK(dir && ui_source_engine_open(dir, &oo, &src, &err) == 0);
