@@ -215,9 +215,10 @@ static void print_gpu(void)
     rm_gpu_figures g;
     rm_gpu_get(&g);
     if (!g.active) return;
-    printf("GPU: %llu products, %.1f GFLOP in %.2f s (copies included); %d matrices %.2f GB in VRAM; "
-           "copied in %.2f GB, out %.2f GB\n", (unsigned long long)g.products, g.flops / 1e9, g.seconds,
-           g.units_resident, g.vram_resident / 1e9, g.h2d_bytes / 1e9, g.d2h_bytes / 1e9);
+    printf("GPU: %llu products, %.1f GFLOP in %.2f s (copies included); %d matrices %.2f GB in VRAM (%.2f GB of "
+           "them routed experts); copied in %.2f GB, out %.2f GB\n", (unsigned long long)g.products, g.flops / 1e9,
+           g.seconds, g.units_resident, g.vram_resident / 1e9, g.vram_experts / 1e9, g.h2d_bytes / 1e9,
+           g.d2h_bytes / 1e9);
 }
 
 static void print_figures(const figures *f, const collect *col, const rm_model_info *in, int session, uint64_t hwm)
