@@ -280,6 +280,14 @@ int cmd_forecast(int argc, char **argv)
         return rm_err_status(&err, 2);
     }
     const rm_fmodel_info *fi = rm_fmodel_get_info(f);
+    rm_prediction p, lad[MAX_LADDER];
+    const double ram = so.open.ram_gb;
+    if (rm_forecast(f, NULL, ram, prompt_tokens, &p)) {     /* bad input: said before a minute of measuring */
+        fprintf(stderr, "remora forecast: a RAM budget of %.2f GB%s is below the minimum of %s, %.2f GB\n", p.ram_gb,
+                ram > 0 ? "" : " (the default)", fi->name, fi->min_budget / 1e9);
+        rm_fmodel_free(f);
+        return 2;
+    }
     if (!json) fprintf(stderr, "remora forecast: measuring this machine for %s (about %.0f s)...\n", fi->name, 10 * seconds);
     rm_machine mc;
     rm_gpu_open(so.open.gpu, so.open.gpu_device, so.open.vram_gb);     /* the probe's device */
@@ -288,19 +296,16 @@ int cmd_forecast(int argc, char **argv)
         rm_fmodel_free(f);
         return rm_err_status(&err, 1);
     }
-    rm_prediction p, lad[MAX_LADDER];
-    const double ram = so.open.ram_gb;
-    const int fits = !rm_forecast(f, &mc, ram, prompt_tokens, &p);
+    rm_forecast(f, &mc, ram, prompt_tokens, &p);
     for (int i = 0; i < nlad; i++) rm_forecast(f, &mc, ladder[i], prompt_tokens, &lad[i]);
     print_machine(&mc, fi);
     print_model(fi);
-    if (fits) print_budget(&p, fi);
-    else printf("a RAM budget of %.1f GB is below this model's minimum, %.1f GB\n", p.ram_gb, fi->min_budget / 1e9);
+    print_budget(&p, fi);
     print_ladder(lad, nlad, &mc, fi);
-    if (fits) advice(f, &mc, &p, fi, prompt_tokens);
+    advice(f, &mc, &p, fi, prompt_tokens);
     printf("\nthe forecast takes routes as uniform (a real router's preferences only raise the cache's hit rate) "
            "and a context of a few thousand tokens; `remora bench` measures a model that is here\n");
     if (json) print_json(fi, &mc, &p, lad, nlad);
     rm_fmodel_free(f);
-    return fits ? 0 : 2;
+    return 0;
 }

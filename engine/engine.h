@@ -828,6 +828,11 @@ void rm_model_take_stats(rm_model *m, rm_token_stats *st);
  * (one expert) and queue depth (the expert reader threads) by reading random
  * experts of the model for about `seconds`. Returns GB/s, or -1. */
 double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue_depth, rm_err *err);
+/* Measures the device's rate for the spine as the stream ring reads it: the
+ * model's spine in order, in the ring's pieces and at its queue depth, for
+ * about `seconds` (what the forecast's in-order probe predicts). Read-ahead
+ * in flight is awaited first. Returns GB/s, or -1. */
+double rm_bench_spine(rm_model *m, double seconds, rm_err *err);
 /* Storage bytes one read of expert `expert` of `layer` takes (its aligned
  * spans), 0 for a layer without experts. */
 uint64_t rm_model_expert_read_bytes(const rm_model *m, int layer, int expert);
@@ -932,7 +937,8 @@ typedef struct rm_prediction {
 /* Predicts decode and the prefill of a prompt of prompt_tokens (0: 1000)
  * of f on mc under a budget of ram_gb (0: the engine's default, 60% of the
  * available RAM). Returns -1 (p->fits 0) when the budget is below the
- * model's minimum. */
+ * model's minimum. With mc NULL it only plans (what is resident, the cache,
+ * the passes): a budget is judged before the machine is measured. */
 int rm_forecast(const rm_fmodel *f, const rm_machine *mc, double ram_gb, int prompt_tokens, rm_prediction *p);
 
 /* ---- stream mode: models set up from a URL (engine/remote/) ------------ */

@@ -401,6 +401,24 @@ int store_unit_begin(store *s, int u, rm_err *err)
     return 0;
 }
 
+double store_bench(store *s, double seconds, rm_err *err)
+{
+    int n = 0;
+    for (int u = 0; u < s->nunits; u++) n += s->units[u].nruns;
+    io_span *spans = malloc((size_t)(n ? n : 1) * sizeof *spans);
+    if (!spans) return rm_errf(err, "out of memory"), -1.0;
+    n = 0;
+    for (int u = 0; u < s->nunits; u++)
+        for (int i = 0; i < s->units[u].nruns; i++) {
+            const spine_run *r = &s->units[u].runs[i];
+            spans[n++] = (io_span){ s->fds[r->shard], r->off, r->len };
+        }
+    if (s->rq) ring_drain(s);       /* the pool's reads are then the probe's alone */
+    const double gbps = io_read_rate(s->io, spans, n, 1, READ_CHUNK, seconds, err);
+    free(spans);
+    return gbps;
+}
+
 int store_unit_resident(const store *s, int u)
 {
     return u >= 0 && u < s->nunits && (s->units[u].buf || !s->units[u].nruns);

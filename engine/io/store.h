@@ -81,6 +81,12 @@ int  store_unit_begin(store *s, int u, rm_err *err);
  * a streamed unit's are only between its store_unit_begin and the ring
  * reusing its space. */
 int  store_unit_resident(const store *s, int u);
+/* The device's rate for the spine as the ring reads it: every unit's runs
+ * (READ_CHUNK pieces, in use order) read in order through the store's
+ * reader pool for about `seconds` (io_read_rate, the loop of the forecast's
+ * in-order probe). The ring is emptied first (its next use starts again
+ * from the unit asked for). Returns GB/s, or -1. */
+double store_bench(store *s, double seconds, rm_err *err);
 /* Reads one embedding row into dst (fp32). */
 int  store_embed_row(store *s, const wmat *embed, int row, float *dst, rm_err *err);
 /* The smallest budget store_plan accepts for this model with `min_cache`. */

@@ -99,6 +99,11 @@ double rm_bench_device(rm_model *m, double seconds, int *block_bytes, int *queue
     return device_bench(&m->experts, seconds, block_bytes, queue_depth, err);
 }
 
+double rm_bench_spine(rm_model *m, double seconds, rm_err *err)
+{
+    return store_bench(&m->store, seconds, err);
+}
+
 /* The pool status of an open model: stream mode asks its source (remote/pool.c);
  * a local model has every expert in its shards. */
 int rm_model_pool_status(const rm_model *m, rm_pool_status *st, rm_err *err)

@@ -494,6 +494,7 @@ int rm_forecast(const rm_fmodel *f, const rm_machine *mc, double ram_gb, int pro
     p->cache_slots = (int)slots;
     p->expert_cache = slots * slot;
     p->hit_rate = all ? (double)slots / (double)all : 0;
+    if (!mc) return 0;
     const double disk = mc->disk_gbps * 1e9, seq = mc->spine_gbps * 1e9;
     const double spine_bytes = (double)d.total, streamed = (double)(d.total - d.resident);
     const double exp_w = (double)f->expert_weights;
