@@ -48,6 +48,33 @@ SLOW="unit-asan serve_claude_code forecast unit-rel serve_agents default_model s
 # about 45 s for npm to download Claude Code, then computes for 5 CPU-s.
 LIGHT="serve_claude_code endpoint_hostile endpoint_replay http_reliability http_resume serve_hostile serve_log setup_offline tui_*"
 
+# A suite of the JOBS queue runs on a core of its own (taskset), so the
+# engine's compute pool, as wide as the cores it may run on, is one thread:
+# two suites at once with a pool of two threads each on the two cores spent
+# 3-4 times the CPU-seconds spinning and waking against each other (see
+# engine/base/threadpool.c). Not pinned: unit-asan, so that every model path
+# still runs with the pool's two threads, under the sanitizers, and the
+# LIGHT suites, which mostly wait. PIN=0 pins none.
+UNPINNED="unit-asan"
+CPUS=$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))' 2>/dev/null)
+# on_core NAME CMD...: runs CMD on the first core of CPUS that no other
+# suite holds (its lock file in LOGS), or unpinned when all are held
+on_core() {
+  _n=$1; shift
+  _pin=${PIN:-1}
+  [ "$(echo $CPUS | wc -w)" -ge "${JOBS:-2}" ] || _pin=0
+  set -f
+  for _p in $UNPINNED $LIGHT; do case $_n in $_p) _pin=0 ;; esac; done
+  set +f
+  [ "$_pin" = 1 ] && for _c in $CPUS; do
+    # the subshell holds the lock while CMD runs (not exec'd: its exit
+    # status is read after it, and the lock is held to the end)
+    ( flock -n 9 || exit 75; taskset -c "$_c" "$@" 9>&-; exit $? ) 9> "$LOGS/cpu$_c.lock"
+    _rc=$?; [ $_rc -eq 75 ] || return $_rc          # 75: held, the next core
+  done
+  "$@"
+}
+
 # one NAME: runs the suite NAME, prints its result block in one write (the
 # other queue prints too), leaves "NAME rc seconds pass fail cpu" in
 # NAME.result. cpu is the CPU-seconds of the processes the suite waited
@@ -60,12 +87,12 @@ one() {
     unit-rel|unit-asan)
       mode=${name#unit-}
       REMORA_BIN=build/$mode/remora ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-        build/$mode/remora-tests > "$log" 2>&1
+        on_core "$name" build/$mode/remora-tests > "$log" 2>&1
       rc=$?
       p=$(grep -c '^PASS ' "$log"); f=$(grep -c '^FAIL ' "$log")
       if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then f=1; crashed=1; else crashed=0; fi ;;
     *)
-      sh "tests/sh/$name.sh" > "$log" 2>&1
+      on_core "$name" sh "tests/sh/$name.sh" > "$log" 2>&1
       rc=$?
       if [ $rc -eq 0 ]; then p=1; f=0; else p=0; f=1; fi ;;
   esac
