@@ -52,10 +52,11 @@ LIGHT="serve_claude_code endpoint_hostile endpoint_replay http_reliability http_
 # engine's compute pool, as wide as the cores it may run on, is one thread:
 # two suites at once with a pool of two threads each on the two cores spent
 # 3-4 times the CPU-seconds spinning and waking against each other (see
-# engine/base/threadpool.c). Not pinned: unit-asan, so that every model path
-# still runs with the pool's two threads, under the sanitizers, and the
-# LIGHT suites, which mostly wait. PIN=0 pins none.
-UNPINNED="unit-asan"
+# engine/base/threadpool.c; a bare clone's unit-rel took 31 CPU-s so,
+# against 88, default_model 18 against 65). The model's products cut
+# across two threads are test_model.c's *_threads_do_not_change_logits
+# (in both unit builds). The LIGHT suites, which mostly wait, are not
+# pinned. PIN=0 pins none.
 CPUS=$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))' 2>/dev/null)
 # on_core NAME CMD...: runs CMD on the first core of CPUS that no other
 # suite holds (its lock file in LOGS), or unpinned when all are held
@@ -64,7 +65,7 @@ on_core() {
   _pin=${PIN:-1}
   [ "$(echo $CPUS | wc -w)" -ge "${JOBS:-2}" ] || _pin=0
   set -f
-  for _p in $UNPINNED $LIGHT; do case $_n in $_p) _pin=0 ;; esac; done
+  for _p in $LIGHT; do case $_n in $_p) _pin=0 ;; esac; done
   set +f
   [ "$_pin" = 1 ] && for _c in $CPUS; do
     # the subshell holds the lock while CMD runs (not exec'd: its exit
@@ -78,8 +79,9 @@ on_core() {
 # The suites that run the ASan build or the fuzz targets. Under `make test`
 # ($REMORA_LATE_BUILD, the command that builds them) those builds run beside
 # the other suites, and these wait for them: up to 20 minutes, polling the
-# status file the build writes as it ends (the build itself took 50 s of
-# the 70 s a bare clone's three builds took).
+# status file the build writes as it ends (on a bare clone the release
+# build took 28 s alone, then this one 85 s beside the first suites; the
+# three builds had taken 70 s before any suite began).
 LATE="unit-asan serve_soak fuzz http_faults http_nginx logits_cli"
 # late_wait NAME: 0 once the late build is done and passed (or there is
 # none, or NAME does not need it), else 1 with the build log's end
@@ -177,6 +179,20 @@ for n in $queue; do
   if [ $l -eq 1 ]; then light="$light $n"; else heavy="$heavy $n"; fi
 done
 set +f
+# While the late build runs, the first JOBS suites that need only the
+# release build go first (the slowest, each longer than that build), so
+# no core waits for it: a bare clone's unit-asan, first in the queue,
+# held its core 85 s for it.
+if [ -n "${REMORA_LATE_BUILD:-}" ]; then
+  early=""; rest=""; k=0
+  for n in $heavy; do
+    case " $LATE " in
+      *" $n "*) rest="$rest $n" ;;
+      *) if [ $k -lt "${JOBS:-2}" ]; then early="$early $n"; k=$((k + 1)); else rest="$rest $n"; fi ;;
+    esac
+  done
+  heavy="$early$rest"
+fi
 start=$(date +%s)
 [ -n "$heavy" ] && printf '%s\n' $heavy | xargs -P "${JOBS:-2}" -n 1 sh tests/run.sh --one &
 [ -n "$light" ] && printf '%s\n' $light | xargs -P "${LIGHT_JOBS:-1}" -n 1 sh tests/run.sh --one &
