@@ -7,6 +7,8 @@
 # (LIGHT below); each prints PASS or FAIL with its time
 # as it ends, the slowest are listed at the end, and the last line is
 # "N passed, N failed" (unit tests count one each, scripts one each).
+# Each suite runs on a core of its own (on_core); under `make test` the
+# ASan and fuzz builds run beside the first suites (LATE).
 # REMORA_TESTS="unit-rel layout ..." runs only the suites named.
 #
 # A suite runs beside another only if it shares nothing with it: every
@@ -26,17 +28,15 @@ export REMORA_SYNTH_DIR="$XDG_CACHE_HOME/synth"
 LOGS=build/logs
 # The order on a clone that has no times yet (build/logs/times holds the
 # last run's): the suites measured longest first, so that the two queues
-# end together; the rest follow in name order. CPU-seconds of a bare
-# clone's run at 13:48 UTC on 2 Dec (a load of 5-8 from other builds),
-# less what the changes of that day took off: unit-asan 103 (-9: its
-# passes of one position), forecast 97 (-9: one unjudged prefill bench),
-# unit-rel 83, serve_agents 64 (its npm install 4), default_model 65
-# (31 on a quiet machine), serve_soak 45, fuzz 42 (-7: 2 s per target),
-# synth 30, serve_openai 25, demo_model 17, serve_curl 17, http_faults
-# 16, run_prefill 15, run_state 14, serve_interleave 11, ram_limit 8,
-# serve_claude_code 60 (-55: its 25k-token prompt on a model cut to two
-# KDA layers, lib/first_layers.py; it is in LIGHT now, and first there).
-SLOW="unit-asan serve_claude_code forecast unit-rel serve_agents default_model serve_soak synth fuzz serve_openai demo_model serve_curl http_faults run_prefill run_state serve_interleave ram_limit"
+# end together; the rest follow in name order. Seconds (and CPU-seconds)
+# of a bare clone's run at 06:55 UTC on 3 Dec, each suite on a core of its
+# own (on_core below) at a load of 4-5.5 from other work: forecast 214
+# (97), unit-asan 143 (70), unit-rel 116 (35), synth 77 (35), serve_agents
+# 72 (33), fuzz 45 (22), default_model 39 (18), serve_soak 38 (23),
+# http_faults 25 (14), serve_openai 21 (16), serve_curl 16 (12), ram_limit
+# 14 (12), serve_queue 12 (10), serve_errors 9 (7), serve_interleave 8
+# (7); serve_claude_code 30 (12) is in LIGHT, and first there.
+SLOW="forecast unit-asan unit-rel synth serve_agents fuzz default_model serve_soak http_faults serve_openai serve_curl ram_limit serve_queue serve_errors serve_interleave serve_claude_code"
 # The suites that mostly wait, on a tmux screen or on a server's timeouts:
 # a bare clone's run at 03:42 UTC on 2 Dec measured each under a third of
 # a CPU-second per second (37 suites, 200 s, 27 CPU-s in all; the remora
@@ -55,8 +55,9 @@ LIGHT="serve_claude_code endpoint_hostile endpoint_replay http_reliability http_
 # engine/base/threadpool.c; a bare clone's unit-rel took 31 CPU-s so,
 # against 88, default_model 18 against 65). The model's products cut
 # across two threads are test_model.c's *_threads_do_not_change_logits
-# (in both unit builds). The LIGHT suites, which mostly wait, are not
-# pinned. PIN=0 pins none.
+# (in both unit builds). The LIGHT suites, which mostly wait, share the
+# last core without a lock: the remora they run would otherwise spin a
+# pool of two threads against the pinned suites. PIN=0 pins none.
 CPUS=$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))' 2>/dev/null)
 # on_core NAME CMD...: runs CMD on the first core of CPUS that no other
 # suite holds (its lock file in LOGS), or unpinned when all are held
@@ -65,8 +66,9 @@ on_core() {
   _pin=${PIN:-1}
   [ "$(echo $CPUS | wc -w)" -ge "${JOBS:-2}" ] || _pin=0
   set -f
-  for _p in $LIGHT; do case $_n in $_p) _pin=0 ;; esac; done
+  [ "${LIGHT_JOBS:-1}" -gt 0 ] && for _p in $LIGHT; do case $_n in $_p) [ "$_pin" = 1 ] && _pin=light ;; esac; done
   set +f
+  if [ "$_pin" = light ]; then taskset -c "${CPUS##* }" "$@"; return $?; fi
   [ "$_pin" = 1 ] && for _c in $CPUS; do
     # the subshell holds the lock while CMD runs (not exec'd: its exit
     # status is read after it, and the lock is held to the end)
