@@ -220,6 +220,11 @@ for n in $all; do
   pass=$((pass + p)); fail=$((fail + f))
 done
 mv "$LOGS/times.new" "$LOGS/times"
+# the late build counts as a suite when it failed, whether or not a suite
+# that needs it ran (wait above waited for it too)
+if [ -n "${REMORA_LATE_BUILD:-}" ] && [ "$(cat "$LOGS/late-build.rc" 2>/dev/null)" != 0 ]; then
+  echo "FAIL the ASan and fuzz builds ($REMORA_LATE_BUILD):"; tail -30 "$LOGS/late-build.log"; fail=$((fail + 1))
+fi
 echo "== slowest suites (of ${wall}s, ${JOBS:-2} at a time and ${LIGHT_JOBS:-1} beside, $cpus CPU-s in all; logs in $LOGS/)"
 for n in $all; do grep "^$n " "$LOGS/times"; done | sort -k2 -rn | head -8 |
   awk '{ printf "  %7ss %6s CPU-s %s\n", $2, $3, $1 }'
