@@ -55,9 +55,10 @@ LIGHT="serve_claude_code endpoint_hostile endpoint_replay http_reliability http_
 # engine/base/threadpool.c; a bare clone's unit-rel took 31 CPU-s so,
 # against 88, default_model 18 against 65). The model's products cut
 # across two threads are test_model.c's *_threads_do_not_change_logits
-# (in both unit builds). The LIGHT suites, which mostly wait, share the
-# last core without a lock: the remora they run would otherwise spin a
-# pool of two threads against the pinned suites. PIN=0 pins none.
+# (in both unit builds). The LIGHT suites, which mostly wait, are not
+# pinned: held to one core beside a pinned suite, tui_terminals' /quit
+# once took over its 10 s (a bare clone's run at 07:31 UTC, a load of 5).
+# PIN=0 pins none.
 CPUS=$(python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)))' 2>/dev/null)
 # on_core NAME CMD...: runs CMD on the first core of CPUS that no other
 # suite holds (its lock file in LOGS), or unpinned when all are held
@@ -66,9 +67,8 @@ on_core() {
   _pin=${PIN:-1}
   [ "$(echo $CPUS | wc -w)" -ge "${JOBS:-2}" ] || _pin=0
   set -f
-  [ "${LIGHT_JOBS:-1}" -gt 0 ] && for _p in $LIGHT; do case $_n in $_p) [ "$_pin" = 1 ] && _pin=light ;; esac; done
+  [ "${LIGHT_JOBS:-1}" -gt 0 ] && for _p in $LIGHT; do case $_n in $_p) _pin=0 ;; esac; done
   set +f
-  if [ "$_pin" = light ]; then taskset -c "${CPUS##* }" "$@"; return $?; fi
   [ "$_pin" = 1 ] && for _c in $CPUS; do
     # the subshell holds the lock while CMD runs (not exec'd: its exit
     # status is read after it, and the lock is held to the end)
