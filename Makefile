@@ -81,7 +81,7 @@ endif
 # the options, and the server's parts without cmd_serve.c
 APP_TEST_OBJ := $(B)/app/opts.o $(patsubst %.c,$(B)/%.o,$(wildcard app/serve/*.c))
 
-.PHONY: all run test test-build-rel test-build-asan deps test-deps clean install unit bench fuzz crmath-check \
+.PHONY: all run test test-build-rel test-build-asan test-build-fuzz test-build-late deps test-deps clean install unit bench fuzz crmath-check \
         crmath-bench FORCE
 # The package check runs first, in its own make: pkg-config is read when a
 # make starts, so the build must start after missing packages are installed.
@@ -210,18 +210,24 @@ test-deps:
 run: all
 	./build/remora chat --model assets/model
 
-# The release and ASan builds (and the fuzz targets of tests/sh/fuzz.sh)
-# share one make's two job slots, so neither build's serial tail (the
-# archive, the links) leaves a core idle; tests/run.sh then runs two
-# suites at a time. The last line is the whole time, build included.
+# The release build first; then tests/run.sh starts the ASan build and the
+# fuzz targets of tests/sh/fuzz.sh (test-build-late, its output in
+# build/logs/late-build.log) beside the suites that need only the release
+# build, and the suites that need them wait for it (run.sh's LATE): the
+# builds' serial tails (the archive, the links) no longer leave a core idle
+# before the first test. The last line is the whole time, build included.
 test: test-deps
-	@t0=$$(date +%s); $(MAKE) -j2 test-build-rel test-build-asan || exit 1; t1=$$(date +%s); \
-	sh tests/run.sh; rc=$$?; t2=$$(date +%s); \
-	echo "make test: $$((t2 - t0)) s ($$((t1 - t0)) s building, $$((t2 - t1)) s testing)"; exit $$rc
+	@t0=$$(date +%s); $(MAKE) -j2 test-build-rel || exit 1; t1=$$(date +%s); \
+	REMORA_LATE_BUILD="$(MAKE) --no-print-directory -j2 test-build-late" sh tests/run.sh; rc=$$?; t2=$$(date +%s); \
+	echo "make test: $$((t2 - t0)) s ($$((t1 - t0)) s building the release, $$((t2 - t1)) s testing beside the ASan and fuzz builds)"; \
+	exit $$rc
 test-build-rel:
-	$(MAKE) MODE=rel unit build/remora fuzz
+	$(MAKE) MODE=rel unit build/remora
+test-build-late: test-build-asan test-build-fuzz
 test-build-asan:
 	$(MAKE) MODE=asan unit
+test-build-fuzz:
+	$(MAKE) MODE=rel fuzz
 
 bench: all
 	./build/remora bench-kernels

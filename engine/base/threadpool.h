@@ -14,7 +14,7 @@
 #define REMORA_THREADPOOL_H
 
 /* Starts the pool with nthreads threads in all, the caller included
- * (0 = number of online CPUs). Idempotent: a second call while the pool runs
+ * (0 = the CPUs this process may run on). Idempotent: a second call while the pool runs
  * does nothing. Returns 0, or -1 when a thread cannot be started (the pool
  * then runs everything on the caller). */
 int  pool_init(int nthreads);

@@ -1,8 +1,9 @@
 /* test_model.c — the forward pass against the reference goldens of every
  * fixture model (tests/fixtures/{k3-tiny,kl-tiny}, read in place):
  * prefill logits, router choices, hidden states per layer, the cached greedy
- * continuation and its logits, prefill == token-by-token decoding, and
- * token ids outside the vocabulary refused. (Checkpoint and rollback are
+ * continuation and its logits, prefill == token-by-token decoding, the
+ * same bits with one compute thread and with two, and token ids outside
+ * the vocabulary refused. (Checkpoint and rollback are
  * test_state.c's.)
  * Tolerances are those of tests/fixtures/README.md, "Tolerances the tests
  * apply, and why". */
@@ -11,6 +12,7 @@
 #include <jansson.h>
 #include "tests/unit/test.h"
 #include "model/model.h"
+#include "base/threadpool.h"
 
 static const char *const models[] = { "k3-tiny", "kl-tiny" };
 
@@ -478,6 +480,47 @@ TEST(model_kl_progress_counts_the_work) { check_progress_work(models[1]); }
 
 TEST(model_k3_stop_keeps_the_last_complete_pass) { check_stop_in_a_pass(models[0]); }
 TEST(model_kl_stop_keeps_the_last_complete_pass) { check_stop_in_a_pass(models[1]); }
+
+/* The long prompt's prefill and 8 decode steps give the same logits bit
+ * for bit with one compute thread and with two, whatever the pool's width
+ * the run was given: tests/run.sh holds most suites to one core, where the
+ * pool is one thread and every product runs as one chunk, so this is where
+ * the model's every product is also cut across threads (and, in the ASan
+ * build, where the sanitizers see each chunk's bounds). */
+static void check_threads(const char *name)
+{
+    rm_model *m = open_fixture(name);
+    REQUIRE(m);
+    json_t *meta = load_json(name, "meta.json");
+    REQUIRE(meta);
+    int T;
+    int32_t *ids = prompt_ids(json_array_get(json_object_get(meta, "prompts"), 2), &T);  /* 293 tokens */
+    const int V = m->cfg.vocab_size, steps = 8;
+    float *out[2];
+    rm_err err;
+    for (int k = 0; k < 2; k++) {
+        pool_set_threads(k + 1);
+        REQUIRE(pool_threads() == k + 1);
+        out[k] = malloc((size_t)(T + steps) * V * sizeof *out[k]);
+        rm_state *st = rm_state_new(m, &err);
+        REQUIRE(out[k] && st);
+        CHECK(rm_forward(m, st, ids, T, out[k], NULL, NULL, NULL, &err) == 0);
+        for (int j = 0; j < steps; j++) {
+            int32_t tok = argmax(out[k] + (size_t)(T + j - 1) * V, V);
+            CHECK(rm_forward(m, st, &tok, 1, out[k] + (size_t)(T + j) * V, NULL, NULL, NULL, &err) == 0);
+        }
+        rm_state_free(st);
+    }
+    CHECKF(memcmp(out[0], out[1], (size_t)(T + steps) * V * sizeof *out[0]) == 0,
+           "%s: one thread and two give other logits", name);
+    pool_free();        /* the next test's model opens it at the default width again */
+    free(out[0]); free(out[1]); free(ids);
+    json_decref(meta);
+    rm_model_free(m);
+}
+
+TEST(model_k3_threads_do_not_change_logits) { check_threads(models[0]); }
+TEST(model_kl_threads_do_not_change_logits) { check_threads(models[1]); }
 
 TEST(model_rejects_bad_token_ids)
 {
