@@ -47,13 +47,6 @@ SLOW="forecast unit-asan unit-rel synth serve_agents fuzz default_model serve_so
 # one since its prompt went to a two-layer model: on a bare clone it waits
 # about 45 s for npm to download Claude Code, then computes for 5 CPU-s.
 LIGHT="serve_claude_code endpoint_hostile endpoint_replay http_reliability http_resume serve_hostile serve_log setup_offline tui_*"
-# The suites that run in a lane of their own beside both queues, unpinned:
-# forecast held a pinned core for 173 s of a bare clone's run while using
-# 86 CPU-s of it (its synthetic models' writes and its O_DIRECT probes), so
-# the other suites waited for a core it left idle; its seconds are judged
-# only with REMORA_FORECAST_STRICT=1, which wants a quiet machine anyway.
-# SIDE_JOBS=0 puts them back in the JOBS queue.
-SIDE="forecast"
 
 # A suite of the JOBS queue runs on a core of its own (taskset), so the
 # engine's compute pool, as wide as the cores it may run on, is one thread:
@@ -75,7 +68,6 @@ on_core() {
   [ "$(echo $CPUS | wc -w)" -ge "${JOBS:-2}" ] || _pin=0
   set -f
   [ "${LIGHT_JOBS:-1}" -gt 0 ] && for _p in $LIGHT; do case $_n in $_p) _pin=0 ;; esac; done
-  [ "${SIDE_JOBS:-1}" -gt 0 ] && case " $SIDE " in *" $_n "*) _pin=0 ;; esac
   set +f
   [ "$_pin" = 1 ] && for _c in $CPUS; do
     # the subshell holds the lock while CMD runs (not exec'd: its exit
@@ -181,13 +173,12 @@ for n in $order $all; do
   case " $queue " in *" $n "*) continue ;; esac
   queue="$queue $n"
 done
-heavy=""; light=""; side=""
+heavy=""; light=""
 set -f                      # LIGHT's patterns are matched, not expanded
 for n in $queue; do
   l=0
   [ "${LIGHT_JOBS:-1}" -gt 0 ] && for p in $LIGHT; do case $n in $p) l=1 ;; esac; done
-  [ "${SIDE_JOBS:-1}" -gt 0 ] && case " $SIDE " in *" $n "*) l=2 ;; esac
-  case $l in 1) light="$light $n" ;; 2) side="$side $n" ;; *) heavy="$heavy $n" ;; esac
+  if [ $l -eq 1 ]; then light="$light $n"; else heavy="$heavy $n"; fi
 done
 set +f
 # While the late build runs, the first JOBS suites that need only the
@@ -207,7 +198,6 @@ fi
 start=$(date +%s)
 [ -n "$heavy" ] && printf '%s\n' $heavy | xargs -P "${JOBS:-2}" -n 1 sh tests/run.sh --one &
 [ -n "$light" ] && printf '%s\n' $light | xargs -P "${LIGHT_JOBS:-1}" -n 1 sh tests/run.sh --one &
-[ -n "$side" ] && printf '%s\n' $side | xargs -P "${SIDE_JOBS:-1}" -n 1 sh tests/run.sh --one &
 wait
 wall=$(($(date +%s) - start))
 rm -rf build/test-cache
@@ -235,7 +225,7 @@ mv "$LOGS/times.new" "$LOGS/times"
 if [ -n "${REMORA_LATE_BUILD:-}" ] && [ "$(cat "$LOGS/late-build.rc" 2>/dev/null)" != 0 ]; then
   echo "FAIL the ASan and fuzz builds ($REMORA_LATE_BUILD):"; tail -30 "$LOGS/late-build.log"; fail=$((fail + 1))
 fi
-echo "== slowest suites (of ${wall}s, ${JOBS:-2} at a time, ${LIGHT_JOBS:-1} and ${SIDE_JOBS:-1} beside, $cpus CPU-s in all; logs in $LOGS/)"
+echo "== slowest suites (of ${wall}s, ${JOBS:-2} at a time and ${LIGHT_JOBS:-1} beside, $cpus CPU-s in all; logs in $LOGS/)"
 for n in $all; do grep "^$n " "$LOGS/times"; done | sort -k2 -rn | head -8 |
   awk '{ printf "  %7ss %6s CPU-s %s\n", $2, $3, $1 }'
 echo "$pass passed, $fail failed"
