@@ -292,6 +292,14 @@ static const placed *xfind(const gpu_mat *m)
     }
 }
 
+/* Enters G.ex[k] in the hash h of cap slots (a power of two). */
+static void xinsert(int *h, int cap, int k)
+{
+    uint64_t i = xkey(G.ex[k].owner, G.ex[k].shard, G.ex[k].off) & (uint64_t)(cap - 1);
+    while (h[i] >= 0) i = (i + 1) & (uint64_t)(cap - 1);
+    h[i] = k;
+}
+
 /* Rebuilds the hash over G.ex at twice its count at least; -1 out of memory. */
 static int xrehash(int want)
 {
@@ -300,11 +308,7 @@ static int xrehash(int want)
     int *h = (int *)malloc((size_t)cap * sizeof *h);
     if (!h) return -1;
     for (int i = 0; i < cap; i++) h[i] = -1;
-    for (int k = 0; k < G.nex; k++) {
-        uint64_t i = xkey(G.ex[k].owner, G.ex[k].shard, G.ex[k].off) & (uint64_t)(cap - 1);
-        while (h[i] >= 0) i = (i + 1) & (uint64_t)(cap - 1);
-        h[i] = k;
-    }
+    for (int k = 0; k < G.nex; k++) xinsert(h, cap, k);
     free(G.xhash);
     G.xhash = h;
     G.xhcap = cap;
@@ -544,9 +548,7 @@ static const placed *place_expert(const gpu_mat *m, cudaError_t *err)
         (*err = cudaEventRecord(u.ready, G.cstream)) != cudaSuccess)
         return NULL;    /* the caller closes the device; its memory goes with the slabs */
     G.ex[G.nex] = u;
-    uint64_t i = xkey(u.owner, u.shard, u.off) & (uint64_t)(G.xhcap - 1);
-    while (G.xhash[i] >= 0) i = (i + 1) & (uint64_t)(G.xhcap - 1);
-    G.xhash[i] = G.nex;
+    xinsert(G.xhash, G.xhcap, G.nex);
     G.resident += pb + sb;
     G.h2d += wb + rsb;
     return &G.ex[G.nex++];
@@ -667,12 +669,9 @@ static int weights_on_device(const gpu_mat *m, int T, cudaStream_t stream, const
     const placed *u = placed_for(m, stream, &r0, &we);
     if (we != cudaSuccess) { fail("waiting for an expert's copy", we); return -1; }
     if (!u && !m->spine && T >= gpu_min_tokens() && !staged(m)) {
-        if (!(u = place_expert(m, &we)) && we != cudaSuccess) { fail("placing an expert", we); return -1; }
-        if (u && (we = cudaStreamWaitEvent(stream, u->ready, 0)) != cudaSuccess) {
-            fail("placing an expert", we);
-            return -1;
-        }
-        if (u) G.xreads += u->bytes;
+        /* placed now: found again as any placed expert, waited for and counted */
+        if (place_expert(m, &we)) u = placed_for(m, stream, &r0, &we);
+        if (we != cudaSuccess) { fail("placing an expert", we); return -1; }
     }
     if (!u && m->spine) {
         cudaError_t e;
