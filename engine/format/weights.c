@@ -184,18 +184,26 @@ int wmat_expert(const wmat *gate, const wmat *up, const wmat *down, int situ, fl
 
 int wmat_expert_collect(float *Y) { return gpu_expert_collect(Y); }
 
-int wmat_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T, int nh,
-                  const float *qa, const float *qr, float scale, float *ca)
+int wmat_mla_core(uint64_t key, int valid, const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0,
+                  int T, int nh, const float *qa, const float *qr, float scale, float *ca)
 {
-    return gpu_mla_core(latent, lat, kvl, rope, n_ctx, pos0, T, nh, qa, qr, scale, ca);
+    return gpu_mla_core(key, valid, latent, lat, kvl, rope, n_ctx, pos0, T, nh, qa, qr, scale, ca);
 }
 
-int wmat_gpu_min_rows(void)
+int wmat_mla_attend(const wmat *kv_b, int nope, int dv, uint64_t key, int valid, const float *latent, int lat,
+                    int kvl, int rope, int n_ctx, int pos0, int T, int nh, const float *q, float scale, float *a)
 {
-    gpu_status st;
-    gpu_status_get(&st);
-    return st.active ? gpu_min_tokens() : INT_MAX;
+    if (kv_b->kind == WM_NONE) return 1;
+    const gpu_mat g = gpu_view(kv_b);
+    if (gpu_mla_attend(&g, nope, dv, key, valid, latent, lat, kvl, rope, n_ctx, pos0, T, nh, q, scale, a)) return 1;
+    const wmat uv = wmat_rows(kv_b, nope, dv);     /* counted as the CPU's path counts: W_UV's products */
+    count(&uv, T * nh);
+    return 0;
 }
+
+int wmat_mla_takes(int nh, int T, int n_ctx, int lat) { return gpu_mla_takes(nh, T, n_ctx, lat); }
+
+void wmat_mla_drop(uint64_t key) { gpu_mla_drop(key); }
 
 void wmat_gemv(const wmat *m, const float *x, float *y)
 {

@@ -68,10 +68,15 @@ void wmat_unstage(void);
 int  wmat_expert(const wmat *gate, const wmat *up, const wmat *down, int situ, float beta, float linear_beta,
                  const float *X, int T);            /* launched: 0 */
 int  wmat_expert_collect(float *Y);                 /* the oldest launched, into Y */
-int  wmat_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T, int nh,
-                   const float *qa, const float *qr, float scale, float *ca);
-/* Passes shorter than this stay on the CPU (INT_MAX without a device), so
- * a caller need not prepare the device's inputs. */
-int  wmat_gpu_min_rows(void);
+int  wmat_mla_core(uint64_t key, int valid, const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0,
+                   int T, int nh, const float *qa, const float *qr, float scale, float *ca);
+/* gpu_mla_attend over kv_b: the whole attention of a pass on the device. */
+int  wmat_mla_attend(const wmat *kv_b, int nope, int dv, uint64_t key, int valid, const float *latent, int lat,
+                     int kvl, int rope, int n_ctx, int pos0, int T, int nh, const float *q, float scale, float *a);
+/* Whether wmat_mla_core would take such a pass (0 without a device), so a
+ * caller need not prepare the device's inputs; and the device's copy of a
+ * cache forgotten (its state is freed). */
+int  wmat_mla_takes(int nh, int T, int n_ctx, int lat);
+void wmat_mla_drop(uint64_t key);
 
 #endif

@@ -116,13 +116,35 @@ int  gpu_expert_collect(float *Y);
  * qr[h][t][:rope] against the latent cache's n_ctx rows (lat floats each:
  * kvl of latent, then rope), their causal softmax over s <= pos0 + t
  * (kernels/softmax.h) and ca[h][t][:kvl] = Σ_s p_s · latent[s][:kvl], with
- * the CPU's order of every sum, so the bits are its own. The context's
- * rows are copied in once for all heads; the heads go in groups whose
- * scores fit 1 GiB of VRAM. Returns 0, or 1 when declined (no device, a
- * pass under gpu_min_tokens() rows, no VRAM for the scores) or failed: the
- * caller computes the heads on the CPU. */
-int  gpu_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T, int nh, const float *qa,
-                  const float *qr, float scale, float *ca);
+ * the CPU's order of every sum, so the bits are its own. The cache is kept
+ * on the device between calls, by key (one per layer's cache, never 0):
+ * rows [0, valid) are as in the last call with this key, so only the rows
+ * after them are copied in (a decoded token: one row instead of the whole
+ * context). The heads go in groups whose scores fit 1 GiB of VRAM. Returns
+ * 0, or 1 when declined (no device, too little work: gpu_mla_takes; no
+ * VRAM for the scores) or failed: the caller computes the heads on the
+ * CPU. */
+int  gpu_mla_core(uint64_t key, int valid, const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T,
+                  int nh, const float *qa, const float *qr, float scale, float *ca);
+/* The whole of MLA's attention for such a pass, from the queries q
+ * [T][nh][nope + rope] to the heads' outputs a [T][nh][dv] (model/mla.c):
+ * each head's absorbed queries (Σ_i q_nope[i] · W_UK[i, :], one fma chain
+ * in i order), gpu_mla_core's steps, and the values W_UV · ca (a product
+ * per head, the kernels' contract), W_UK and W_UV being head h's rows
+ * h * (nope + dv) .. + nope and the dv after them of kv_b (F32 or BF16, kvl
+ * columns). Nothing of a head crosses the bus but its queries and its
+ * output. Returns 0, or 1 when declined (as gpu_mla_core; also when kv_b
+ * is not in VRAM, or will not be placed there) or failed: the caller
+ * computes it another way. */
+int  gpu_mla_attend(const gpu_mat *kv_b, int nope, int dv, uint64_t key, int valid, const float *latent, int lat,
+                    int kvl, int rope, int n_ctx, int pos0, int T, int nh, const float *q, float scale, float *a);
+/* Whether gpu_mla_core takes such a pass (so the caller need not prepare
+ * the device's inputs for one it declines): the device is in use and the
+ * scores' fmas, nh * T * n_ctx * lat, are at least GPU_MIN_WORK (a call's
+ * copies and launches take tens of microseconds). */
+int  gpu_mla_takes(int nh, int T, int n_ctx, int lat);
+/* Forgets the device's copy of a cache (its state is freed). */
+void gpu_mla_drop(uint64_t key);
 
 /* Drops what is placed for owner (a model being closed), so its memory
  * and its names can serve another. */

@@ -96,6 +96,21 @@ typedef struct expert_job {
     uint64_t seq;               /* launch order: the oldest is collected first */
 } expert_job;
 
+/* The latent caches kept on the device between calls of gpu_mla_core, one
+ * per layer's cache (by its key): a decoded token copies in its one new
+ * row and repacks it, instead of the whole context (at K3's widths 15 KB
+ * a row: a context of 4096 is 61 MB a layer and token, 1.1 ms at the bus's
+ * pinned rate and more from the pageable cache). A cache is kept while the
+ * kept ones take at most MLA_KEPT_BYTES, half of what XWORK keeps free
+ * beside the weights; one that does not fit is copied whole each call. */
+#define MLA_KEPT 256
+#define MLA_KEPT_BYTES (1ull << 30)
+typedef struct lat_copy {
+    uint64_t key;               /* 0: free */
+    int rows, cap;              /* rows as in the host's cache; rows the buffers hold */
+    dbuf lat, p1, p2;           /* the rows as they are, and their two parts in the device layout */
+} lat_copy;
+
 static struct {
     pthread_mutex_t mu;
     int opened, active, device;
@@ -119,8 +134,12 @@ static struct {
     dbuf raw, raw_s, tmp, tmp_s, x, y;
     dbuf hx, hy;                /* page-locked host staging of a product's input and output */
     struct {                    /* gpu_mla_core's buffers: device, then page-locked */
-        dbuf lat, l1, l2, p1, p2, qa, qr, s1, s2, ca;
+        dbuf l1, l2, qa, qr, s1, s2, ca;
         dbuf hqa, hqr, hca;
+        dbuf q, cx, o, hq, ho;  /* gpu_mla_attend's: the queries in, the values' inputs and outputs */
+        lat_copy kept[MLA_KEPT];
+        lat_copy scratch;       /* a cache not kept (no room): copied whole each call */
+        uint64_t kept_bytes;
     } mla;
     expert_job jobs[GPU_JOBS];
     int jobs_ok;                /* the jobs' streams exist */
@@ -763,41 +782,151 @@ failed:
  * context position in VRAM: the groups are sized to this. */
 #define MLA_SCORE_BYTES (1ull << 30)
 
-int gpu_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T, int nh, const float *qa,
-                 const float *qr, float scale, float *ca)
+int gpu_mla_takes(int nh, int T, int n_ctx, int lat)
 {
-    if (!G.active || T < gpu_min_tokens()) return 1;
+    return G.active && T > 0 &&
+           (uint64_t)nh * (uint64_t)T * (uint64_t)n_ctx * (uint64_t)lat >= env_count("REMORA_GPU_MIN_WORK", GPU_MIN_WORK);
+}
+
+static uint64_t lat_copy_bytes(const lat_copy *k) { return k->lat.cap + k->p1.cap + k->p2.cap; }
+
+static void lat_copy_free(lat_copy *k)
+{
+    if (k != &G.mla.scratch) G.mla.kept_bytes -= lat_copy_bytes(k);
+    dbuf *b[3] = { &k->lat, &k->p1, &k->p2 };
+    for (int i = 0; i < 3; i++) {
+        if (b[i]->p) cudaFree(b[i]->p);
+        b[i]->p = NULL;
+        b[i]->cap = 0;
+    }
+    k->key = 0;
+    k->rows = k->cap = 0;
+}
+
+void gpu_mla_drop(uint64_t key)
+{
+    if (!key) return;
+    pthread_mutex_lock(&G.mu);
+    for (int i = 0; i < MLA_KEPT; i++)
+        if (G.mla.kept[i].key == key) lat_copy_free(&G.mla.kept[i]);
+    pthread_mutex_unlock(&G.mu);
+}
+
+/* The device's copy of cache `key`, holding at least n_ctx rows: the kept
+ * one, a new kept one where there is room, else the scratch (its rows 0).
+ * Buffers regrown lose their rows. Under G.mu. */
+static lat_copy *lat_copy_for(uint64_t key, int n_ctx, int lat, int kvl, int rope, cudaError_t *err)
+{
+    lat_copy *k = NULL, *free_slot = NULL;
+    for (int i = 0; i < MLA_KEPT && !k; i++) {
+        if (G.mla.kept[i].key == key) k = &G.mla.kept[i];
+        else if (!G.mla.kept[i].key && !free_slot) free_slot = &G.mla.kept[i];
+    }
+    const size_t row = (size_t)lat * 4 + gpu_packed_bytes(GPU_W_F32, 1, kvl, NULL) +
+                       gpu_packed_bytes(GPU_W_F32, 1, rope, NULL);
+    if (k && k->cap < n_ctx) {
+        /* regrown by doubling, so a conversation's copies stay O(its length) */
+        const int want = n_ctx > 2 * k->cap ? n_ctx : 2 * k->cap;
+        if (G.mla.kept_bytes - lat_copy_bytes(k) + (size_t)want * row > MLA_KEPT_BYTES) lat_copy_free(k), k = NULL;
+    }
+    if (!k && free_slot && G.mla.kept_bytes + (size_t)n_ctx * row <= MLA_KEPT_BYTES) k = free_slot;
+    if (!k) {
+        k = &G.mla.scratch;
+        k->rows = 0;
+    }
+    if (k->cap < n_ctx) {
+        const int want = k != &G.mla.scratch && 2 * k->cap > n_ctx ? 2 * k->cap : n_ctx;
+        if (k != &G.mla.scratch) G.mla.kept_bytes -= lat_copy_bytes(k);
+        if ((*err = grow(&k->lat, (size_t)want * lat * 4)) != cudaSuccess ||
+            (*err = grow(&k->p1, gpu_packed_bytes(GPU_W_F32, want, kvl, NULL))) != cudaSuccess ||
+            (*err = grow(&k->p2, gpu_packed_bytes(GPU_W_F32, want, rope, NULL))) != cudaSuccess) {
+            if (k != &G.mla.scratch) G.mla.kept_bytes += lat_copy_bytes(k);
+            return NULL;
+        }
+        if (k != &G.mla.scratch) G.mla.kept_bytes += lat_copy_bytes(k);
+        k->cap = want;
+        k->rows = 0;
+    }
+    if (k != &G.mla.scratch) k->key = key;
+    return k;
+}
+
+/* Rows [from, n_ctx) of the host's cache into k: copied in, split into the
+ * latent and rope parts, and those repacked (row by row independent, so a
+ * range repacks in place). */
+static cudaError_t lat_copy_update(lat_copy *k, int from, const float *latent, int lat, int kvl, int rope, int n_ctx)
+{
+    if (from > k->rows) from = k->rows;
+    k->rows = n_ctx;
+    const int n = n_ctx - from;
+    if (n <= 0) return cudaSuccess;
+    const size_t r1 = gpu_packed_bytes(GPU_W_F32, 1, kvl, NULL), r2 = gpu_packed_bytes(GPU_W_F32, 1, rope, NULL);
+    float *dst = (float *)k->lat.p + (size_t)from * lat;
+    cudaError_t e;
+    if ((e = grow(&G.mla.l1, (size_t)n * kvl * 4)) != cudaSuccess ||
+        (e = grow(&G.mla.l2, (size_t)n * rope * 4)) != cudaSuccess ||
+        (e = cudaMemcpyAsync(dst, latent + (size_t)from * lat, (size_t)n * lat * 4, cudaMemcpyHostToDevice,
+                             G.stream)) != cudaSuccess ||
+        (e = gpu_cols(dst, lat, 0, kvl, (float *)G.mla.l1.p, n, G.stream)) != cudaSuccess ||
+        (e = gpu_cols(dst, lat, kvl, rope, (float *)G.mla.l2.p, n, G.stream)) != cudaSuccess ||
+        (e = gpu_repack(GPU_W_F32, G.mla.l1.p, NULL, n, kvl, (char *)k->p1.p + (size_t)from * r1, NULL, G.stream)) !=
+            cudaSuccess ||
+        (e = gpu_repack(GPU_W_F32, G.mla.l2.p, NULL, n, rope, (char *)k->p2.p + (size_t)from * r2, NULL, G.stream)) !=
+            cudaSuccess)
+        k->rows = 0;
+    G.h2d += (uint64_t)n * lat * 4;
+    return e;
+}
+
+/* One group's core on the device: rows (heads x T) of G.mla.qa and qr
+ * scored against the kept cache k, softmax, and the weighted sums into
+ * G.mla.ca [rows][kvl]. */
+static cudaError_t core_group(const lat_copy *k, int lat, int kvl, int rope, int n_ctx, int pos0, int T, int rows,
+                              float scale)
+{
+    const int ld1 = gpu_blocks(kvl) * GPU_BLK, ld2 = gpu_blocks(rope) * GPU_BLK;
+    cudaError_t e;
+    if ((e = gpu_product(GPU_W_F32, k->p1.p, NULL, n_ctx, kvl, (const float *)G.mla.qa.p, ld1, (float *)G.mla.s1.p,
+                         rows, G.stream)) != cudaSuccess ||
+        (e = gpu_product(GPU_W_F32, k->p2.p, NULL, n_ctx, rope, (const float *)G.mla.qr.p, ld2, (float *)G.mla.s2.p,
+                         rows, G.stream)) != cudaSuccess ||
+        (e = gpu_softmax((float *)G.mla.s1.p, (const float *)G.mla.s2.p, n_ctx, T, pos0, scale, rows, G.stream)) !=
+            cudaSuccess)
+        return e;
+    return gpu_wsum((const float *)G.mla.s1.p, n_ctx, (const float *)k->lat.p, lat, kvl, T, pos0, (float *)G.mla.ca.p,
+                    rows, G.stream);
+}
+
+/* Heads of a group whose scores fit MLA_SCORE_BYTES. */
+static size_t score_group(int nh, int T, int n_ctx)
+{
+    size_t hg = MLA_SCORE_BYTES / (8ull * (size_t)T * (size_t)n_ctx);
+    if (hg < 1) hg = 1;
+    return hg > (size_t)nh ? (size_t)nh : hg;
+}
+
+int gpu_mla_core(uint64_t key, int valid, const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T,
+                 int nh, const float *qa, const float *qr, float scale, float *ca)
+{
+    if (!gpu_mla_takes(nh, T, n_ctx, lat)) return 1;
     pthread_mutex_lock(&G.mu);
     if (!G.active) { pthread_mutex_unlock(&G.mu); return 1; }
     const double t0 = now_s();
     const int ld1 = gpu_blocks(kvl) * GPU_BLK, ld2 = gpu_blocks(rope) * GPU_BLK;
-    size_t hg = MLA_SCORE_BYTES / (8ull * (size_t)T * (size_t)n_ctx);
-    if (hg < 1) hg = 1;
-    if (hg > (size_t)nh) hg = (size_t)nh;
-    const size_t gr = hg * (size_t)T;      /* rows of a group */
-    const size_t p1b = gpu_packed_bytes(GPU_W_F32, n_ctx, kvl, NULL), p2b = gpu_packed_bytes(GPU_W_F32, n_ctx, rope, NULL);
-    cudaError_t e;
-    if ((e = grow(&G.mla.lat, (size_t)n_ctx * lat * 4)) != cudaSuccess ||
-        (e = grow(&G.mla.l1, (size_t)n_ctx * kvl * 4)) != cudaSuccess ||
-        (e = grow(&G.mla.l2, (size_t)n_ctx * rope * 4)) != cudaSuccess || (e = grow(&G.mla.p1, p1b)) != cudaSuccess ||
-        (e = grow(&G.mla.p2, p2b)) != cudaSuccess || (e = grow(&G.mla.qa, gr * ld1 * 4)) != cudaSuccess ||
-        (e = grow(&G.mla.qr, gr * ld2 * 4)) != cudaSuccess || (e = grow(&G.mla.s1, gr * n_ctx * 4)) != cudaSuccess ||
-        (e = grow(&G.mla.s2, gr * n_ctx * 4)) != cudaSuccess || (e = grow(&G.mla.ca, gr * kvl * 4)) != cudaSuccess ||
-        (e = hgrow(&G.mla.hqa, gr * ld1 * 4)) != cudaSuccess || (e = hgrow(&G.mla.hqr, gr * ld2 * 4)) != cudaSuccess ||
-        (e = hgrow(&G.mla.hca, gr * kvl * 4)) != cudaSuccess) {
+    const size_t hg = score_group(nh, T, n_ctx), gr = hg * (size_t)T;      /* heads and rows of a group */
+    cudaError_t e = cudaSuccess;
+    lat_copy *k = NULL;
+    if ((e = grow(&G.mla.qa, gr * ld1 * 4)) != cudaSuccess || (e = grow(&G.mla.qr, gr * ld2 * 4)) != cudaSuccess ||
+        (e = grow(&G.mla.s1, gr * n_ctx * 4)) != cudaSuccess || (e = grow(&G.mla.s2, gr * n_ctx * 4)) != cudaSuccess ||
+        (e = grow(&G.mla.ca, gr * kvl * 4)) != cudaSuccess || (e = hgrow(&G.mla.hqa, gr * ld1 * 4)) != cudaSuccess ||
+        (e = hgrow(&G.mla.hqr, gr * ld2 * 4)) != cudaSuccess || (e = hgrow(&G.mla.hca, gr * kvl * 4)) != cudaSuccess ||
+        !(k = lat_copy_for(key, n_ctx, lat, kvl, rope, &e))) {
         /* no room for the scores is not a failure of the device: the CPU computes them */
         if (e == cudaErrorMemoryAllocation) { cudaGetLastError(); pthread_mutex_unlock(&G.mu); return 1; }
         goto failed;
     }
-    /* the context's latent rows, as two matrices in the device layout */
-    if ((e = cudaMemcpyAsync(G.mla.lat.p, latent, (size_t)n_ctx * lat * 4, cudaMemcpyHostToDevice, G.stream)) !=
-            cudaSuccess ||
-        (e = gpu_cols((const float *)G.mla.lat.p, lat, 0, kvl, (float *)G.mla.l1.p, n_ctx, G.stream)) != cudaSuccess ||
-        (e = gpu_cols((const float *)G.mla.lat.p, lat, kvl, rope, (float *)G.mla.l2.p, n_ctx, G.stream)) !=
-            cudaSuccess ||
-        (e = gpu_repack(GPU_W_F32, G.mla.l1.p, NULL, n_ctx, kvl, G.mla.p1.p, NULL, G.stream)) != cudaSuccess ||
-        (e = gpu_repack(GPU_W_F32, G.mla.l2.p, NULL, n_ctx, rope, G.mla.p2.p, NULL, G.stream)) != cudaSuccess)
-        goto failed;
+    /* the context's rows not on the device yet, as two matrices in the device layout */
+    if ((e = lat_copy_update(k, valid, latent, lat, kvl, rope, n_ctx)) != cudaSuccess) goto failed;
     for (size_t h0 = 0; h0 < (size_t)nh; h0 += hg) {
         const int rows = (int)((h0 + hg <= (size_t)nh ? hg : nh - h0) * T);
         const size_t r0 = h0 * T;
@@ -811,14 +940,7 @@ int gpu_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int
                 cudaSuccess ||
             (e = cudaMemcpyAsync(G.mla.qr.p, G.mla.hqr.p, (size_t)rows * ld2 * 4, cudaMemcpyHostToDevice, G.stream)) !=
                 cudaSuccess ||
-            (e = gpu_product(GPU_W_F32, G.mla.p1.p, NULL, n_ctx, kvl, (const float *)G.mla.qa.p, ld1,
-                             (float *)G.mla.s1.p, rows, G.stream)) != cudaSuccess ||
-            (e = gpu_product(GPU_W_F32, G.mla.p2.p, NULL, n_ctx, rope, (const float *)G.mla.qr.p, ld2,
-                             (float *)G.mla.s2.p, rows, G.stream)) != cudaSuccess ||
-            (e = gpu_softmax((float *)G.mla.s1.p, (const float *)G.mla.s2.p, n_ctx, T, pos0, scale, rows,
-                             G.stream)) != cudaSuccess ||
-            (e = gpu_wsum((const float *)G.mla.s1.p, n_ctx, (const float *)G.mla.lat.p, lat, kvl, T, pos0,
-                          (float *)G.mla.ca.p, rows, G.stream)) != cudaSuccess ||
+            (e = core_group(k, lat, kvl, rope, n_ctx, pos0, T, rows, scale)) != cudaSuccess ||
             (e = cudaMemcpyAsync(G.mla.hca.p, G.mla.ca.p, (size_t)rows * kvl * 4, cudaMemcpyDeviceToHost, G.stream)) !=
                 cudaSuccess ||
             (e = cudaStreamSynchronize(G.stream)) != cudaSuccess)
@@ -829,9 +951,92 @@ int gpu_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int
         tally((uint64_t)rows * (ld1 + ld2) * 4, (uint64_t)rows * kvl * 4, 2,
               2ull * sc * (uint64_t)(kvl + rope) + 2ull * sc / 2 * (uint64_t)kvl, t0);
     }
-    G.h2d += (uint64_t)n_ctx * lat * 4;
     return unlock_after(cudaSuccess, NULL);
 failed:
+    if (k) k->rows = 0;
+    return unlock_after(e, "computing attention");
+}
+
+/* Rows of a group's values [heads][T][dv] into the caller's a [T][nh][dv]. */
+typedef struct values_out {
+    const float *from;
+    float *a;
+    int T, nh, h0, dv;
+} values_out;
+
+static void copy_values(void *ud, int r0, int r1)
+{
+    const values_out *v = (const values_out *)ud;
+    for (int r = r0; r < r1; r++) {
+        const int h = r / v->T, t = r % v->T;
+        memcpy(v->a + ((size_t)t * v->nh + v->h0 + h) * v->dv, v->from + (size_t)r * v->dv, (size_t)v->dv * 4);
+    }
+}
+
+int gpu_mla_attend(const gpu_mat *kv_b, int nope, int dv, uint64_t key, int valid, const float *latent, int lat,
+                   int kvl, int rope, int n_ctx, int pos0, int T, int nh, const float *q, float scale, float *a)
+{
+    if (!gpu_mla_takes(nh, T, n_ctx, lat) || kv_b->kind == GPU_W_MXFP4 || kv_b->cols != kvl) return 1;
+    pthread_mutex_lock(&G.mu);
+    if (!G.active) { pthread_mutex_unlock(&G.mu); return 1; }
+    const double t0 = now_s();
+    int r0 = 0;
+    cudaError_t e = cudaSuccess;
+    const placed *u = find(kv_b, &r0);
+    if (!u && kv_b->spine) u = place(kv_b, &e);
+    if (e != cudaSuccess) { fail("placing weights", e); pthread_mutex_unlock(&G.mu); return 1; }
+    if (!u) { pthread_mutex_unlock(&G.mu); return 1; }     /* not in VRAM: the caller's path */
+    const void *P;
+    const uint8_t *S;
+    placed_rows(u, kv_b, r0, &P, &S);
+    const int per = nope + dv, dqk = nope + rope;
+    const int ld1 = gpu_blocks(kvl) * GPU_BLK, ld2 = gpu_blocks(rope) * GPU_BLK;
+    const size_t hg = score_group(nh, T, n_ctx), gr = hg * (size_t)T, prow = gpu_packed_bytes(kv_b->kind, 1, kvl, NULL);
+    const size_t qb = (size_t)T * nh * dqk * 4;
+    lat_copy *k = NULL;
+    if ((e = grow(&G.mla.q, qb)) != cudaSuccess || (e = hgrow(&G.mla.hq, qb)) != cudaSuccess ||
+        (e = grow(&G.mla.qa, gr * ld1 * 4)) != cudaSuccess || (e = grow(&G.mla.qr, gr * ld2 * 4)) != cudaSuccess ||
+        (e = grow(&G.mla.s1, gr * n_ctx * 4)) != cudaSuccess || (e = grow(&G.mla.s2, gr * n_ctx * 4)) != cudaSuccess ||
+        (e = grow(&G.mla.ca, gr * kvl * 4)) != cudaSuccess || (e = grow(&G.mla.cx, gr * ld1 * 4)) != cudaSuccess ||
+        (e = grow(&G.mla.o, gr * dv * 4)) != cudaSuccess || (e = hgrow(&G.mla.ho, gr * dv * 4)) != cudaSuccess ||
+        !(k = lat_copy_for(key, n_ctx, lat, kvl, rope, &e))) {
+        if (e == cudaErrorMemoryAllocation) { cudaGetLastError(); pthread_mutex_unlock(&G.mu); return 1; }
+        goto failed;
+    }
+    {
+        rows_copy c = { q, (float *)G.mla.hq.p, nh * dqk, nh * dqk, 0 };
+        pool_for(T, copy_rows, &c);
+    }
+    if ((e = cudaMemcpyAsync(G.mla.q.p, G.mla.hq.p, qb, cudaMemcpyHostToDevice, G.stream)) != cudaSuccess ||
+        (e = lat_copy_update(k, valid, latent, lat, kvl, rope, n_ctx)) != cudaSuccess)
+        goto failed;
+    for (size_t h0 = 0; h0 < (size_t)nh; h0 += hg) {
+        const int heads = (int)(h0 + hg <= (size_t)nh ? hg : nh - h0), rows = heads * T;
+        if ((e = gpu_absorb(kv_b->kind, P, per, nope, (const float *)G.mla.q.p, nh, dqk, (int)h0, heads, kvl, ld1, rope,
+                            ld2, T, gpu_in_lanes(rows), (float *)G.mla.qa.p, (float *)G.mla.qr.p, G.stream)) !=
+                cudaSuccess ||
+            (e = core_group(k, lat, kvl, rope, n_ctx, pos0, T, rows, scale)) != cudaSuccess ||
+            (e = gpu_lay((const float *)G.mla.ca.p, kvl, ld1, gpu_in_lanes(T), (float *)G.mla.cx.p, rows, G.stream)) !=
+                cudaSuccess ||
+            (e = gpu_product_heads(kv_b->kind, (const char *)P + (h0 * per + nope) * prow, per * prow, dv, kvl,
+                                   (const float *)G.mla.cx.p, ld1, (float *)G.mla.o.p, T, heads, G.stream)) !=
+                cudaSuccess ||
+            (e = cudaMemcpyAsync(G.mla.ho.p, G.mla.o.p, (size_t)rows * dv * 4, cudaMemcpyDeviceToHost, G.stream)) !=
+                cudaSuccess ||
+            (e = cudaStreamSynchronize(G.stream)) != cudaSuccess)
+            goto failed;
+        values_out v = { (const float *)G.mla.ho.p, a, T, nh, (int)h0, dv };
+        pool_for(rows, copy_values, &v);
+        const uint64_t sc = (uint64_t)rows * n_ctx;
+        tally(0, (uint64_t)rows * dv * 4, 4,
+              2ull * rows * nope * (uint64_t)kvl + 2ull * sc * (uint64_t)(kvl + rope) + 2ull * sc / 2 * (uint64_t)kvl +
+                  2ull * rows * dv * (uint64_t)kvl,
+              t0);
+    }
+    G.h2d += qb;
+    return unlock_after(cudaSuccess, NULL);
+failed:
+    if (k) k->rows = 0;
     return unlock_after(e, "computing attention");
 }
 

@@ -198,8 +198,12 @@ __device__ __forceinline__ void mx_row(const uint4 *const W[R], const uint4 *con
 template <int KIND, int NT, int R>
 __global__ void __launch_bounds__(256) k_gemv(const void *__restrict__ P, const uint8_t *__restrict__ S,
                                               const float *__restrict__ X, int ldx, float *__restrict__ Y, int rows,
-                                              int nb)
+                                              int nb, size_t p_head, size_t x_head, size_t y_head)
 {
+    /* one product a blockIdx.y (gpu_product_heads): its weights, inputs and outputs that far on */
+    P = (const char *)P + blockIdx.y * p_head;
+    X += blockIdx.y * x_head;
+    Y += blockIdx.y * y_head;
     __shared__ float tab4[16];
     if (threadIdx.x < 16) tab4[threadIdx.x] = __fmul_rn(e2m1f(threadIdx.x), 0.25f);
     __syncthreads();
@@ -417,15 +421,19 @@ static int gemv_pair_rows(void)
     return rows > 0 ? rows : 1 << 30;
 }
 
-cudaError_t gpu_product(gpu_wkind kind, const void *packed, const uint8_t *packed_scale, int rows, int cols,
-                        const float *X, int ldx, float *Y, int T, cudaStream_t s)
+/* gpu_product, or (heads > 1, a pass k_gemv computes, F32 or BF16) that
+ * many products in one launch, product h on weights p_head bytes, inputs
+ * T * ldx floats and outputs T * rows floats further on. */
+static cudaError_t product_launch(gpu_wkind kind, const void *packed, const uint8_t *packed_scale, int rows, int cols,
+                                  const float *X, int ldx, float *Y, int T, int heads, size_t p_head, cudaStream_t s)
 {
     const int nb = gpu_blocks(cols);
     if (gpu_in_lanes(T)) {
         const int R = kind == GPU_W_MXFP4 && rows >= gemv_pair_rows() ? 2 : 1;
-        const dim3 grid((unsigned)((rows + 16 * R - 1) / (16 * R)));
+        const dim3 grid((unsigned)((rows + 16 * R - 1) / (16 * R)), (unsigned)heads);
+        const size_t xh = (size_t)T * ldx, yh = (size_t)T * rows;
 #define GEMV_CASE(K, N, R) \
-    case N: k_gemv<K, N, R><<<grid, 256, 0, s>>>(packed, packed_scale, X, ldx, Y, rows, nb); break;
+    case N: k_gemv<K, N, R><<<grid, 256, 0, s>>>(packed, packed_scale, X, ldx, Y, rows, nb, p_head, xh, yh); break;
 #define GEMV_KIND(K, R)                                                                                         \
     switch (T) {                                                                                                \
         GEMV_CASE(K, 1, R) GEMV_CASE(K, 2, R) GEMV_CASE(K, 3, R) GEMV_CASE(K, 4, R) GEMV_CASE(K, 5, R)          \
@@ -450,6 +458,25 @@ cudaError_t gpu_product(gpu_wkind kind, const void *packed, const uint8_t *packe
 #undef GEMM_LAUNCH
     }
     return cudaGetLastError();
+}
+
+cudaError_t gpu_product(gpu_wkind kind, const void *packed, const uint8_t *packed_scale, int rows, int cols,
+                        const float *X, int ldx, float *Y, int T, cudaStream_t s)
+{
+    return product_launch(kind, packed, packed_scale, rows, cols, X, ldx, Y, T, 1, 0, s);
+}
+
+cudaError_t gpu_product_heads(gpu_wkind kind, const void *packed, size_t p_head, int rows, int cols, const float *X,
+                              int ldx, float *Y, int T, int heads, cudaStream_t s)
+{
+    if (kind == GPU_W_MXFP4) return cudaErrorInvalidValue;
+    if (gpu_in_lanes(T)) return product_launch(kind, packed, NULL, rows, cols, X, ldx, Y, T, heads, p_head, s);
+    for (int h = 0; h < heads; h++) {
+        const cudaError_t e = product_launch(kind, (const char *)packed + h * p_head, NULL, rows, cols,
+                                             X + (size_t)h * T * ldx, ldx, Y + (size_t)h * T * rows, T, 1, 0, s);
+        if (e != cudaSuccess) return e;
+    }
+    return cudaSuccess;
 }
 
 /* ---- the expert's GLU -------------------------------------------------- */
@@ -541,6 +568,79 @@ cudaError_t gpu_wsum(const float *p, int n_ctx, const float *lat, int ldl, int k
 {
     const size_t k = (size_t)rows * kvl;
     k_wsum<<<(unsigned)((k + 255) / 256), 256, 0, s>>>(p, n_ctx, lat, ldl, kvl, T, pos0, ca, rows);
+    return cudaGetLastError();
+}
+
+/* Column of slot k of a packed row (gpu_kernels.h's layout): 128b + 16i + l
+ * for k = 128b + 8l + i. */
+__device__ __forceinline__ int slot_col(int k) { return (k & ~127) | ((k & 7) << 4) | ((k >> 3) & 15); }
+
+#define ABSORB_T 8      /* positions a thread takes: one weight load serves 8 fmas */
+
+/* mla.c's head_queries on the device, for head hh = h0 + blockIdx.y and
+ * positions [t0, t0 + ABSORB_T) (t0 from blockIdx.z): row blockIdx.y * T + t
+ * of qa gets, at the column of slot k, Σ_i q[t][hh][i] · W_UK[i][column] as
+ * one fma chain in i order from +0 — kern_matmul_f32's (or the axpy's)
+ * chain, so the CPU's bits — and its rope part q[t][hh][nope + c] in qr.
+ * q is [T][nh][dqk]; W is kv_b in the device layout, W_UK of head hh its
+ * rows hh * per .. + nope; one thread a slot, so a row's reads coalesce.
+ * Slots past kvl (past rope in qr) are zero; rows of ld1 (ld2) floats, in
+ * lane order for `lanes`. */
+template <int KIND>
+__global__ void k_absorb(const void *__restrict__ W, int per, int nope, const float *__restrict__ q, int nh, int dqk,
+                         int h0, int kvl, int ld1, int rope, int ld2, int T, int lanes, float *__restrict__ qa,
+                         float *__restrict__ qr)
+{
+    const int k = blockIdx.x * blockDim.x + threadIdx.x, h = blockIdx.y, hh = h0 + h, t0 = blockIdx.z * ABSORB_T;
+    if (k >= ld1) return;
+    const int c = slot_col(k), nt = T - t0 < ABSORB_T ? T - t0 : ABSORB_T;
+    float acc[ABSORB_T];
+#pragma unroll
+    for (int t = 0; t < ABSORB_T; t++) acc[t] = 0.0f;
+    if (c < kvl)
+        for (int i = 0; i < nope; i++) {
+            const size_t at = ((size_t)hh * per + i) * (size_t)ld1 + k;
+            const float w = KIND == GPU_W_F32 ? ((const float *)W)[at] : bf16f(((const uint16_t *)W)[at]);
+#pragma unroll
+            for (int t = 0; t < ABSORB_T; t++)
+                if (t < nt) acc[t] = __fmaf_rn(q[((size_t)(t0 + t) * nh + hh) * dqk + i], w, acc[t]);
+        }
+    const size_t c1 = lanes ? gpu_lane_col((size_t)c) : (size_t)c;
+    for (int t = 0; t < nt; t++) qa[((size_t)h * T + t0 + t) * ld1 + c1] = c < kvl ? acc[t] : 0.0f;
+    if (k < ld2) {
+        const size_t c2 = lanes ? gpu_lane_col((size_t)k) : (size_t)k;
+        for (int t = 0; t < nt; t++)
+            qr[((size_t)h * T + t0 + t) * ld2 + c2] = k < rope ? q[((size_t)(t0 + t) * nh + hh) * dqk + nope + k] : 0.0f;
+    }
+}
+
+/* Rows of ca [rows][kvl] as a product's input: rows of ld floats, zeros
+ * past kvl, in lane order for `lanes` (the values' products, per head). */
+__global__ void k_lay(const float *__restrict__ ca, int kvl, int ld, int lanes, float *__restrict__ x, int rows)
+{
+    const size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= (size_t)rows * ld) return;
+    const size_t r = i / ld, c = i % ld;
+    x[r * ld + (lanes ? gpu_lane_col(c) : c)] = c < (size_t)kvl ? ca[r * kvl + c] : 0.0f;
+}
+
+cudaError_t gpu_absorb(gpu_wkind kind, const void *W, int per, int nope, const float *q, int nh, int dqk, int h0,
+                       int heads, int kvl, int ld1, int rope, int ld2, int T, int lanes, float *qa, float *qr,
+                       cudaStream_t s)
+{
+    if (kind == GPU_W_MXFP4 || ld2 > ld1) return cudaErrorInvalidValue;
+    const dim3 grid((unsigned)((ld1 + 127) / 128), (unsigned)heads, (unsigned)((T + ABSORB_T - 1) / ABSORB_T));
+    if (kind == GPU_W_F32)
+        k_absorb<GPU_W_F32><<<grid, 128, 0, s>>>(W, per, nope, q, nh, dqk, h0, kvl, ld1, rope, ld2, T, lanes, qa, qr);
+    else
+        k_absorb<GPU_W_BF16><<<grid, 128, 0, s>>>(W, per, nope, q, nh, dqk, h0, kvl, ld1, rope, ld2, T, lanes, qa, qr);
+    return cudaGetLastError();
+}
+
+cudaError_t gpu_lay(const float *ca, int kvl, int ld, int lanes, float *x, int rows, cudaStream_t s)
+{
+    const size_t n = (size_t)rows * ld;
+    k_lay<<<(unsigned)((n + 255) / 256), 256, 0, s>>>(ca, kvl, ld, lanes, x, rows);
     return cudaGetLastError();
 }
 

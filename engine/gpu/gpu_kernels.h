@@ -69,6 +69,21 @@ cudaError_t gpu_cols(const float *src, int lds, int c0, int n, float *dst, int r
 cudaError_t gpu_softmax(float *s1, const float *s2, int n_ctx, int T, int pos0, float scale, int rows, cudaStream_t s);
 cudaError_t gpu_wsum(const float *p, int n_ctx, const float *lat, int ldl, int kvl, int T, int pos0, float *ca,
                      int rows, cudaStream_t s);
+/* gpu_product for `heads` products of one shape in one launch (F32 or BF16
+ * weights): product h on weights p_head bytes, inputs T * ldx floats and
+ * outputs T * rows floats after product h - 1's (MLA's values, a product
+ * per head over kv_b's rows). */
+cudaError_t gpu_product_heads(gpu_wkind kind, const void *packed, size_t p_head, int rows, int cols, const float *X,
+                              int ldx, float *Y, int T, int heads, cudaStream_t s);
+/* MLA's absorbed queries (gpu_mla_attend) of heads [h0, h0 + heads) from
+ * q [T][nh][dqk] and kv_b in the device layout (W_UK of head h: rows
+ * h * per .. + nope): qa [heads * T][ld1] and the rope parts qr
+ * [heads * T][ld2], each row padded with zeros, in lane order for `lanes`;
+ * and ca [rows][kvl] laid out as a product's input x [rows][ld]. */
+cudaError_t gpu_absorb(gpu_wkind kind, const void *W, int per, int nope, const float *q, int nh, int dqk, int h0,
+                       int heads, int kvl, int ld1, int rope, int ld2, int T, int lanes, float *qa, float *qr,
+                       cudaStream_t s);
+cudaError_t gpu_lay(const float *ca, int kvl, int ld, int lanes, float *x, int rows, cudaStream_t s);
 /* Probes: n iterations of a register-only FMA loop on every SM; a read of
  * `bytes` of device memory. */
 cudaError_t gpu_probe_fma(float *out, int iters, cudaStream_t s, double *flops);

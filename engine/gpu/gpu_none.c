@@ -33,13 +33,22 @@ int gpu_expert(const gpu_mat *gate, const gpu_mat *up, const gpu_mat *down, int 
     return 1;
 }
 int gpu_expert_collect(float *Y) { (void)Y; return -1; }
-int gpu_mla_core(const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T, int nh, const float *qa,
-                 const float *qr, float scale, float *ca)
+int gpu_mla_core(uint64_t key, int valid, const float *latent, int lat, int kvl, int rope, int n_ctx, int pos0, int T,
+                 int nh, const float *qa, const float *qr, float scale, float *ca)
 {
-    (void)latent; (void)lat; (void)kvl; (void)rope; (void)n_ctx; (void)pos0; (void)T; (void)nh; (void)qa; (void)qr;
-    (void)scale; (void)ca;
+    (void)key; (void)valid; (void)latent; (void)lat; (void)kvl; (void)rope; (void)n_ctx; (void)pos0; (void)T; (void)nh;
+    (void)qa; (void)qr; (void)scale; (void)ca;
     return 1;
 }
+int gpu_mla_attend(const gpu_mat *kv_b, int nope, int dv, uint64_t key, int valid, const float *latent, int lat,
+                   int kvl, int rope, int n_ctx, int pos0, int T, int nh, const float *q, float scale, float *a)
+{
+    (void)kv_b; (void)nope; (void)dv; (void)key; (void)valid; (void)latent; (void)lat; (void)kvl; (void)rope;
+    (void)n_ctx; (void)pos0; (void)T; (void)nh; (void)q; (void)scale; (void)a;
+    return 1;
+}
+int gpu_mla_takes(int nh, int T, int n_ctx, int lat) { (void)nh; (void)T; (void)n_ctx; (void)lat; return 0; }
+void gpu_mla_drop(uint64_t key) { (void)key; }
 int gpu_min_tokens(void) { return 0; }
 void gpu_forget(const void *owner) { (void)owner; }
 void gpu_reserve_spine(uint64_t bytes) { (void)bytes; }

@@ -75,6 +75,9 @@ typedef struct kda_state {
 
 typedef struct mla_state {
     float *latent;              /* [cap][kv_lora + rope]: normalised c, raw k_rot */
+    uint64_t gpu_key;           /* the device's copy of it (gpu_mla_core); 0 until the first pass */
+    int gpu_rows;               /* rows of that copy still as here: lowered by every write (a pass from
+                                   pos0 writes rows from pos0; a restore, all) */
 } mla_state;
 
 /* Pieces of the forward pass. Each takes the config, its own weights and

@@ -65,6 +65,7 @@ typedef struct mla_heads_job {
     volatile int *stop;         /* looked at per block: a head's pass over a long context takes a while */
     atomic_int failed;
     int h_base;                 /* the heads before it were done on the GPU (mla_heads_gpu) */
+    int *gpu_rows;              /* the state's: rows of the device's copy still valid */
 } mla_heads_job;
 
 /* Positions per block of a head: up to 64, fewer for a long context so that
@@ -87,19 +88,39 @@ static void head_uk(const mla_heads_job *j, int h, float *uk)
     for (int i = 0; i < c->qk_nope; i++) wmat_row(&j->w->kv_b, h * per + i, uk + (size_t)i * kvl);
 }
 
+/* Passes of at most this many positions absorb their queries row by row
+ * of W_UK (head_queries with uk NULL) instead of decoding the head's whole
+ * W_UK first: a decoded token used 1 of its 128 rows' 3584 floats per
+ * fma otherwise, and decoding 96 heads' 1.8 MB each, written out and read
+ * back, cost more than the fmas. */
+#define QUERIES_BY_ROW 8
+
+/* Whether a pass of T positions takes its queries by row (no head_uk). */
+static int queries_by_row(int T) { return T <= QUERIES_BY_ROW; }
+
 /* Head h's queries of positions [t0, t0+nb) absorbed into qa [nb][kvl]
- * (Σ_i q_nope[i] · W_UK[i, :], uk from head_uk) and their rope parts into
- * qr [nb][rope]; klen is scratch of nb ints. */
-static void head_queries(const mla_heads_job *j, int h, const float *uk, int t0, int nb, float *qa, float *qr,
-                         int *klen)
+ * (Σ_i q_nope[i] · W_UK[i, :]) and their rope parts into qr [nb][rope]:
+ * with uk from head_uk, one product; with uk NULL, row i of W_UK decoded
+ * into `row` (kvl floats) and applied to every position (axpy), i in
+ * order — the same fma chain per element as the product's, so the same
+ * bits. klen is scratch of nb ints. */
+static void head_queries(const mla_heads_job *j, int h, const float *uk, float *row, int t0, int nb, float *qa,
+                         float *qr, int *klen)
 {
     const rm_config *c = j->c;
     const int nh = c->mla_heads, nope = c->qk_nope, rope = c->qk_rope, dqk = nope + rope, kvl = c->kv_lora_rank;
     const float *qh = j->q + ((size_t)t0 * nh + h) * dqk;
     const size_t ldq = (size_t)nh * dqk;
-    for (int t = 0; t < nb; t++) klen[t] = nope;
     memset(qa, 0, (size_t)nb * kvl * sizeof *qa);
-    kern_matmul_f32(qh, ldq, uk, (size_t)kvl, qa, (size_t)kvl, nb, kvl, klen);
+    if (uk) {
+        for (int t = 0; t < nb; t++) klen[t] = nope;
+        kern_matmul_f32(qh, ldq, uk, (size_t)kvl, qa, (size_t)kvl, nb, kvl, klen);
+    } else {
+        for (int i = 0; i < nope; i++) {
+            wmat_row(&j->w->kv_b, h * (nope + c->v_head_dim) + i, row);
+            for (int t = 0; t < nb; t++) kern_axpy_f32(qh[t * ldq + i], row, qa + (size_t)t * kvl, kvl);
+        }
+    }
     for (int t = 0; t < nb; t++) memcpy(qr + (size_t)t * rope, qh + t * ldq + nope, (size_t)rope * sizeof *qr);
 }
 
@@ -123,7 +144,8 @@ static void mla_heads(void *ud, int h0, int h1)
     const int dqk = nope + rope, kvl = c->kv_lora_rank, lat = kvl + rope;
     const int n_ctx = j->pos0 + j->T, fit = heads_block(n_ctx), qb = fit < j->T ? fit : j->T;
     const float scale = 1.0f / sqrtf((float)dqk);
-    float *uk = malloc((size_t)nope * kvl * sizeof *uk), *qa = malloc((size_t)qb * kvl * sizeof *qa);
+    const int by_row = queries_by_row(j->T);
+    float *uk = malloc((by_row ? 1 : (size_t)nope) * kvl * sizeof *uk), *qa = malloc((size_t)qb * kvl * sizeof *qa);
     float *qr = malloc((size_t)qb * rope * sizeof *qr), *ca = malloc((size_t)qb * kvl * sizeof *ca);
     float *s1 = malloc((size_t)qb * n_ctx * sizeof *s1), *s2 = malloc((size_t)qb * n_ctx * sizeof *s2);
     float *o = malloc((size_t)qb * dv * sizeof *o);
@@ -133,11 +155,11 @@ static void mla_heads(void *ud, int h0, int h1)
         goto out;
     }
     for (int h = j->h_base + h0; h < j->h_base + h1; h++) {
-        head_uk(j, h, uk);
+        if (!by_row) head_uk(j, h, uk);
         for (int t0 = 0; t0 < j->T; t0 += qb) {
             if (j->stop && *j->stop) break;
             const int nb = j->T - t0 < qb ? j->T - t0 : qb, ctx = j->pos0 + t0 + nb;
-            head_queries(j, h, uk, t0, nb, qa, qr, klen);
+            head_queries(j, h, by_row ? NULL : uk, uk, t0, nb, qa, qr, klen);
             /* scores of every position of the block against the context up
              * to its last position; each row uses its causal part */
             kern_gemm_f32_ld(j->st->latent, (size_t)lat, qa, s1, nb, ctx, kvl);
@@ -162,30 +184,43 @@ out:
  * host memory; per group, on the pool, each head's absorbed queries
  * (qabs for every position at once: kern_matmul_f32 gives a row the same
  * bits in any block) and rope parts, then the device's core, then W_UV
- * over every position on the pool. Returns the heads done; the rest (all
- * of them when the GPU declines, from the first group it declines) go to
- * mla_heads. */
+ * over every position on the pool. Decoded tokens too: the device keeps
+ * the cache (one new row a token), and the CPU's core over a context of
+ * 520 at K3's widths (96 heads, 3712 floats a row: 0.37 G fmas a layer)
+ * was most of a memory-resident token's time on the H200 machine. Returns
+ * the heads done; the rest (all of them when the GPU declines, from the
+ * first group it declines) go to mla_heads. */
 #define GROUP_BYTES (64u << 20)
+#define QUERY_CHUNK 64
 
 typedef struct mla_group_job {
     const mla_heads_job *j;
     int h0;
     float *qa, *qr, *ca;        /* [heads of the group][T][kvl or rope] */
+    int chunks, chunk;          /* group_queries' tasks: each head's positions in `chunks` runs of `chunk` */
     atomic_int failed;
 } mla_group_job;
 
+/* Task i of group_queries: head i / chunks of the group, its positions
+ * [t0, t0 + chunk) — a prompt's group is often one head (2048 positions'
+ * scores fill GROUP_BYTES), and one task per head left one core doing its
+ * 0.9 G fmas of queries while the others waited. */
 static void group_queries(void *ud, int i0, int i1)
 {
     mla_group_job *g = ud;
     const rm_config *c = g->j->c;
     const int rope = c->qk_rope, kvl = c->kv_lora_rank, T = g->j->T;
-    float *uk = malloc((size_t)c->qk_nope * kvl * sizeof *uk);
-    int *klen = malloc((size_t)T * sizeof *klen);
+    const int by_row = queries_by_row(g->chunk);
+    float *uk = malloc((by_row ? 1 : (size_t)c->qk_nope) * kvl * sizeof *uk);
+    int *klen = malloc((size_t)g->chunk * sizeof *klen);
     if (!uk || !klen) atomic_store(&g->failed, 1);
     else
         for (int i = i0; i < i1; i++) {
-            head_uk(g->j, g->h0 + i, uk);
-            head_queries(g->j, g->h0 + i, uk, 0, T, g->qa + (size_t)i * T * kvl, g->qr + (size_t)i * T * rope, klen);
+            const int hi = i / g->chunks, t0 = i % g->chunks * g->chunk, nb = T - t0 < g->chunk ? T - t0 : g->chunk;
+            if (nb <= 0) continue;
+            if (!by_row) head_uk(g->j, g->h0 + hi, uk);
+            head_queries(g->j, g->h0 + hi, by_row ? NULL : uk, uk, t0, nb, g->qa + ((size_t)hi * T + t0) * kvl,
+                         g->qr + ((size_t)hi * T + t0) * rope, klen);
         }
     free(uk);
     free(klen);
@@ -207,22 +242,33 @@ static int mla_heads_gpu(mla_heads_job *j)
     const rm_config *c = j->c;
     const int nh = c->mla_heads, rope = c->qk_rope, kvl = c->kv_lora_rank, lat = kvl + rope, T = j->T;
     const float scale = 1.0f / sqrtf((float)(c->qk_nope + rope));
-    if (T < wmat_gpu_min_rows()) return 0;
+    if (!wmat_mla_takes(nh, T, j->pos0 + T, lat)) return 0;
+    if (!wmat_mla_attend(&j->w->kv_b, c->qk_nope, c->v_head_dim, j->st->gpu_key, *j->gpu_rows, j->st->latent, lat,
+                         kvl, rope, j->pos0 + T, j->pos0, T, nh, j->q, scale, j->a)) {
+        *j->gpu_rows = j->pos0 + T;
+        return nh;
+    }
     int hg = (int)(GROUP_BYTES / ((size_t)T * (2 * (size_t)kvl + rope) * sizeof(float)));
     if (hg < 1) hg = 1;
     if (hg > nh) hg = nh;
     mla_group_job g = { j, 0, malloc((size_t)hg * T * kvl * sizeof(float)), malloc((size_t)hg * T * rope * sizeof(float)),
-                        malloc((size_t)hg * T * kvl * sizeof(float)), 0 };
+                        malloc((size_t)hg * T * kvl * sizeof(float)), 1, T, 0 };
+    /* two tasks a thread, each at least QUERY_CHUNK positions (a head's W_UK is decoded once a task) */
+    const int want = (2 * pool_threads() + hg - 1) / hg, most = (T + QUERY_CHUNK - 1) / QUERY_CHUNK;
+    g.chunks = want < most ? want : most;
+    if (g.chunks < 1) g.chunks = 1;
+    g.chunk = (T + g.chunks - 1) / g.chunks;
     int done = 0;
     if (!g.qa || !g.qr || !g.ca) goto out;
     for (int h0 = 0; h0 < nh; h0 += hg) {
         if (j->stop && *j->stop) break;
         const int n = nh - h0 < hg ? nh - h0 : hg;
         g.h0 = h0;
-        pool_for(n, group_queries, &g);
-        if (atomic_load(&g.failed) ||
-            wmat_mla_core(j->st->latent, lat, kvl, rope, j->pos0 + T, j->pos0, T, n, g.qa, g.qr, scale, g.ca))
+        pool_for(n * g.chunks, group_queries, &g);
+        if (atomic_load(&g.failed) || wmat_mla_core(j->st->gpu_key, *j->gpu_rows, j->st->latent, lat, kvl, rope,
+                                                    j->pos0 + T, j->pos0, T, n, g.qa, g.qr, scale, g.ca))
             break;
+        *j->gpu_rows = j->pos0 + T;     /* the device's copy is the whole context now */
         pool_for(n, group_values, &g);
         if (atomic_load(&g.failed)) break;
         done = h0 + n;
@@ -231,6 +277,10 @@ out:
     free(g.qa); free(g.qr); free(g.ca);
     return done;
 }
+
+/* The keys of the device's copies of the caches: one per layer's cache,
+ * for the process (a freed state's key is dropped, never reused). */
+static atomic_uint_fast64_t gpu_keys;
 
 int mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int layer, int pos0, const float *X, float *Y,
                 int T, volatile int *stop, rm_err *err)
@@ -262,8 +312,10 @@ int mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int lay
         norm_rms(ckv + (size_t)t * lat, w->kv_a_norm, dst, kvl, 1e-6f);
         memcpy(dst + kvl, ckv + (size_t)t * lat + kvl, (size_t)rope * sizeof *dst);
     }
+    if (st->gpu_rows > pos0) st->gpu_rows = pos0;      /* rows from pos0 were just written */
+    if (!st->gpu_key) st->gpu_key = atomic_fetch_add(&gpu_keys, 1) + 1;
     if (stop && *stop) { rc = 1; goto out; }
-    mla_heads_job job = { c, w, st, q, a, pos0, T, stop, 0, 0 };
+    mla_heads_job job = { c, w, st, q, a, pos0, T, stop, 0, 0, &st->gpu_rows };
     job.h_base = mla_heads_gpu(&job);
     if (job.h_base < nh && !(stop && *stop)) pool_for(nh - job.h_base, mla_heads, &job);
     if (atomic_load(&job.failed)) { rc = rm_errf(err, "out of memory in MLA layer %d", layer); goto out; }

@@ -50,7 +50,10 @@ void rm_state_free(rm_state *s)
         free(s->kda[l].S0);
         free(s->kda[l].conv0);
         free(s->kda[l].rec);
-        if (s->mla) free(s->mla[l].latent);
+        if (s->mla) {
+            wmat_mla_drop(s->mla[l].gpu_key);
+            free(s->mla[l].latent);
+        }
     }
     free(s->kda);
     free(s->mla);
@@ -92,6 +95,7 @@ int state_layer_io(rm_state *s, int l, int pos, int (*io)(void *ud, void *p, siz
         return io(ud, s->kda[l].S, kda_S_floats(c) * sizeof(float)) ||
                io(ud, s->kda[l].conv, kda_conv_floats(c) * sizeof(float));
     if (pos > s->cap) return -1;
+    s->mla[l].gpu_rows = 0;     /* a restore writes every row: the device's copy is stale */
     return pos ? io(ud, s->mla[l].latent, (size_t)pos * ((size_t)c->kv_lora_rank + c->qk_rope) * sizeof(float)) : 0;
 }
 

@@ -294,11 +294,48 @@ TEST(gpu_experts_equal_cpu_experts)
             cases, placed_cases);
 }
 
-/* gpu_mla_core (MLA's scores, causal softmax and weighted sums on the
- * device) against the CPU's steps as model/mla.c takes them, bit for bit:
- * kern_gemm_f32_ld over the latent rows, kern_attn_softmax, kern_matmul_f32;
- * passes that start at 0 and later in the context, latent widths that are
- * not whole device blocks. */
+/* One pass of gpu_mla_core over latent[n_ctx = pos0 + T][kvl + rope]
+ * against the CPU's steps as model/mla.c takes them, bit for bit:
+ * kern_gemm_f32_ld over the latent rows, kern_attn_softmax,
+ * kern_matmul_f32. 1 when equal. */
+static int mla_pass(uint64_t key, int valid, const float *latent, int kvl, int rope, int nh, int pos0, int T)
+{
+    const int lat = kvl + rope, n_ctx = pos0 + T;
+    const float scale = 1.0f / sqrtf((float)(128 + rope));
+    float *qa = malloc((size_t)nh * T * kvl * sizeof *qa), *qr = malloc((size_t)nh * T * rope * sizeof *qr);
+    float *want = calloc((size_t)nh * T * kvl, sizeof *want), *got = malloc((size_t)nh * T * kvl * sizeof *got);
+    float *s1 = malloc((size_t)T * n_ctx * sizeof *s1), *s2 = malloc((size_t)T * n_ctx * sizeof *s2);
+    int *klen = malloc((size_t)T * sizeof *klen);
+    for (size_t i = 0; i < (size_t)nh * T * kvl; i++) qa[i] = unit() * 4.0f;
+    for (size_t i = 0; i < (size_t)nh * T * rope; i++) qr[i] = unit() * 4.0f;
+    for (int h = 0; h < nh; h++) {
+        kern_gemm_f32_ld(latent, (size_t)lat, qa + (size_t)h * T * kvl, s1, T, n_ctx, kvl);
+        kern_gemm_f32_ld(latent + kvl, (size_t)lat, qr + (size_t)h * T * rope, s2, T, n_ctx, rope);
+        for (int t = 0; t < T; t++) {
+            klen[t] = pos0 + t + 1;
+            kern_attn_softmax(s1 + (size_t)t * n_ctx, s2 + (size_t)t * n_ctx, klen[t], scale);
+        }
+        kern_matmul_f32(s1, (size_t)n_ctx, latent, (size_t)lat, want + (size_t)h * T * kvl, (size_t)kvl, T, kvl, klen);
+    }
+    for (size_t i = 0; i < (size_t)nh * T * kvl; i++) got[i] = 1234.5f;
+    int bad = gpu_mla_core(key, valid, latent, lat, kvl, rope, n_ctx, pos0, T, nh, qa, qr, scale, got) != 0;
+    if (bad) fprintf(stderr, "    mla kvl %d rope %d pos0 %d T %d: declined\n", kvl, rope, pos0, T);
+    for (size_t i = 0; i < (size_t)nh * T * kvl && !bad; i++)
+        if (!same(want[i], got[i])) {
+            fprintf(stderr, "    mla kvl %d rope %d pos0 %d T %d (key %llu, valid %d): output %zu: cpu %a gpu %a\n", kvl,
+                    rope, pos0, T, (unsigned long long)key, valid, i, want[i], got[i]);
+            bad = 1;
+        }
+    free(qa); free(qr); free(want); free(got); free(s1); free(s2); free(klen);
+    return !bad;
+}
+
+/* gpu_mla_core against the CPU: passes that start at 0 and later in the
+ * context, latent widths that are not whole device blocks; then a cache
+ * kept on the device as model/mla.c keeps it: a prompt, decoded tokens
+ * (one new row each), a rewind whose rows are written again, a restore
+ * that rewrites every row (valid 0), a cache that grows past its copy's
+ * rows, two caches taking turns. */
 TEST(gpu_mla_core_equals_cpu_attention)
 {
     if (!device()) return;
@@ -306,41 +343,46 @@ TEST(gpu_mla_core_equals_cpu_attention)
         { 32, 16, 3, 0, 9 }, { 512, 64, 5, 0, 40 }, { 96, 24, 4, 37, 20 }, { 160, 8, 2, 200, 129 },
     };
     rs = 0xa77e;
-    int n_ok = 0;
+    int n_ok = 0, n = 0;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        const int kvl = cases[k].kvl, rope = cases[k].rope, nh = cases[k].nh, pos0 = cases[k].pos0, T = cases[k].T;
-        const int lat = kvl + rope, n_ctx = pos0 + T;
-        const float scale = 1.0f / sqrtf((float)(128 + rope));
+        const int lat = cases[k].kvl + cases[k].rope, n_ctx = cases[k].pos0 + cases[k].T;
         float *latent = malloc((size_t)n_ctx * lat * sizeof *latent);
-        float *qa = malloc((size_t)nh * T * kvl * sizeof *qa), *qr = malloc((size_t)nh * T * rope * sizeof *qr);
-        float *want = calloc((size_t)nh * T * kvl, sizeof *want), *got = malloc((size_t)nh * T * kvl * sizeof *got);
-        float *s1 = malloc((size_t)T * n_ctx * sizeof *s1), *s2 = malloc((size_t)T * n_ctx * sizeof *s2);
-        int *klen = malloc((size_t)T * sizeof *klen);
         for (size_t i = 0; i < (size_t)n_ctx * lat; i++) latent[i] = unit();
-        for (size_t i = 0; i < (size_t)nh * T * kvl; i++) qa[i] = unit() * 4.0f;
-        for (size_t i = 0; i < (size_t)nh * T * rope; i++) qr[i] = unit() * 4.0f;
-        for (int h = 0; h < nh; h++) {
-            kern_gemm_f32_ld(latent, (size_t)lat, qa + (size_t)h * T * kvl, s1, T, n_ctx, kvl);
-            kern_gemm_f32_ld(latent + kvl, (size_t)lat, qr + (size_t)h * T * rope, s2, T, n_ctx, rope);
-            for (int t = 0; t < T; t++) {
-                klen[t] = pos0 + t + 1;
-                kern_attn_softmax(s1 + (size_t)t * n_ctx, s2 + (size_t)t * n_ctx, klen[t], scale);
-            }
-            kern_matmul_f32(s1, (size_t)n_ctx, latent, (size_t)lat, want + (size_t)h * T * kvl, (size_t)kvl, T, kvl,
-                            klen);
-        }
-        for (size_t i = 0; i < (size_t)nh * T * kvl; i++) got[i] = 1234.5f;
-        CHECK(gpu_mla_core(latent, lat, kvl, rope, n_ctx, pos0, T, nh, qa, qr, scale, got) == 0);
-        int bad = 0;
-        for (size_t i = 0; i < (size_t)nh * T * kvl && bad < 3; i++)
-            if (!same(want[i], got[i])) {
-                fprintf(stderr, "    mla kvl %d rope %d pos0 %d T %d: output %zu: cpu %a gpu %a\n", kvl, rope, pos0, T,
-                        i, want[i], got[i]);
-                bad++;
-            }
-        CHECK(bad == 0);
-        n_ok += bad == 0;
-        free(latent); free(qa); free(qr); free(want); free(got); free(s1); free(s2); free(klen);
+        n_ok += mla_pass(900 + k, 0, latent, cases[k].kvl, cases[k].rope, cases[k].nh, cases[k].pos0, cases[k].T);
+        n++;
+        gpu_mla_drop(900 + k);
+        free(latent);
     }
-    fprintf(stderr, "    %d attention passes on the device: all equal to the CPU's bits\n", n_ok);
+    const int kvl = 96, rope = 24, lat = kvl + rope, cap = 700;
+    float *a = malloc((size_t)cap * lat * sizeof *a), *b = malloc((size_t)cap * lat * sizeof *b);
+    for (size_t i = 0; i < (size_t)cap * lat; i++) { a[i] = unit(); b[i] = unit(); }
+    const uint64_t ka = 71, kb = 72;
+    int va = 0, vb = 0;         /* as mla_state's gpu_rows */
+#define STEP(K, V, L, P0, T)                                                                                          \
+    do {                                                                                                              \
+        if ((V) > (P0)) (V) = (P0);                                                                                   \
+        n_ok += mla_pass(K, V, L, kvl, rope, 3, P0, T);                                                               \
+        n++;                                                                                                          \
+        (V) = (P0) + (T);                                                                                             \
+    } while (0)
+    STEP(ka, va, a, 0, 40);                                     /* a prompt */
+    for (int p = 40; p < 44; p++) STEP(ka, va, a, p, 1);        /* decoded tokens */
+    STEP(kb, vb, b, 0, 17);                                     /* another cache between them */
+    for (size_t i = 30 * (size_t)lat; i < 33 * (size_t)lat; i++) a[i] = unit();
+    STEP(ka, va, a, 30, 3);                                     /* a rewind: rows 30.. written again */
+    STEP(ka, va, a, 33, 1);
+    STEP(kb, vb, b, 17, 1);
+    for (size_t i = 0; i < 34 * (size_t)lat; i++) a[i] = unit();
+    va = 0;                                                     /* a restore: every row */
+    STEP(ka, va, a, 34, 1);
+    STEP(ka, va, a, 35, 600);                                   /* past the copy's rows: regrown */
+    STEP(ka, va, a, 635, 1);
+#undef STEP
+    gpu_mla_drop(ka);
+    gpu_mla_drop(kb);
+    free(a);
+    free(b);
+    CHECK(n_ok == n);
+    fprintf(stderr, "    %d attention passes on the device (%d over kept caches): all equal to the CPU's bits\n", n_ok,
+            n - (int)(sizeof cases / sizeof cases[0]));
 }
