@@ -247,8 +247,9 @@ int main(int argc, char **argv)
         }
         char dims[32];
         snprintf(dims, sizeof dims, "%dx%d", c->rows, c->cols);
-        at = snprintf(line, sizeof line, "%-6s %-11s %5d %8.1f %8.1f %8.1f", c->mxfp4 ? "MXFP4" : "bf16", dims, c->T,
-                      p, a, b);
+        at = snprintf(line, sizeof line, "%-6s %-11s %5d %8.1f %8.1f", c->mxfp4 ? "MXFP4" : "bf16", dims, c->T, p, a);
+        if (b > 0) at += snprintf(line + at, sizeof line - at, " %8.1f", b);
+        else at += snprintf(line + at, sizeof line - at, " %8s", "-");
         for (int i = 0; i < ngg; i++) at += snprintf(line + at, sizeof line - at, " %8.1f", q[i]);
         if (b > 0) at += snprintf(line + at, sizeof line - at, " %8.2f", a / b);
         else at += snprintf(line + at, sizeof line - at, " %8s", "-");
