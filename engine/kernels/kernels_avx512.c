@@ -50,11 +50,11 @@ static inline void prefetch(const void *p)
  * CPU-second, best of 5 windows, 6 interleaved rounds, medians): 3072x3584
  * 10.0 GB/s into L1, 11.6 into L2; 2048x7168 11.9 and 12.2; 12288x7168
  * 12.2 and 12.3. bf16 seemed to lose 1-2% into L2 (two wall-clock rounds
- * of bench-kernels), so it keeps L1. The MXFP4 gemv prefetches the group
- * after next, two groups of rows ahead: 12288x7168 over 512 MiB
- * (rm_bench_gemv, wall clock, 5 interleaved rounds at load 8-10 on the 2
- * cores, medians) 8.2 -> 10.1 GB/s on 1 thread (each round 1.03-1.68x)
- * and 9.2 -> 9.8 on 2 (0.55-1.57x: within that load's noise). */
+ * of bench-kernels), so it keeps L1. Prefetching two groups of MXFP4 rows
+ * ahead instead of one did not win (12288x7168 over 512 MiB, rm_bench_gemv,
+ * interleaved rounds, medians: at load 8-10 1 thread 8.2 -> 10.1 GB/s and
+ * 2 threads 9.2 -> 9.8; at load 4-6, 3 rounds, 11.5 -> 11.5 and
+ * 17.7 -> 17.0), so one group stays. */
 static inline void prefetch_l2(const void *p)
 {
     _mm_prefetch((const char *)p, _MM_HINT_T1);
@@ -315,7 +315,7 @@ static void gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float 
         const uint8_t *p1 = p0 + (nw > 1 ? pb : 0), *s1 = s0 + (nw > 1 ? sb : 0);
         const uint8_t *p2 = p0 + (nw > 2 ? 2 * pb : 0), *s2 = s0 + (nw > 2 ? 2 * sb : 0);
         const uint8_t *p3 = p0 + (nw > 3 ? 3 * pb : 0), *s3 = s0 + (nw > 3 ? 3 * sb : 0);
-        const uint8_t *next = p0 + 2 * ROWS * pb;    /* the group after next, to prefetch */
+        const uint8_t *next = p0 + ROWS * pb;    /* the next group, to prefetch */
         __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
         int k = 0;
         /* four blocks (one cache line of codes per row) per round */
@@ -324,7 +324,7 @@ static void gemv_mxfp4(const uint8_t *packed, const uint8_t *scale, const float 
                 prefetch_l2(next + j * pb + 16 * k);
             if ((k & 63) == 0)
                 for (int j = 0; j < ROWS; j++)
-                    prefetch_l2(s0 + (2 * ROWS + j) * sb + k);
+                    prefetch_l2(s0 + (ROWS + j) * sb + k);
             for (int u = 0; u < 4; u++, k++)
                 MX_BLOCK();
         }
