@@ -50,7 +50,11 @@ static inline void prefetch(const void *p)
  * CPU-second, best of 5 windows, 6 interleaved rounds, medians): 3072x3584
  * 10.0 GB/s into L1, 11.6 into L2; 2048x7168 11.9 and 12.2; 12288x7168
  * 12.2 and 12.3. bf16 seemed to lose 1-2% into L2 (two wall-clock rounds
- * of bench-kernels), so it keeps L1. */
+ * of bench-kernels), so it keeps L1. Prefetching two groups of MXFP4 rows
+ * ahead instead of one did not win (12288x7168 over 512 MiB, rm_bench_gemv,
+ * interleaved rounds, medians: at load 8-10 1 thread 8.2 -> 10.1 GB/s and
+ * 2 threads 9.2 -> 9.8; at load 4-6, 3 rounds, 11.5 -> 11.5 and
+ * 17.7 -> 17.0), so one group stays. */
 static inline void prefetch_l2(const void *p)
 {
     _mm_prefetch((const char *)p, _MM_HINT_T1);
