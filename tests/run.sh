@@ -4,7 +4,8 @@
 # Suites run JOBS at a time (default 2, the cores of the machine the tests
 # were sized on), the slowest first, and beside them, LIGHT_JOBS at a time
 # (default 1; 0 puts them in the JOBS queue), the suites that mostly wait
-# (LIGHT below); each prints PASS or FAIL with its time
+# (LIGHT below), and in a third lane the suites that mostly wait on the disk
+# (SIDE below, one at a time; SIDE_JOBS=0 puts them in the JOBS queue); each prints PASS or FAIL with its time
 # as it ends, the slowest are listed at the end, and the last line is
 # "N passed, N failed" (unit tests count one each, scripts one each).
 # Each suite runs on a core of its own (on_core); under `make test` the
@@ -47,6 +48,15 @@ SLOW="forecast unit-asan unit-rel synth serve_agents fuzz default_model serve_so
 # one since its prompt went to a two-layer model: on a bare clone it waits
 # about 45 s for npm to download Claude Code, then computes for 5 CPU-s.
 LIGHT="serve_claude_code endpoint_hostile endpoint_replay http_reliability http_resume serve_hostile serve_log setup_offline tui_*"
+# The suites that run one after another, in this order, in a lane of their
+# own beside both queues (on_core): forecast held a pinned core 347 s of a
+# bare clone's run for 78 CPU-s of work (its synthetic models' writes and
+# its O_DIRECT probes; 127 s and 83 CPU-s alone), so the other suites
+# waited for a core it left idle. synth follows it in the lane, never
+# beside it: it reads the 16-expert model forecast wrote (lib/synth.sh),
+# and written beside forecast's models, its own had taken 147 s against 44.
+# SIDE_JOBS=0 puts them back in the JOBS queue.
+SIDE="forecast synth"
 
 # A suite of the JOBS queue runs on a core of its own (taskset), so the
 # engine's compute pool, as wide as the cores it may run on, is one thread:
@@ -69,6 +79,12 @@ on_core() {
   set -f
   [ "${LIGHT_JOBS:-1}" -gt 0 ] && for _p in $LIGHT; do case $_n in $_p) _pin=0 ;; esac; done
   set +f
+  # a SIDE suite shares the last core with the pinned suite there, without
+  # its lock: its pool is one thread as theirs, and the queues, which take
+  # the first core free, give the other core more suites
+  [ "$_pin" = 1 ] && [ "${SIDE_JOBS:-1}" -gt 0 ] && case " $SIDE " in
+    *" $_n "*) taskset -c "${CPUS##* }" "$@"; return $? ;;
+  esac
   [ "$_pin" = 1 ] && for _c in $CPUS; do
     # the subshell holds the lock while CMD runs (not exec'd: its exit
     # status is read after it, and the lock is held to the end)
@@ -173,14 +189,17 @@ for n in $order $all; do
   case " $queue " in *" $n "*) continue ;; esac
   queue="$queue $n"
 done
-heavy=""; light=""
+heavy=""; light=""; side=""
 set -f                      # LIGHT's patterns are matched, not expanded
 for n in $queue; do
   l=0
   [ "${LIGHT_JOBS:-1}" -gt 0 ] && for p in $LIGHT; do case $n in $p) l=1 ;; esac; done
-  if [ $l -eq 1 ]; then light="$light $n"; else heavy="$heavy $n"; fi
+  [ "${SIDE_JOBS:-1}" -gt 0 ] && case " $SIDE " in *" $n "*) l=2 ;; esac
+  case $l in 1) light="$light $n" ;; 2) ;; *) heavy="$heavy $n" ;; esac
 done
 set +f
+# the side lane in SIDE's order, whatever the times
+[ "${SIDE_JOBS:-1}" -gt 0 ] && for n in $SIDE; do case " $queue " in *" $n "*) side="$side $n" ;; esac; done
 # While the late build runs, the first JOBS suites that need only the
 # release build go first (the slowest, each longer than that build), so
 # no core waits for it: a bare clone's unit-asan, first in the queue,
@@ -198,6 +217,7 @@ fi
 start=$(date +%s)
 [ -n "$heavy" ] && printf '%s\n' $heavy | xargs -P "${JOBS:-2}" -n 1 sh tests/run.sh --one &
 [ -n "$light" ] && printf '%s\n' $light | xargs -P "${LIGHT_JOBS:-1}" -n 1 sh tests/run.sh --one &
+[ -n "$side" ] && printf '%s\n' $side | xargs -P 1 -n 1 sh tests/run.sh --one &
 wait
 wall=$(($(date +%s) - start))
 rm -rf build/test-cache
@@ -225,7 +245,7 @@ mv "$LOGS/times.new" "$LOGS/times"
 if [ -n "${REMORA_LATE_BUILD:-}" ] && [ "$(cat "$LOGS/late-build.rc" 2>/dev/null)" != 0 ]; then
   echo "FAIL the ASan and fuzz builds ($REMORA_LATE_BUILD):"; tail -30 "$LOGS/late-build.log"; fail=$((fail + 1))
 fi
-echo "== slowest suites (of ${wall}s, ${JOBS:-2} at a time and ${LIGHT_JOBS:-1} beside, $cpus CPU-s in all; logs in $LOGS/)"
+echo "== slowest suites (of ${wall}s, ${JOBS:-2} at a time, ${LIGHT_JOBS:-1} and ${SIDE_JOBS:-1} beside, $cpus CPU-s in all; logs in $LOGS/)"
 for n in $all; do grep "^$n " "$LOGS/times"; done | sort -k2 -rn | head -8 |
   awk '{ printf "  %7ss %6s CPU-s %s\n", $2, $3, $1 }'
 echo "$pass passed, $fail failed"

@@ -134,7 +134,7 @@ model() {
   [ -n "${REMORA_SYNTH_DIR:-}" ] || rm -rf "$SYNTH"
 }
 # 32 experts: 3.75 GB holds the spine and 32 slots, 3.62 GB 24 of them
-# (first: under tests/run.sh synth.sh meanwhile writes the 16-expert one)
+# (first; under tests/run.sh synth.sh runs after this script, in its lane)
 model 32 3.75 3.62
 # 16 experts: 4.2 GB holds the spine and every expert; at 3.25 GB the
 # planner streams the spine (a ring of twice the dense layer's 1.45 GB)
