@@ -45,9 +45,6 @@ int rm_err_status(const rm_err *err, int dflt);
 
 /* One monotonic clock for every duration the program measures, in seconds. */
 double rm_now(void);
-/* The median seconds of runs of fn(ctx): at least 3, more while `seconds`
- * last, at most 15 (the probes of the forecast's measuring phase). */
-double rm_time_median(void (*fn)(void *ctx), void *ctx, double seconds);
 
 /* bytes as "512 B", "12 kB", "3.4 MB", "1.23 GB", "2.00 TB" (SI units;
  * negative counts as 0) into buf; returns buf. The one byte formatter of

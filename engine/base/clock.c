@@ -1,10 +1,11 @@
 /* clock.c — the one monotonic clock (engine.h: rm_now). Every duration in
  * the program (phase times, rates, time-outs, frame pacing) is a difference
  * of two rm_now() readings, so they can be compared with one another;
- * rm_time_median times a probe with it. */
+ * rm_time_median (base/clock.h) times a probe with it. */
 #include <stdlib.h>
 #include <time.h>
 #include "engine.h"
+#include "base/clock.h"
 
 double rm_now(void)
 {

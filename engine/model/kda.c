@@ -27,6 +27,7 @@
 #include <string.h>
 #include "model/layers.h"
 #include "kernels/kernels.h"
+#include "base/clock.h"
 #include "base/threadpool.h"
 
 static float softplusf(float x) { return x > 20.0f ? x : crm_log1pf(crm_expf(x)); }

@@ -23,6 +23,7 @@
 #include "model/layers.h"
 #include "kernels/kernels.h"
 #include "kernels/softmax.h"
+#include "base/clock.h"
 #include "base/threadpool.h"
 
 /* Decodes row r of m into fp32. */

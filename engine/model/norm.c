@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "model/layers.h"
+#include "base/clock.h"
 #include "base/threadpool.h"
 
 void norm_rms(const float *x, const float *w, float *y, int n, float eps)

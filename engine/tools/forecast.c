@@ -54,6 +54,7 @@
 #include "model/model.h"
 #include "model/layers.h"
 #include "base/file.h"
+#include "base/clock.h"
 #include "base/threadpool.h"
 #include "gpu/gpu.h"
 
