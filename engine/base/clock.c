@@ -32,7 +32,7 @@ double rm_time_median(void (*fn)(void *ctx), void *ctx, double seconds)
         const double t0 = rm_now();
         fn(ctx);
         t[n++] = rm_now() - t0;
-    } while (n < 15 && (n < 3 || rm_now() < end));
+    } while (n < 15 && rm_now() < end);
     qsort(t, (size_t)n, sizeof *t, cmp_seconds);
     return t[n / 2];
 }

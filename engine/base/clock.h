@@ -3,8 +3,8 @@
 #ifndef REMORA_BASE_CLOCK_H
 #define REMORA_BASE_CLOCK_H
 
-/* The median seconds of runs of fn(ctx): at least 3, more while `seconds`
- * last, at most 15. */
+/* The median seconds of runs of fn(ctx): one, more while `seconds` last,
+ * at most 15 (make test's forecasts give a probe 0.05 s, about one run). */
 double rm_time_median(void (*fn)(void *ctx), void *ctx, double seconds);
 
 #endif

@@ -388,8 +388,8 @@ static void touch_fresh(void *ud)
  * MLA's per-head attention at 16 and 64 positions, whose two costs (per
  * position: the absorbed queries and W_UV; per score: the scores, softmax
  * and weighted sums) are solved from the two runs. Sizes of 10-60 ms a run
- * here, so that make test's forecasts (0.05 s a figure, 3 runs at least)
- * take about 0.5 s more. -1: out of memory. */
+ * here, so that make test's forecasts (0.05 s a figure) take little more.
+ * -1: out of memory. */
 static int probe_beside(const rm_config *c, double seconds, rm_machine *mc)
 {
     const int glu_n = 1 << 20, kda_T = 32, t1 = 16, t2 = 64;
