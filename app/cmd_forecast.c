@@ -74,6 +74,10 @@ static void print_machine(const rm_machine *mc, const rm_fmodel_info *fi)
            mc->gemv_expert_gbps, fi->expert_mxfp4 ? "MXFP4" : "bf16 experts", mc->gemm_bf16_gflops,
            mc->gemm_expert_gflops, fi->expert_mxfp4 ? "MXFP4" : "bf16 experts", rm_gemm_rows[0],
            mc->gemm_bf16_by_rows[0], mc->gemm_expert_by_rows[0], mc->threads);
+    printf("  beside the products: GLU %.1f ns per element, KDA recurrence %.2f ms per token and layer, MLA heads "
+           "%.2f ms per token and %.2f ns per score, fresh memory first touched at %.2f GB/s\n",
+           mc->glu_s_per_element * 1e9, mc->kda_s_per_token * 1e3, mc->mla_s_per_token * 1e3,
+           mc->mla_s_per_score * 1e9, mc->fresh_gbps);
     printf("  RAM %.1f GB, %.1f GB available; disk %.1f GB free\n", mc->ram_total / 1e9, mc->ram_available / 1e9,
            mc->disk_free / 1e9);
     if (!mc->gpu) { printf("  GPU: none (%s)\n", mc->gpu_why); return; }
@@ -95,15 +99,16 @@ static void print_model(const rm_fmodel_info *fi)
 
 static void print_budget(const rm_prediction *p, const rm_fmodel_info *fi)
 {
-    char a[32], b[32], c[32];
+    char a[32], b[32], c[32], d[32];
     printf("at a RAM budget of %.1f GB:\n", p->ram_gb);
     printf("  decode: %s/token, bound by %s; read per token %.2f GB of streamed spine + %.2f GB of experts "
            "(expert cache hit rate %.1f%%)\n", dur(a, sizeof a, p->decode_s), rm_bound_name(p->decode_bound),
            p->gb_spine_per_token, p->gb_experts_per_token, 100 * p->hit_rate);
     printf("  prefill: %s per 1000 tokens, bound by %s (%d tokens in %d pass%s of up to %d, %.1f GB read, "
-           "%s of reads and %s of products)\n", dur(a, sizeof a, p->prefill_s_per_1k_tokens),
+           "%s of reads and %s of computing, %s of it beside the products)\n", dur(a, sizeof a, p->prefill_s_per_1k_tokens),
            rm_bound_name(p->prefill_bound), p->prompt_tokens, p->prefill_passes, p->prefill_passes == 1 ? "" : "es",
-           p->prefill_chunk, p->prefill_gb, dur(b, sizeof b, p->prefill_io_s), dur(c, sizeof c, p->prefill_compute_s));
+           p->prefill_chunk, p->prefill_gb, dur(b, sizeof b, p->prefill_io_s), dur(c, sizeof c, p->prefill_compute_s),
+           dur(d, sizeof d, p->prefill_other_s));
     printf("  RAM: spine %.1f of %.1f GB resident%s, expert cache %.1f GB (%d slots); peak RSS about %.1f GB "
            "(overhead %.1f GB at a 4096-token context)\n", p->spine_resident / 1e9, fi->spine_bytes / 1e9,
            p->ring ? ", the rest streamed through a ring" : "", p->expert_cache / 1e9, p->cache_slots,
@@ -189,6 +194,7 @@ static json_t *pred_json(const rm_prediction *p)
     json_object_set_new(j, "decode_mem_s", json_real(p->decode_mem_s));
     json_object_set_new(j, "prefill_io_s", json_real(p->prefill_io_s));
     json_object_set_new(j, "prefill_compute_s", json_real(p->prefill_compute_s));
+    json_object_set_new(j, "prefill_other_s", json_real(p->prefill_other_s));
     json_object_set_new(j, "prefill_passes", json_integer(p->prefill_passes));
     json_object_set_new(j, "ring_gb", json_real(p->ring / 1e9));
     json_object_set_new(j, "spine_vram_gb", json_real(p->spine_vram / 1e9));
@@ -216,6 +222,11 @@ static void print_json(const rm_fmodel_info *fi, const rm_machine *mc, const rm_
     json_object_set_new(json_object_get(j, "machine"), "gemm_bf16_best_gflops", json_real(mc->gemm_bf16_best_gflops));
     json_object_set_new(json_object_get(j, "machine"), "gemm_expert_best_gflops",
                         json_real(mc->gemm_expert_best_gflops));
+    json_object_set_new(json_object_get(j, "machine"), "beside_products",
+                        json_pack("{s:f,s:f,s:f,s:f,s:f}", "glu_ns_per_element", mc->glu_s_per_element * 1e9,
+                                  "kda_ms_per_token", mc->kda_s_per_token * 1e3, "mla_ms_per_token",
+                                  mc->mla_s_per_token * 1e3, "mla_ns_per_score", mc->mla_s_per_score * 1e9,
+                                  "fresh_gbps", mc->fresh_gbps));
     json_t *rows = json_array(), *gb = json_array(), *ge = json_array();
     for (int i = 0; i < RM_GEMM_POINTS; i++) {
         json_array_append_new(rows, json_integer(rm_gemm_rows[i]));

@@ -887,6 +887,12 @@ typedef struct rm_machine {
     double gemm_bf16_best_gflops, gemm_expert_best_gflops;  /* the same windows' best: bench's ceiling figure */
     /* the gemms at the row counts of rm_gemm_rows (the last is the two above) */
     double gemm_bf16_by_rows[RM_GEMM_POINTS], gemm_expert_by_rows[RM_GEMM_POINTS];
+    /* prefill's work beside the products, by the engine's own code at the
+     * model's shapes: the GLU (s per element, all threads), a KDA layer's
+     * convolution and recurrence (s per position), an MLA layer's per-head
+     * attention (s per position and per (position, context row) score),
+     * and the first touch of fresh memory (the pass's buffers) */
+    double glu_s_per_element, kda_s_per_token, mla_s_per_token, mla_s_per_score, fresh_gbps;
     int threads;                    /* compute threads */
     uint64_t ram_total, ram_available, disk_free;
     char disk_dir[1024];            /* where the disk was measured */
@@ -929,6 +935,7 @@ typedef struct rm_prediction {
     double prefill_s_per_1k_tokens;
     double prefill_gb;              /* read from storage for it */
     double prefill_io_s, prefill_compute_s;
+    double prefill_other_s;         /* of prefill_compute_s: the work beside the products */
     int prefill_bound;
     uint64_t overhead, peak_rss;    /* RAM beside the budget (4096-token context); their sum */
     uint64_t spine_vram;            /* with a GPU: spine bytes placed in VRAM */

@@ -19,12 +19,15 @@
  * The recurrence is sequential over tokens but wide over the value channel:
  * kern_kda_step runs each step with 8 or 16 columns of S per instruction,
  * the same bits at every SIMD level, in prefill and in decode alike.
+ * kda_probe_s times that part (kda_mix) on synthetic inputs for the
+ * forecast, which counts it beside the products.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "model/layers.h"
 #include "kernels/kernels.h"
+#include "base/clock.h"
 #include "base/threadpool.h"
 
 static float softplusf(float x) { return x > 20.0f ? x : crm_log1pf(crm_expf(x)); }
@@ -134,10 +137,25 @@ static void kda_heads(void *ud, int h0, int h1)
     free(tmp);
 }
 
+/* The part of a layer between its products: the convolution of q, k and
+ * v (in place) and the recurrence of every head into o. -1 when out of
+ * memory. */
+static int kda_mix(const rm_config *c, const kda_weights *w, kda_state *st, float *q, float *k, float *v,
+                   const float *g, const float *gate, const float *beta, float *o, float *rec, int T)
+{
+    const int P = c->kda_heads * c->kda_head_dim, W = c->conv_size;
+    short_conv(q, st->conv, w->conv[0], T, P, W);
+    short_conv(k, st->conv + (size_t)(W - 1) * P, w->conv[1], T, P, W);
+    short_conv(v, st->conv + (size_t)2 * (W - 1) * P, w->conv[2], T, P, W);
+    kda_heads_job job = { c, w, st, q, k, v, g, gate, beta, o, rec, T, 0 };
+    pool_for(c->kda_heads, kda_heads, &job);
+    return atomic_load(&job.failed) ? -1 : 0;
+}
+
 int kda_forward(const rm_config *c, const kda_weights *w, kda_state *st, int layer, const float *X, float *Y, int T,
                 volatile int *stop, rm_err *err)
 {
-    const int H = c->kda_heads, hd = c->kda_head_dim, P = H * hd, W = c->conv_size;
+    const int H = c->kda_heads, hd = c->kda_head_dim, P = H * hd;
     const size_t TP = (size_t)T * P;
     float *q = malloc(TP * sizeof *q), *k = malloc(TP * sizeof *k), *v = malloc(TP * sizeof *v);
     float *g = malloc(TP * sizeof *g), *gate = malloc(TP * sizeof *gate), *o = malloc(TP * sizeof *o);
@@ -168,9 +186,6 @@ int kda_forward(const rm_config *c, const kda_weights *w, kda_state *st, int lay
         }
         st->nrec += T;
     }
-    short_conv(q, st->conv, w->conv[0], T, P, W);
-    short_conv(k, st->conv + (size_t)(W - 1) * P, w->conv[1], T, P, W);
-    short_conv(v, st->conv + (size_t)2 * (W - 1) * P, w->conv[2], T, P, W);
     wmat_gemm(&w->f_a, X, low, T);
     wmat_gemm(&w->f_b, low, g, T);
     wmat_gemm(&w->b, X, beta, T);
@@ -181,13 +196,66 @@ int kda_forward(const rm_config *c, const kda_weights *w, kda_state *st, int lay
         wmat_gemm(&w->g_b, low, gate, T);
     }
     if (stop && *stop) { rc = 1; goto out; }
-    kda_heads_job job = { c, w, st, q, k, v, g, gate, beta, o, rec, T, 0 };
-    pool_for(H, kda_heads, &job);
-    if (atomic_load(&job.failed)) { rc = rm_errf(err, "out of memory in KDA layer %d", layer); goto out; }
+    if (kda_mix(c, w, st, q, k, v, g, gate, beta, o, rec, T)) {
+        rc = rm_errf(err, "out of memory in KDA layer %d", layer);
+        goto out;
+    }
     wmat_gemm(&w->o, o, Y, T);
 out:
     free(q); free(k); free(v); free(g); free(gate); free(o); free(low); free(beta);
     return rc;
+}
+
+/* kda_mix on synthetic inputs for kda_probe_s: q, k and v are copied in
+ * afresh each run (the convolution works in place; run on its own output
+ * the values would drift towards 0 or infinity), a copy of 3·T·P floats
+ * beside the recurrence's 4·hd² fmas per position and head. */
+typedef struct kda_probe {
+    const rm_config *c;
+    kda_weights w;
+    kda_state st;
+    float *src, *qkv, *g, *gate, *beta, *o;
+    int T, failed;
+} kda_probe;
+
+static void kda_probe_run(void *ud)
+{
+    kda_probe *p = ud;
+    const size_t TP = (size_t)p->T * p->c->kda_heads * p->c->kda_head_dim;
+    memcpy(p->qkv, p->src, 3 * TP * sizeof *p->qkv);
+    if (kda_mix(p->c, &p->w, &p->st, p->qkv, p->qkv + TP, p->qkv + 2 * TP, p->g, p->gate, p->beta, p->o, NULL, p->T))
+        p->failed = 1;
+}
+
+double kda_probe_s(const rm_config *c, int T, double seconds)
+{
+    const int H = c->kda_heads, hd = c->kda_head_dim, P = H * hd, W = c->conv_size;
+    const size_t TP = (size_t)T * P, nsrc = 3 * TP + 2 * TP + (size_t)T * H;
+    kda_probe p = { .c = c, .T = T };
+    float *taps = malloc((size_t)P * W * sizeof *taps), *a_log = calloc((size_t)H, sizeof *a_log);
+    float *dt = calloc((size_t)P, sizeof *dt), *onorm = malloc((size_t)hd * sizeof *onorm);
+    p.st.S = calloc((size_t)H * hd * hd, sizeof *p.st.S);
+    p.st.conv = calloc((size_t)3 * (W > 1 ? W - 1 : 1) * P, sizeof *p.st.conv);
+    p.src = malloc(nsrc * sizeof *p.src);
+    p.qkv = malloc(3 * TP * sizeof *p.qkv);
+    p.o = malloc(TP * sizeof *p.o);
+    double s = -1;
+    if (taps && a_log && dt && onorm && p.st.S && p.st.conv && p.src && p.qkv && p.o) {
+        for (size_t i = 0; i < (size_t)P * W; i++) taps[i] = 0.25f;
+        for (int i = 0; i < hd; i++) onorm[i] = 1.0f;
+        for (size_t i = 0; i < nsrc; i++) p.src[i] = (float)((int)((i * 37) % 101) - 50) / 50.0f;   /* in [-1, 1] */
+        p.g = p.src + 3 * TP;
+        p.gate = p.g + TP;
+        p.beta = p.gate + TP;
+        p.w.conv[0] = p.w.conv[1] = p.w.conv[2] = taps;
+        p.w.A_log = a_log;
+        p.w.dt_bias = dt;
+        p.w.o_norm = onorm;
+        s = rm_time_median(kda_probe_run, &p, seconds);
+        if (p.failed) s = -1;
+    }
+    free(taps); free(a_log); free(dt); free(onorm); free(p.st.S); free(p.st.conv); free(p.src); free(p.qkv); free(p.o);
+    return s;
 }
 
 void kda_rollback(const rm_config *c, kda_state *st, int keep)

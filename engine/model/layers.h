@@ -123,4 +123,18 @@ void norm_attn_res_mix(const float *const *src, int n, const float *w, float *ou
 /* The GLU activation of the config, in place: g[i] = act(g[i]) * lin(u[i]). */
 void norm_glu(const rm_config *c, float *g, const float *u, int n);
 
+/* The work of a prefill pass beside its weight products, timed by the
+ * forward pass's own code on synthetic inputs at c's shapes for the
+ * forecast (engine/tools/forecast.c): the median seconds (rm_time_median,
+ * about `seconds`) of the GLU over n elements, of one KDA layer's
+ * convolution and recurrence over T positions, and of one MLA layer's
+ * per-head attention (mla_heads) of T positions on a context of T; -1
+ * when out of memory. The buffers are allocated once: their first touch is
+ * the forecast's to count. mla_score_pairs: the (position, context row)
+ * scores mla_heads computes for T positions after pos0. */
+double glu_probe_s(const rm_config *c, int n, double seconds);
+double kda_probe_s(const rm_config *c, int T, double seconds);
+double mla_probe_s(const rm_config *c, int T, double seconds);
+double mla_score_pairs(int pos0, int T);
+
 #endif

@@ -23,6 +23,7 @@
 #include "model/layers.h"
 #include "kernels/kernels.h"
 #include "kernels/softmax.h"
+#include "base/clock.h"
 #include "base/threadpool.h"
 
 /* Decodes row r of m into fp32. */
@@ -54,7 +55,10 @@ static void wmat_row(const wmat *m, int r, float *out)
  * At 2048 positions on the 31.6 GB synthetic model this step, as a dot
  * product or an axpy per (position, context row), held 11% of a 125 s
  * prompt's CPU samples (dot_f32 and axpy_f32); as products, 5% of a 105 s
- * one's (mla_heads with what it calls). */
+ * one's (mla_heads with what it calls). mla_probe_s times mla_heads on
+ * synthetic inputs for the forecast, which counts it beside the products,
+ * as a cost per position and one per (position, context row) that
+ * mla_score_pairs counts. */
 typedef struct mla_heads_job {
     const rm_config *c;
     const mla_weights *w;
@@ -328,4 +332,46 @@ int mla_forward(const rm_config *c, const mla_weights *w, mla_state *st, int lay
 out:
     free(q); free(ckv); free(a); free(qa); free(gate);
     return rc;
+}
+
+/* mla_heads of every head on synthetic inputs for mla_probe_s: the queries
+ * of T positions against a latent cache of T (the context of a first
+ * pass), the product work mla_forward does per head beside its big
+ * products. */
+static void mla_probe_run(void *ud)
+{
+    mla_heads_job *j = ud;
+    pool_for(j->c->mla_heads, mla_heads, j);
+}
+
+double mla_probe_s(const rm_config *c, int T, double seconds)
+{
+    const int nh = c->mla_heads, dqk = c->qk_nope + c->qk_rope, kvl = c->kv_lora_rank, lat = kvl + c->qk_rope;
+    const size_t nkvb = (size_t)nh * (c->qk_nope + c->v_head_dim) * kvl, nq = (size_t)T * nh * dqk;
+    uint16_t *kvb = malloc(nkvb * sizeof *kvb);
+    float *q = malloc(nq * sizeof *q), *a = malloc((size_t)T * nh * c->v_head_dim * sizeof *a);
+    mla_state st = { malloc((size_t)T * lat * sizeof(float)) };
+    double s = -1;
+    if (kvb && q && a && st.latent) {
+        for (size_t i = 0; i < nkvb; i++) kvb[i] = (uint16_t)(0x3c00 + (i * 37) % 256);   /* bf16 in [2^-7, 2^-5) */
+        for (size_t i = 0; i < nq; i++) q[i] = (float)((int)((i * 37) % 101) - 50) / 50.0f;
+        for (size_t i = 0; i < (size_t)T * lat; i++) st.latent[i] = (float)((int)((i * 41) % 101) - 50) / 50.0f;
+        mla_weights w = { .kv_b = { .kind = WM_BF16, .w = kvb, .rows = nh * (c->qk_nope + c->v_head_dim), .cols = kvl } };
+        mla_heads_job j = { c, &w, &st, q, a, 0, T, NULL, 0, 0 };
+        s = rm_time_median(mla_probe_run, &j, seconds);
+        if (atomic_load(&j.failed)) s = -1;
+    }
+    free(kvb); free(q); free(a); free(st.latent);
+    return s;
+}
+
+double mla_score_pairs(int pos0, int T)
+{
+    const int qb0 = heads_block(pos0 + T), qb = qb0 < T ? qb0 : T;
+    double pairs = 0;
+    for (int t0 = 0; t0 < T; t0 += qb) {
+        const int nb = T - t0 < qb ? T - t0 : qb;
+        pairs += (double)nb * (pos0 + t0 + nb);
+    }
+    return pairs;
 }

