@@ -897,6 +897,16 @@ static cudaError_t core_group(const lat_copy *k, int lat, int kvl, int rope, int
                     rows, G.stream);
 }
 
+/* core_group's device buffers for groups of gr rows. */
+static cudaError_t core_buffers(size_t gr, int ld1, int ld2, int n_ctx, int kvl)
+{
+    cudaError_t e;
+    if ((e = grow(&G.mla.qa, gr * ld1 * 4)) != cudaSuccess || (e = grow(&G.mla.qr, gr * ld2 * 4)) != cudaSuccess ||
+        (e = grow(&G.mla.s1, gr * n_ctx * 4)) != cudaSuccess || (e = grow(&G.mla.s2, gr * n_ctx * 4)) != cudaSuccess)
+        return e;
+    return grow(&G.mla.ca, gr * kvl * 4);
+}
+
 /* Heads of a group whose scores fit MLA_SCORE_BYTES. */
 static size_t score_group(int nh, int T, int n_ctx)
 {
@@ -916,9 +926,7 @@ int gpu_mla_core(uint64_t key, int valid, const float *latent, int lat, int kvl,
     const size_t hg = score_group(nh, T, n_ctx), gr = hg * (size_t)T;      /* heads and rows of a group */
     cudaError_t e = cudaSuccess;
     lat_copy *k = NULL;
-    if ((e = grow(&G.mla.qa, gr * ld1 * 4)) != cudaSuccess || (e = grow(&G.mla.qr, gr * ld2 * 4)) != cudaSuccess ||
-        (e = grow(&G.mla.s1, gr * n_ctx * 4)) != cudaSuccess || (e = grow(&G.mla.s2, gr * n_ctx * 4)) != cudaSuccess ||
-        (e = grow(&G.mla.ca, gr * kvl * 4)) != cudaSuccess || (e = hgrow(&G.mla.hqa, gr * ld1 * 4)) != cudaSuccess ||
+    if ((e = core_buffers(gr, ld1, ld2, n_ctx, kvl)) != cudaSuccess || (e = hgrow(&G.mla.hqa, gr * ld1 * 4)) != cudaSuccess ||
         (e = hgrow(&G.mla.hqr, gr * ld2 * 4)) != cudaSuccess || (e = hgrow(&G.mla.hca, gr * kvl * 4)) != cudaSuccess ||
         !(k = lat_copy_for(key, n_ctx, lat, kvl, rope, &e))) {
         /* no room for the scores is not a failure of the device: the CPU computes them */
@@ -995,9 +1003,7 @@ int gpu_mla_attend(const gpu_mat *kv_b, int nope, int dv, uint64_t key, int vali
     const size_t qb = (size_t)T * nh * dqk * 4;
     lat_copy *k = NULL;
     if ((e = grow(&G.mla.q, qb)) != cudaSuccess || (e = hgrow(&G.mla.hq, qb)) != cudaSuccess ||
-        (e = grow(&G.mla.qa, gr * ld1 * 4)) != cudaSuccess || (e = grow(&G.mla.qr, gr * ld2 * 4)) != cudaSuccess ||
-        (e = grow(&G.mla.s1, gr * n_ctx * 4)) != cudaSuccess || (e = grow(&G.mla.s2, gr * n_ctx * 4)) != cudaSuccess ||
-        (e = grow(&G.mla.ca, gr * kvl * 4)) != cudaSuccess || (e = grow(&G.mla.cx, gr * ld1 * 4)) != cudaSuccess ||
+        (e = core_buffers(gr, ld1, ld2, n_ctx, kvl)) != cudaSuccess || (e = grow(&G.mla.cx, gr * ld1 * 4)) != cudaSuccess ||
         (e = grow(&G.mla.o, gr * dv * 4)) != cudaSuccess || (e = hgrow(&G.mla.ho, gr * dv * 4)) != cudaSuccess ||
         !(k = lat_copy_for(key, n_ctx, lat, kvl, rope, &e))) {
         if (e == cudaErrorMemoryAllocation) { cudaGetLastError(); pthread_mutex_unlock(&G.mu); return 1; }
