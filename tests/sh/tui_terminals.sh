@@ -3,7 +3,9 @@
 # message pointing to `remora run`, exit status 2, instead of a one-line
 # jumble. On the Linux console F1..F5 send "ESC [ [ A".."ESC [ [ E" (its
 # terminfo kf1..kf5): F1 shows the help and F3 hides the panels, instead of
-# typing "A" and "C" into the line.
+# typing "A" and "C" into the line. The Linux console has no alternate
+# screen, so the chat clears its frame when it quits: the shell comes back
+# on an empty screen, not over the last frame's input line.
 . "$(dirname "$0")/tui_common.inc"
 start 120 40
 t send-keys -l "TERM=dumb $BIN chat $SOURCE; echo rc=\$?"; t send-keys Enter
@@ -22,4 +24,5 @@ t send-keys -l "$(printf '\033[[C')"
 wait_gone 'Timing' 30 || fail "F3 (ESC [ [ C) did not hide the panels"
 screen | grep -qE '^> *A?C' && fail "F3 typed C into the line"
 quit
+screen | grep -q 'Enter sends' && fail "the frame stays on the Linux console after quitting"
 echo ok

@@ -165,9 +165,24 @@ int ui_term_open(ui_term *t, FILE *out, FILE *in, int mouse, const char *log_pat
     return 0;
 }
 
+/* The terminal has no alternate screen (the Linux console, TERM=linux:
+ * no smcup): whatever the chat drew stays under the shell's prompt. */
+static int no_alternate_screen(void)
+{
+    const char *smcup = tigetstr("smcup");
+    return !smcup || smcup == (char *)-1 || !*smcup;
+}
+
 void ui_term_leave(ui_term *t)
 {
     if (!t->active) return;
+    /* Clear the frame there, so the shell comes back on an empty screen
+     * rather than over the last frame, whose input line ("> /quit") the
+     * prompt would half overwrite (tui_terminals failed so under load). */
+    if (no_alternate_screen()) {
+        erase();
+        refresh();
+    }
     modes(t, 0);
     endwin();
     stderr_back(t);
