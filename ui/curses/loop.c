@@ -190,11 +190,14 @@ static const ui_pane_tail *answer_tail(ui_tui *a, const ui_summary *s, ui_pane_t
 /* The parts whose redraw waits for the panel rate. */
 #define PANEL_BITS (UI_D_PANELS | UI_D_STATUS)
 
-/* What the status line's state depends on: a change is drawn at once. */
-static int state_key(const ui_tui *a)
+/* What the status line's state depends on: a change is drawn at once. The
+ * context figure is part of it, so that /clear, /load and a finished turn
+ * show their context in the frame that shows their note (held for the
+ * panel rate, "conversation cleared" stood beside the old "ctx 17"). */
+static long state_key(const ui_tui *a)
 {
     return a->generating | a->stopping << 1 | a->busy_cmd << 2 | a->probing << 3 | prompting(a) << 4 |
-           (a->stats->tokens > 0) << 5 | (a->quit && a->autosaving) << 6;
+           (a->stats->tokens > 0) << 5 | (a->quit && a->autosaving) << 6 | (long)(a->ctx_tokens + 1) << 7;
 }
 
 /* When the next frame is due for what is dirty (0: nothing is). */
@@ -214,7 +217,7 @@ static void frame(ui_tui *a)
     double now = rm_now();
     unsigned held = 0;
     /* panel figures wait for their rate, unless the layout or the state changed */
-    int key = state_key(a);
+    long key = state_key(a);
     if (!(a->dirty & UI_D_LAYOUT) && key == a->drawn_state && a->panel_hz > 0 &&
         now - a->last_panels < 1.0 / a->panel_hz) {
         held = a->dirty & PANEL_BITS;

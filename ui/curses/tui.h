@@ -100,7 +100,7 @@ struct ui_tui {
     double         last_frame;
     double         panel_hz;        /* panel and status redraws per second at most */
     double         last_panels;     /* when they were last drawn */
-    int            drawn_state;     /* the state the status line shows (loop.c) */
+    long           drawn_state;     /* the state the status line shows (loop.c) */
     uint64_t       panel_draws;     /* panel redraws, for the panels drawn every n-th (panels.c) */
     int            panels_all;      /* the next redraw draws every panel */
     uint64_t       frames;
