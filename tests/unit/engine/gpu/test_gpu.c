@@ -386,3 +386,100 @@ TEST(gpu_mla_core_equals_cpu_attention)
     fprintf(stderr, "    %d attention passes on the device (%d over kept caches): all equal to the CPU's bits\n", n_ok,
             n - (int)(sizeof cases / sizeof cases[0]));
 }
+
+/* One pass of gpu_mla_attend against the CPU's steps as model/mla.c takes
+ * them: each head's absorbed queries (kern_matmul_f32 over its decoded
+ * W_UK rows), the core as in mla_pass, and W_UV · ca through the kernels'
+ * product of the head's dv rows of kv_b. 1 when equal. */
+static int attend_pass(const mat *kvb, int shard, int nope, int dv, uint64_t key, int valid, const float *latent,
+                       int kvl, int rope, int nh, int pos0, int T)
+{
+    const int lat = kvl + rope, n_ctx = pos0 + T, dqk = nope + rope, per = nope + dv;
+    const float scale = 1.0f / sqrtf((float)dqk);
+    const size_t ldq = (size_t)nh * dqk;
+    float *q = malloc((size_t)T * ldq * sizeof *q), *uk = malloc((size_t)nope * kvl * sizeof *uk);
+    float *qa = malloc((size_t)T * kvl * sizeof *qa), *qr = malloc((size_t)T * rope * sizeof *qr);
+    float *ca = malloc((size_t)T * kvl * sizeof *ca), *o = malloc((size_t)T * dv * sizeof *o);
+    float *s1 = malloc((size_t)T * n_ctx * sizeof *s1), *s2 = malloc((size_t)T * n_ctx * sizeof *s2);
+    float *want = malloc((size_t)T * nh * dv * sizeof *want), *got = malloc((size_t)T * nh * dv * sizeof *got);
+    int *klen = malloc((size_t)T * sizeof *klen);
+    for (size_t i = 0; i < (size_t)T * ldq; i++) q[i] = unit() * 4.0f;
+    for (int h = 0; h < nh; h++) {
+        for (int i = 0; i < nope; i++)
+            for (int k = 0; k < kvl; k++) {
+                const size_t at = (size_t)(h * per + i) * kvl + k;
+                uk[(size_t)i * kvl + k] = kvb->kind == GPU_W_F32 ? kvb->wf[at] : bf16_to_f32(kvb->wb[at]);
+            }
+        memset(qa, 0, (size_t)T * kvl * sizeof *qa);
+        for (int t = 0; t < T; t++) klen[t] = nope;
+        kern_matmul_f32(q + (size_t)h * dqk, ldq, uk, (size_t)kvl, qa, (size_t)kvl, T, kvl, klen);
+        for (int t = 0; t < T; t++) memcpy(qr + (size_t)t * rope, q + t * ldq + h * dqk + nope, (size_t)rope * sizeof *qr);
+        kern_gemm_f32_ld(latent, (size_t)lat, qa, s1, T, n_ctx, kvl);
+        kern_gemm_f32_ld(latent + kvl, (size_t)lat, qr, s2, T, n_ctx, rope);
+        for (int t = 0; t < T; t++) {
+            klen[t] = pos0 + t + 1;
+            kern_attn_softmax(s1 + (size_t)t * n_ctx, s2 + (size_t)t * n_ctx, klen[t], scale);
+        }
+        memset(ca, 0, (size_t)T * kvl * sizeof *ca);
+        kern_matmul_f32(s1, (size_t)n_ctx, latent, (size_t)lat, ca, (size_t)kvl, T, kvl, klen);
+        cpu(kvb, ca, o, T, h * per + nope, dv);
+        for (int t = 0; t < T; t++)
+            memcpy(want + ((size_t)t * nh + h) * dv, o + (size_t)t * dv, (size_t)dv * sizeof *o);
+    }
+    for (size_t i = 0; i < (size_t)T * nh * dv; i++) got[i] = 1234.5f;
+    const gpu_mat g = view(kvb, shard, 0, nh * per, 1);
+    int bad = gpu_mla_attend(&g, nope, dv, key, valid, latent, lat, kvl, rope, n_ctx, pos0, T, nh, q, scale, got) != 0;
+    if (bad) fprintf(stderr, "    attend kvl %d pos0 %d T %d: declined\n", kvl, pos0, T);
+    for (size_t i = 0; i < (size_t)T * nh * dv && !bad; i++)
+        if (!same(want[i], got[i])) {
+            fprintf(stderr, "    attend kind %d nope %d dv %d kvl %d rope %d pos0 %d T %d (valid %d): output %zu: cpu %a gpu %a\n",
+                    kvb->kind, nope, dv, kvl, rope, pos0, T, valid, i, want[i], got[i]);
+            bad = 1;
+        }
+    free(q); free(uk); free(qa); free(qr); free(ca); free(o); free(s1); free(s2); free(want); free(got); free(klen);
+    return !bad;
+}
+
+/* gpu_mla_attend, the whole attention with kv_b in VRAM, against the CPU:
+ * F32 and BF16 kv_b, latent widths that are not whole device blocks, a
+ * pass later in a context, and a kept cache taking a prompt then decoded
+ * tokens (one new row each), as model/mla.c calls it. */
+TEST(gpu_mla_attend_equals_cpu_attention)
+{
+    if (!device()) return;
+    static const struct { gpu_wkind kind; int nope, dv, kvl, rope, nh, pos0, T; } cases[] = {
+        { GPU_W_F32, 32, 48, 96, 24, 3, 0, 9 },   { GPU_W_BF16, 128, 128, 512, 64, 4, 0, 40 },
+        { GPU_W_BF16, 40, 24, 160, 8, 2, 200, 1 }, { GPU_W_F32, 24, 40, 136, 16, 5, 37, 129 },
+    };
+    rs = 0xa77e2;
+    int n_ok = 0, n = 0;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const int kvl = cases[k].kvl, lat = kvl + cases[k].rope, n_ctx = cases[k].pos0 + cases[k].T;
+        const int rows = cases[k].nh * (cases[k].nope + cases[k].dv);
+        mat kvb = { cases[k].kind, rows, kvl, NULL, NULL, NULL, NULL };
+        if (kvb.kind == GPU_W_F32) kvb.wf = malloc((size_t)rows * kvl * sizeof *kvb.wf);
+        else kvb.wb = malloc((size_t)rows * kvl * sizeof *kvb.wb);
+        for (size_t i = 0; i < (size_t)rows * kvl; i++) {
+            const float f = unit() * 0.25f;     /* finite scores: a softmax of infinities compares NaNs */
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            if (kvb.wf) kvb.wf[i] = f;
+            else kvb.wb[i] = (uint16_t)(u >> 16);
+        }
+        float *latent = malloc((size_t)(n_ctx + 4) * lat * sizeof *latent);
+        for (size_t i = 0; i < (size_t)(n_ctx + 4) * lat; i++) latent[i] = unit();
+        const uint64_t key = 950 + k;
+        n_ok += attend_pass(&kvb, 600 + (int)k, cases[k].nope, cases[k].dv, key, 0, latent, kvl, cases[k].rope,
+                            cases[k].nh, cases[k].pos0, cases[k].T);
+        n++;
+        for (int p = n_ctx; p < n_ctx + 4; p++, n++)    /* decoded tokens over the kept cache */
+            n_ok += attend_pass(&kvb, 600 + (int)k, cases[k].nope, cases[k].dv, key, p, latent, kvl, cases[k].rope,
+                                cases[k].nh, p, 1);
+        gpu_mla_drop(key);
+        free(latent); free(kvb.wf); free(kvb.wb);
+    }
+    gpu_forget(&rs);
+    CHECK(n_ok == n);
+    fprintf(stderr, "    %d whole attention passes on the device (kv_b placed; %d decoded over kept caches): all equal "
+            "to the CPU's bits\n", n_ok, n - (int)(sizeof cases / sizeof cases[0]));
+}
